@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pos is a position in a spec file. Line and Col are 1-based; a zero Pos
+// means no position is known.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string {
+	switch {
+	case p.File == "":
+		return ""
+	case p.Line == 0:
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// IsValid reports whether p names a place in a file.
+func (p Pos) IsValid() bool { return p.File != "" }
+
+// Severity of a Diagnostic.
+type Severity int
+
+// Severities.
+const (
+	Error Severity = iota
+	Warning
+)
+
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// Diagnostic is one problem found in the user's spec.
+type Diagnostic struct {
+	Pos      Pos
+	Severity Severity
+	Summary  string // one line, lower case, no final period
+	Detail   string // optional: why, and how to fix it
+}
+
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	if d.Pos.IsValid() {
+		b.WriteString(d.Pos.String())
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Severity.String())
+	b.WriteString(": ")
+	b.WriteString(d.Summary)
+	if d.Detail != "" {
+		b.WriteString("\n\t")
+		b.WriteString(strings.ReplaceAll(d.Detail, "\n", "\n\t"))
+	}
+	return b.String()
+}
+
+// Diagnostics is nil when there is nothing to report.
+type Diagnostics []Diagnostic
+
+// HasErrors reports whether any item is an error.
+func (ds Diagnostics) HasErrors() bool {
+	for _, d := range ds {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Err returns nil unless some item is an error; the error lists every item.
+func (ds Diagnostics) Err() error {
+	if !ds.HasErrors() {
+		return nil
+	}
+	return DiagError(ds)
+}
+
+// DiagError is the error form of Diagnostics.
+type DiagError Diagnostics
+
+func (e DiagError) Error() string {
+	lines := make([]string, len(e))
+	for i, d := range e {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// AsDiagnostics returns the diagnostics carried by err, if any.
+func AsDiagnostics(err error) (Diagnostics, bool) {
+	var de DiagError
+	if errors.As(err, &de) {
+		return Diagnostics(de), true
+	}
+	return nil, false
+}
+
+// Sort orders the diagnostics by position and drops all but the first of
+// several reports on the same line that share their summary's subject, so
+// that one mistake yields one report.
+func (ds Diagnostics) Sort() Diagnostics {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Pos, ds[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	out := ds[:0]
+	seen := map[string]bool{}
+	for _, d := range ds {
+		k := d.Pos.String() + "\x00" + d.Summary
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, d)
+	}
+	return out
+}
+
+func errorf(pos Pos, format string, args ...any) Diagnostic {
+	return Diagnostic{Pos: pos, Severity: Error, Summary: fmt.Sprintf(format, args...)}
+}

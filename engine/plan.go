@@ -1,0 +1,113 @@
+package engine
+
+// Unknown stands for a value that is not known until apply: an output of a
+// resource not yet created, or anything computed from one. Renderers show
+// it as "(known after apply)".
+type Unknown struct{}
+
+// Secret wraps a value marked with fn::secret. Renderers never show the
+// wrapped value; they show "(sensitive value)".
+type Secret struct{ Value any }
+
+// Action is what apply does to one node.
+type Action int
+
+// Actions, in the order a summary lists them.
+const (
+	NoOp    Action = iota
+	Create         // +   a new object
+	Update         // ~   change in place
+	Replace        // -/+ (or +/- when the new object is created first)
+	Delete         // -   in state, gone from the specs
+	Read           // <=  a lookup or a get: read, never changed
+	Import         // <=  adopt an existing object into state (options.import)
+	Forget         // -   drop from state without deleting (retainOnDelete)
+)
+
+var actionNames = [...]string{"no-op", "create", "update", "replace", "delete", "read", "import", "forget"}
+
+func (a Action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return "unknown"
+}
+
+// Symbol is the one- to three-character sign renderers put before a node.
+func (a Action) Symbol() string {
+	switch a {
+	case Create:
+		return "+"
+	case Update:
+		return "~"
+	case Replace:
+		return "-/+"
+	case Delete, Forget:
+		return "-"
+	case Read:
+		return "<="
+	case Import:
+		return "<="
+	}
+	return " "
+}
+
+// Kind of node.
+const (
+	KindResource = "resource" // managed: created, updated, deleted
+	KindGet      = "get"      // an existing resource read by id, never managed
+	KindLookup   = "lookup"   // an fn::invoke
+)
+
+// Change is the planned action for one node.
+type Change struct {
+	Addr   string // the node's name in the specs (or in state, for deletes)
+	Type   string // canonical type token
+	Kind   string // KindResource, KindGet or KindLookup
+	Action Action
+	// Reason explains the choice to the reader; it never drives apply.
+	Reason string
+	// ID is the object's current id, if it has one.
+	ID string
+	// ImportID is the id to adopt, for Import.
+	ImportID string
+	// Before holds the last applied attributes (inputs and outputs), nil for
+	// a create. After holds the desired inputs, with Unknown and Secret
+	// values where they apply, and for reads the result when it is known.
+	Before, After map[string]any
+	// ReplacePaths names the top-level fields whose change forces the
+	// replacement, sorted.
+	ReplacePaths []string
+	// DeleteBeforeReplace is set when the old object goes first.
+	DeleteBeforeReplace bool
+	// Deferred is set on a lookup whose arguments are not known until apply.
+	Deferred bool
+	// Pos is where the node is declared (zero for deletes).
+	Pos Pos
+}
+
+// Plan is the ordered list of changes that apply would make, in dependency
+// order then by address; deletes come after, in reverse dependency order.
+type Plan struct {
+	Changes []Change
+	// Outputs are the stack outputs as far as they are known.
+	Outputs map[string]any
+	// Lineage and Serial identify the state the plan was made against.
+	Lineage string
+	Serial  int64
+	// SpecHash is a digest of the specs and config the plan was made from.
+	SpecHash string
+}
+
+// HasChanges reports whether applying the plan would change anything
+// (reads alone are not changes).
+func (p *Plan) HasChanges() bool {
+	for _, c := range p.Changes {
+		switch c.Action {
+		case NoOp, Read:
+		default:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,126 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Attrs holds the attributes of one object, keyed by their lowerCamelCase
+// field names. Values are JSON-shaped: nil, bool, string, int64 (integral
+// numbers), float64, []any and map[string]any. Canon converts other Go
+// values into this shape.
+type Attrs map[string]any
+
+// Sentinel errors returned by drivers.
+var (
+	// ErrNotFound is returned by Read, Update and Delete when the object no
+	// longer exists remotely. Delete callers treat it as success.
+	ErrNotFound = errors.New("not found")
+)
+
+// Driver manages remote objects of one resource type.
+type Driver interface {
+	// Read returns the live attributes (inputs and outputs) of the object
+	// with the given id, or ErrNotFound if it is gone.
+	Read(ctx context.Context, id string) (Attrs, error)
+	// Create makes a new object from the desired inputs and waits until it is
+	// usable. It returns the new id and the live attributes. When the object
+	// was created but did not become usable (an asynchronous create ending in
+	// a failed state), Create returns its id together with the error so that
+	// the engine can record it and replace it on the next apply.
+	Create(ctx context.Context, want Attrs) (id string, got Attrs, err error)
+	// Update changes the object in place from prior (the inputs last applied)
+	// to want, waits until the change is done and returns the live attributes.
+	Update(ctx context.Context, id string, prior, want Attrs) (Attrs, error)
+	// Delete removes the object and waits until it is gone. An object that is
+	// already gone is not an error: Delete returns nil or ErrNotFound.
+	Delete(ctx context.Context, id string) error
+}
+
+// Function is a lookup (a Pulumi "invoke"): it reads data from a cloud API
+// given arguments, and never changes anything.
+type Function interface {
+	// Invoke reads the result for the given arguments. The result always
+	// holds an "id".
+	Invoke(ctx context.Context, args Attrs) (Attrs, error)
+}
+
+// Normalizer is optional on a Driver: it fills server-side defaults and
+// canonical forms into desired inputs, so that desired and observed
+// attributes compare equal when nothing really differs.
+type Normalizer interface {
+	Normalize(want Attrs) Attrs
+}
+
+// Registry maps canonical type tokens to the driver or function serving them.
+type Registry struct {
+	Drivers   map[string]Driver
+	Functions map[string]Function
+}
+
+// AttrError reports a problem with one input attribute. Path is a list of
+// field names and list indexes (as strings) from the top of the inputs, for
+// example []string{"bindings", "0", "relation"}. The engine turns the path
+// into a position in the user's spec.
+type AttrError struct {
+	Path []string
+	Err  error
+}
+
+func (e *AttrError) Error() string {
+	return fmt.Sprintf("%s: %v", strings.Join(e.Path, "."), e.Err)
+}
+
+func (e *AttrError) Unwrap() error { return e.Err }
+
+// APIError is a failed call to a vendor API, carrying the vendor's own status
+// and error code so that the user sees what the API said.
+type APIError struct {
+	Service string // "oci", "gcp" or "datadog"
+	Status  int    // HTTP status
+	Code    string // vendor error code, e.g. "NotAuthorizedOrNotFound", "PERMISSION_DENIED"
+	Message string // vendor message
+}
+
+func (e *APIError) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("%s API: %d %s: %s", e.Service, e.Status, e.Code, e.Message)
+	}
+	return fmt.Sprintf("%s API: %d: %s", e.Service, e.Status, e.Message)
+}
+
+type ctxKey int
+
+const (
+	progressKey ctxKey = iota
+	tokenKey
+)
+
+// WithProgress returns a context whose Progress calls go to fn. The engine
+// installs it around each driver call; fn must be safe for concurrent use.
+func WithProgress(ctx context.Context, fn func(msg string)) context.Context {
+	return context.WithValue(ctx, progressKey, fn)
+}
+
+// Progress reports what a long operation is waiting for ("state CREATING,
+// work request 40% complete"). It does nothing when no reporter is installed.
+func Progress(ctx context.Context, format string, args ...any) {
+	if fn, ok := ctx.Value(progressKey).(func(string)); ok && fn != nil {
+		fn(fmt.Sprintf(format, args...))
+	}
+}
+
+// WithIdempotencyToken returns a context carrying the token a Create must
+// send to its API (OCI's opc-retry-token) so that a repeated create, after a
+// crash or a retry, returns the first object instead of making another.
+func WithIdempotencyToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, tokenKey, token)
+}
+
+// IdempotencyToken returns the token installed by WithIdempotencyToken, or "".
+func IdempotencyToken(ctx context.Context) string {
+	s, _ := ctx.Value(tokenKey).(string)
+	return s
+}
