@@ -97,6 +97,8 @@ type Plan struct {
 	Serial  int64
 	// SpecHash is a digest of the specs and config the plan was made from.
 	SpecHash string
+	// Destroy is set on a plan that deletes every managed resource.
+	Destroy bool
 }
 
 // HasChanges reports whether applying the plan would change anything

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"reconcile/engine"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitChanges = 2
+)
+
+// globals are the flags every command accepts.
+type globals struct {
+	statePath   string
+	lockTimeout time.Duration
+	output      string
+	config      configFlag
+	noColor     bool
+	emulator    string // "" off, "builtin" in-process, or a URL
+	specPath    string
+	parallelism int
+}
+
+type configFlag map[string]string
+
+func (c configFlag) String() string { return "" }
+func (c configFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", s)
+	}
+	c[k] = v
+	return nil
+}
+
+type emulatorFlag struct{ v *string }
+
+func (e emulatorFlag) String() string { return "" }
+func (e emulatorFlag) Set(s string) error {
+	switch s {
+	case "true", "":
+		*e.v = "builtin"
+	case "false":
+		*e.v = ""
+	default:
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+			return fmt.Errorf("want --emulator or --emulator=URL (http://HOST:PORT), got %q", s)
+		}
+		*e.v = strings.TrimRight(s, "/")
+	}
+	return nil
+}
+func (e emulatorFlag) IsBoolFlag() bool { return true }
+
+// cli is one invocation.
+type cli struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	g      globals
+	cmd    string
+}
+
+type command struct {
+	name    string
+	args    string
+	summary string
+	detail  string
+	flags   func(fs *flag.FlagSet, c *cli, o *cmdOpts)
+	run     func(c *cli, o *cmdOpts, args []string) int
+	spec    bool // takes -f
+}
+
+// cmdOpts holds the per-command flags.
+type cmdOpts struct {
+	out            string
+	refresh        bool
+	refreshOnly    bool
+	detailed       bool
+	autoApprove    bool
+	typ            string
+	serial         int64
+	listen, data   string
+	seed           string
+	progressPeriod time.Duration
+}
+
+func commands() []*command {
+	return []*command{
+		validateCmd, planCmd, applyCmd, destroyCmd, stateCmd, schemaCmd, versionCmd,
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		c.usage(stderr)
+		return exitError
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 {
+			for _, cmd := range commands() {
+				if cmd.name == args[1] {
+					fs, _ := c.flagSet(cmd)
+					fs.SetOutput(stdout)
+					fs.Usage()
+					return exitOK
+				}
+			}
+		}
+		c.usage(stdout)
+		return exitOK
+	case "-v", "--version":
+		name = "version"
+	}
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			c.cmd = name
+			return c.runCommand(cmd, args[1:])
+		}
+	}
+	var names []string
+	for _, cmd := range commands() {
+		names = append(names, cmd.name)
+	}
+	fmt.Fprintf(stderr, "reconcile: unknown command %q%s\nRun 'reconcile help' for the list of commands.\n", name, didYouMean(name, names))
+	return exitError
+}
+
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprintf(w, "reconcile manages cloud resources declared in YAML specs.\n\nUsage:\n  reconcile COMMAND [flags]\n\nCommands:\n")
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'reconcile COMMAND -h' for the flags of a command.\n")
+}
+
+func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
+	fs := flag.NewFlagSet("reconcile "+cmd.name, flag.ContinueOnError)
+	o := &cmdOpts{}
+	c.g.config = configFlag{}
+	fs.StringVar(&c.g.statePath, "state", ".reconcile/state.db", "state file")
+	fs.DurationVar(&c.g.lockTimeout, "lock-timeout", 0, "how long to wait for another process holding the state (e.g. 30s)")
+	fs.StringVar(&c.g.output, "output", "text", "output format: text, json or markdown")
+	fs.Var(c.g.config, "config", "set a config value, KEY=VALUE (repeatable)")
+	fs.BoolVar(&c.g.noColor, "no-color", false, "never colour the output (also NO_COLOR)")
+	fs.Var(emulatorFlag{&c.g.emulator}, "emulator", "use the built-in emulator of the cloud APIs, or with =URL a running 'reconcile emulate'")
+	if cmd.spec {
+		fs.StringVar(&c.g.specPath, "f", ".", "spec file or directory of *.yaml specs")
+	}
+	if cmd.flags != nil {
+		cmd.flags(fs, c, o)
+	}
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: reconcile %s %s\n\n%s\n", cmd.name, cmd.args, cmd.summary)
+		if cmd.detail != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(cmd.detail))
+		}
+		fmt.Fprintf(w, "\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	return fs, o
+}
+
+// runCommand parses flags (which may come before or after positional
+// arguments) and runs cmd.
+func (c *cli) runCommand(cmd *command, args []string) int {
+	fs, o := c.flagSet(cmd)
+	fs.SetOutput(c.stderr)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(c.stdout)
+				fs.Usage()
+				return exitOK
+			}
+			return exitError
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	switch c.g.output {
+	case "text", "json", "markdown":
+	default:
+		fmt.Fprintf(c.stderr, "reconcile %s: --output must be text, json or markdown, got %q\n", cmd.name, c.g.output)
+		return exitError
+	}
+	return cmd.run(c, o, pos)
+}
+
+// errorf prints an error the way every command does, and returns exitError.
+func (c *cli) errorf(format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "Error: "+format+"\n", args...)
+	return exitError
+}
+
+// color reports whether output may be coloured.
+func (c *cli) color() bool {
+	if c.g.noColor || os.Getenv("NO_COLOR") != "" || c.g.output != "text" {
+		return false
+	}
+	f, ok := c.stdout.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// interactive reports whether a person can answer a prompt.
+func (c *cli) interactive() bool {
+	f, ok := c.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false
+	}
+	o, ok := c.stdout.(*os.File)
+	return ok && term.IsTerminal(int(o.Fd()))
+}
+
+func (c *cli) printDiags(ds engine.Diagnostics) {
+	for _, d := range ds {
+		fmt.Fprintln(c.stderr, d.String())
+	}
+}
+
+func didYouMean(name string, names []string) string {
+	if s := engine.Suggest(name, names); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

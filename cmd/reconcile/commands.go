@@ -1,0 +1,467 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"reconcile/engine"
+	"reconcile/schemas"
+	"reconcile/state"
+)
+
+var validateCmd = &command{
+	name: "validate", args: "[-f PATH]", spec: true,
+	summary: "Check the specs: YAML, schemas, references and cycles. No network.",
+	detail:  "Exit status: 0 valid, 1 invalid. Every problem is reported as FILE:LINE:COL: message.",
+	run: func(c *cli, o *cmdOpts, args []string) int {
+		if len(args) > 0 {
+			return c.errorf("validate takes no arguments, got %q", args)
+		}
+		spec, ok := c.loadSpec()
+		if !ok {
+			return exitError
+		}
+		if c.g.output == "json" {
+			return c.writeJSON(map[string]any{"valid": true, "resources": len(spec.Resources), "variables": len(spec.Variables), "outputs": len(spec.Outputs)})
+		}
+		fmt.Fprintf(c.stdout, "The specs are valid: %d resources, %d variables, %d outputs.\n", len(spec.Resources), len(spec.Variables), len(spec.Outputs))
+		return exitOK
+	},
+}
+
+var planCmd = &command{
+	name: "plan", args: "[-f PATH] [--out FILE] [--refresh=false] [--detailed-exitcode]", spec: true,
+	summary: "Show what apply would change to make the cloud match the specs.",
+	detail: `Plan reads the state and, unless --refresh=false, every managed resource from the
+cloud, then shows per resource: create (+), update in place (~), replace (-/+ or +/-),
+delete (-), read (<=) or import, with per-field before and after values and the fields
+that force a replacement. Lookups whose arguments are known are read now; the others
+show as (known after apply).
+
+--out FILE saves the plan; 'reconcile apply FILE' applies exactly it, and refuses it
+if the state or the specs changed since.
+
+Plans open the state read-only: several plans run at once without blocking each
+other. A plan started while an apply holds the state waits up to --lock-timeout for
+it to finish, then fails naming the holder.
+
+Exit status: 0 success (with --detailed-exitcode: 0 no changes, 2 changes), 1 error.`,
+	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
+		fs.StringVar(&o.out, "out", "", "save the plan to FILE for a later 'reconcile apply FILE'")
+		fs.BoolVar(&o.refresh, "refresh", true, "read every managed resource from the cloud before planning")
+		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
+		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many cloud reads run at once")
+	},
+	run: runPlan,
+}
+
+func runPlan(c *cli, o *cmdOpts, args []string) int {
+	if len(args) > 0 {
+		return c.errorf("plan takes no arguments, got %q (use -f PATH for the specs)", args)
+	}
+	spec, ok := c.loadSpec()
+	if !ok {
+		return exitError
+	}
+	reg, cleanup, err := c.registry()
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	defer cleanup()
+	st, err := state.Open(c.g.statePath, state.Options{ReadOnly: true, LockTimeout: c.g.lockTimeout, Command: "reconcile plan"})
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	defer st.Close()
+	plan, diags := engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, Parallelism: c.g.parallelism})
+	c.printDiags(diags)
+	if diags.HasErrors() {
+		return exitError
+	}
+	if err := c.renderPlan(plan); err != nil {
+		return c.errorf("%v", err)
+	}
+	if o.out != "" {
+		if err := c.savePlan(o.out, plan, spec); err != nil {
+			return c.errorf("%v", err)
+		}
+		if c.g.output == "text" {
+			fmt.Fprintf(c.stdout, "\nSaved the plan to %s. To apply exactly it, run:\n  reconcile apply %s\n", o.out, o.out)
+		}
+	}
+	if o.detailed && plan.HasChanges() {
+		return exitChanges
+	}
+	return exitOK
+}
+
+func (c *cli) renderPlan(plan *engine.Plan) error {
+	opts := engine.RenderOptions{Color: c.color(), Version: version}
+	switch c.g.output {
+	case "json":
+		return engine.RenderJSON(c.stdout, plan, opts)
+	case "markdown":
+		return engine.RenderMarkdown(c.stdout, plan, opts)
+	}
+	return engine.RenderText(c.stdout, plan, opts)
+}
+
+func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec) error {
+	specPath, _ := filepath.Abs(c.g.specPath)
+	statePath, _ := filepath.Abs(c.g.statePath)
+	cfg := map[string]string{}
+	for k, v := range c.g.config {
+		name := k
+		if i := strings.IndexByte(name, ':'); i >= 0 {
+			name = name[i+1:]
+		}
+		if d, ok := spec.Config[name]; ok && !d.Secret {
+			cfg[k] = v
+		}
+	}
+	var buf bytes.Buffer
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: specPath, StatePath: statePath, Config: cfg}, version); err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
+	return writeFileAtomic(path, buf.Bytes(), 0o600)
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it into place, so that readers never see half a file.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+var applyCmd = &command{
+	name: "apply", args: "[-f PATH | PLANFILE] [--auto-approve] [--parallelism N]", spec: true,
+	summary: "Make the cloud match the specs, in dependency order.",
+	detail: `Without PLANFILE, apply plans first, shows the plan and asks for confirmation on
+a terminal; without a terminal it needs --auto-approve. With PLANFILE (from
+'reconcile plan --out'), it applies exactly that plan, and refuses it if the state
+or the specs changed since it was made.
+
+Independent resources are handled in parallel, up to --parallelism at once. State
+is written after every operation. When one resource fails, only the resources that
+depend on it are skipped; the rest complete, and the next plan picks up from there.
+
+Exit status: 0 applied, 1 error (including any failed resource).`,
+	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
+		fs.BoolVar(&o.autoApprove, "auto-approve", false, "apply without asking for confirmation")
+		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many operations run at once")
+		fs.BoolVar(&o.refresh, "refresh", true, "read every managed resource from the cloud before planning")
+		fs.DurationVar(&o.progressPeriod, "progress-interval", 10*time.Second, "how often to report on an operation that is still running")
+	},
+	run: func(c *cli, o *cmdOpts, args []string) int { return c.runApply(o, args, false) },
+}
+
+var destroyCmd = &command{
+	name: "destroy", args: "[-f PATH] [--auto-approve]", spec: true,
+	summary: "Delete every managed resource, in reverse dependency order.",
+	detail: `Resources with protect: true (as recorded in state) are not deleted: the
+destroy reports them as errors. Resources with retainOnDelete are forgotten from
+state without being deleted. Resources read with get and lookups are never deleted.
+
+Exit status: 0 destroyed, 1 error.`,
+	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
+		fs.BoolVar(&o.autoApprove, "auto-approve", false, "destroy without asking for confirmation")
+		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many operations run at once")
+		fs.DurationVar(&o.progressPeriod, "progress-interval", 10*time.Second, "how often to report on an operation that is still running")
+	},
+	run: func(c *cli, o *cmdOpts, args []string) int {
+		o.refresh = true
+		return c.runApply(o, args, true)
+	},
+}
+
+func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
+	if len(args) > 1 || (destroy && len(args) > 0) {
+		return c.errorf("%s takes at most one argument (a plan file), got %q", c.cmd, args)
+	}
+	var pf *engine.PlanFile
+	if len(args) == 1 {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return c.errorf("read plan file: %v", err)
+		}
+		p, err := engine.ReadPlanFile(f)
+		f.Close()
+		if err != nil {
+			return c.errorf("read plan file %s: %v", args[0], err)
+		}
+		pf = &p
+		c.g.specPath = p.SpecPath
+		if c.g.statePath == ".reconcile/state.db" && p.StatePath != "" {
+			c.g.statePath = p.StatePath
+		}
+		for k, v := range p.Config {
+			if _, set := c.g.config[k]; !set {
+				c.g.config[k] = v
+			}
+		}
+	}
+	spec, ok := c.loadSpec()
+	if !ok {
+		return exitError
+	}
+	reg, cleanup, err := c.registry()
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	defer cleanup()
+	st, err := state.Open(c.g.statePath, state.Options{LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd})
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	defer st.Close()
+	var plan *engine.Plan
+	if pf != nil {
+		meta, err := st.Meta()
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		switch {
+		case meta.Lineage != pf.Plan.Lineage && pf.Plan.Lineage != "":
+			return c.errorf("the plan file was made for another state (lineage %s, this state has %s); make a new plan", pf.Plan.Lineage, meta.Lineage)
+		case meta.Serial != pf.Plan.Serial:
+			return c.errorf("the state changed since the plan was made (serial %d then, %d now); make a new plan with 'reconcile plan --out FILE'", pf.Plan.Serial, meta.Serial)
+		case spec.Hash != pf.Plan.SpecHash:
+			return c.errorf("the specs or config values changed since the plan was made; make a new plan with 'reconcile plan --out FILE' (secret config values must be passed again with --config)")
+		}
+		plan = pf.Plan
+	} else {
+		var diags engine.Diagnostics
+		plan, diags = engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, Destroy: destroy, Parallelism: c.g.parallelism})
+		c.printDiags(diags)
+		if diags.HasErrors() {
+			return exitError
+		}
+		if c.g.output == "text" {
+			if err := c.renderPlan(plan); err != nil {
+				return c.errorf("%v", err)
+			}
+		}
+		if plan.HasChanges() && !o.autoApprove {
+			if !c.interactive() {
+				return c.errorf("%s needs confirmation: pass --auto-approve, or save a plan with 'reconcile plan --out FILE' and apply that file", c.cmd)
+			}
+			if !c.confirm() {
+				fmt.Fprintf(c.stdout, "%s cancelled; nothing was changed.\n", strings.ToUpper(c.cmd[:1])+c.cmd[1:])
+				return exitError
+			}
+		}
+	}
+	pr := &progressPrinter{w: c.stdout, quiet: c.g.output != "text"}
+	res, err := engine.Apply(c.ctx, plan, spec, st, reg, engine.ApplyOptions{
+		Parallelism: c.g.parallelism, Observer: pr.event, ProgressInterval: o.progressPeriod, Command: c.cmd,
+	})
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	return c.reportApply(res, destroy)
+}
+
+func (c *cli) confirm() bool {
+	fmt.Fprintf(c.stdout, "\nDo you want to %s? Only 'yes' is accepted: ", c.cmd)
+	line, _ := bufio.NewReader(c.stdin).ReadString('\n')
+	return strings.TrimSpace(line) == "yes"
+}
+
+func (c *cli) reportApply(res *engine.ApplyResult, destroy bool) int {
+	if c.g.output == "json" {
+		out := map[string]any{"format_version": "1.0", "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": engine.JSONValue(res.Outputs)}
+		var failed []map[string]string
+		for _, f := range res.Failed {
+			failed = append(failed, map[string]string{"address": f.Addr, "position": f.Pos.String(), "error": f.Err.Error()})
+		}
+		out["failed"] = failed
+		c.writeJSON(out)
+	} else {
+		w := c.stdout
+		verb := "Apply"
+		if destroy {
+			verb = "Destroy"
+		}
+		if len(res.Failed) == 0 && len(res.Skipped) == 0 {
+			fmt.Fprintf(w, "\n%s complete! %s.\n", verb, summary(res.Counts))
+		} else {
+			fmt.Fprintf(w, "\n%s incomplete: %s; %d failed, %d skipped.\n", verb, summary(res.Counts), len(res.Failed), len(res.Skipped))
+			for _, f := range res.Failed {
+				where := ""
+				if f.Pos.IsValid() {
+					where = " (" + f.Pos.String() + ")"
+				}
+				fmt.Fprintf(c.stderr, "Error: %s%s: %v\n", f.Addr, where, f.Err)
+			}
+			if len(res.Skipped) > 0 {
+				fmt.Fprintf(w, "Skipped because a dependency failed: %s\n", strings.Join(res.Skipped, ", "))
+			}
+			fmt.Fprintf(w, "What completed is saved in state; run the same command again to continue.\n")
+		}
+		if len(res.Outputs) > 0 {
+			fmt.Fprintf(w, "\nOutputs:\n")
+			for _, k := range sortedNames(res.Outputs) {
+				fmt.Fprintf(w, "  %s = %s\n", k, engine.DisplayValue(res.Outputs[k]))
+			}
+		}
+	}
+	if len(res.Failed) > 0 || len(res.Skipped) > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+func actionCounts(m map[engine.Action]int) map[string]int {
+	out := map[string]int{}
+	for a, n := range m {
+		out[a.String()] = n
+	}
+	return out
+}
+
+func summary(m map[engine.Action]int) string {
+	return fmt.Sprintf("%d created, %d updated, %d replaced, %d destroyed, %d imported",
+		m[engine.Create], m[engine.Update], m[engine.Replace], m[engine.Delete]+m[engine.Forget], m[engine.Import])
+}
+
+// progressPrinter prints apply events as lines.
+type progressPrinter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	quiet bool
+}
+
+var verbs = map[engine.Action][3]string{
+	engine.Create:  {"Creating", "creating", "Creation"},
+	engine.Update:  {"Modifying", "modifying", "Modifications"},
+	engine.Delete:  {"Destroying", "destroying", "Destruction"},
+	engine.Read:    {"Reading", "reading", "Read"},
+	engine.Import:  {"Importing", "importing", "Import"},
+	engine.Replace: {"Replacing", "replacing", "Replacement"},
+}
+
+func (p *progressPrinter) event(e engine.Event) {
+	if p.quiet {
+		return
+	}
+	v, ok := verbs[e.Action]
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	el := e.Elapsed.Round(time.Second)
+	switch e.Phase {
+	case engine.Started:
+		if e.ID != "" {
+			fmt.Fprintf(p.w, "%s: %s... [id=%s]\n", e.Addr, v[0], e.ID)
+		} else {
+			fmt.Fprintf(p.w, "%s: %s...\n", e.Addr, v[0])
+		}
+	case engine.Running:
+		msg := ""
+		if e.Message != "" {
+			msg = " (" + e.Message + ")"
+		}
+		fmt.Fprintf(p.w, "%s: Still %s... [%s elapsed]%s\n", e.Addr, v[1], el, msg)
+	case engine.Done:
+		id := ""
+		if e.ID != "" {
+			id = " [id=" + e.ID + "]"
+		}
+		fmt.Fprintf(p.w, "%s: %s complete after %s%s\n", e.Addr, v[2], el, id)
+	case engine.Failed:
+		fmt.Fprintf(p.w, "%s: %s failed after %s\n", e.Addr, v[2], el)
+	case engine.Skipped:
+		fmt.Fprintf(p.w, "%s: skipped, a dependency failed\n", e.Addr)
+	}
+}
+
+func (c *cli) writeJSON(v any) int {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return c.errorf("%v", err)
+	}
+	return exitOK
+}
+
+var schemaCmd = &command{
+	name: "schema", args: "[TYPE]",
+	summary: "Print the JSON Schema of a resource or lookup type, or list the types.",
+	detail:  "TYPE may be the canonical token or an alias, e.g. oci:AiLanguage:Endpoint or oci:ai_language:Endpoint. 'document' prints the schema of a spec file.",
+	run: func(c *cli, o *cmdOpts, args []string) int {
+		switch len(args) {
+		case 0:
+			for _, t := range schemas.Tokens() {
+				s, _ := schemas.Lookup(t)
+				fmt.Fprintf(c.stdout, "%-45s %s\n", t, s.Kind)
+			}
+			return exitOK
+		case 1:
+			if args[0] == "document" {
+				c.stdout.Write(schemas.Document().JSON())
+				return exitOK
+			}
+			s, ok := schemas.Lookup(args[0])
+			if !ok {
+				var names []string
+				for _, t := range schemas.Tokens() {
+					s, _ := schemas.Lookup(t)
+					names = append(names, t)
+					names = append(names, s.Aliases...)
+				}
+				return c.errorf("unknown type %q%s; run 'reconcile schema' for the list", args[0], didYouMean(args[0], names))
+			}
+			c.stdout.Write(s.JSON())
+			return exitOK
+		}
+		return c.errorf("schema takes at most one TYPE, got %q", args)
+	},
+}
+
+var versionCmd = &command{
+	name: "version", args: "", summary: "Print the version of reconcile.",
+	run: func(c *cli, o *cmdOpts, args []string) int {
+		if c.g.output == "json" {
+			return c.writeJSON(map[string]string{"version": version, "planFormat": fmt.Sprint(engine.PlanFileVersion)})
+		}
+		fmt.Fprintf(c.stdout, "reconcile %s\n", version)
+		return exitOK
+	},
+}
+
+var errUsage = errors.New("usage")

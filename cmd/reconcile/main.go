@@ -1,0 +1,18 @@
+// Command reconcile manages cloud resources declared in YAML specs: it
+// validates them, plans the changes against a local state file, applies
+// them, and reports drift.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

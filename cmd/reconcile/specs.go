@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"reconcile/engine"
+)
+
+// maxSpecFiles bounds how many files one -f directory may hold.
+const maxSpecFiles = 10_000
+
+// readSources reads the spec file at path, or every *.yaml and *.yml file
+// directly inside the directory at path, sorted by name. It returns the
+// project directory too.
+func readSources(path string) (string, []engine.Source, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("read specs: %w", err)
+	}
+	if !fi.IsDir() {
+		b, err := readLimited(path)
+		if err != nil {
+			return "", nil, err
+		}
+		dir, _ := filepath.Abs(filepath.Dir(path))
+		return dir, []engine.Source{{Name: path, Data: b}}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("read specs: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+			continue
+		}
+		full := filepath.Join(path, n)
+		st, err := os.Stat(full) // follows a link once; a loop fails here
+		if err != nil {
+			return "", nil, fmt.Errorf("read specs: %w", err)
+		}
+		if st.Mode().IsRegular() {
+			names = append(names, full)
+		}
+	}
+	if len(names) > maxSpecFiles {
+		return "", nil, fmt.Errorf("read specs: %s holds %d spec files, over the limit of %d", path, len(names), maxSpecFiles)
+	}
+	sort.Strings(names)
+	var srcs []engine.Source
+	for _, n := range names {
+		b, err := readLimited(n)
+		if err != nil {
+			return "", nil, err
+		}
+		srcs = append(srcs, engine.Source{Name: n, Data: b})
+	}
+	dir, _ := filepath.Abs(path)
+	return dir, srcs, nil
+}
+
+const maxSpecBytes = 8 << 20
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read specs: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read specs: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read specs: %s is not a regular file", path)
+	}
+	if st.Size() > maxSpecBytes {
+		return nil, fmt.Errorf("read specs: %s is %d bytes, over the limit of %d; split it over several files", path, st.Size(), maxSpecBytes)
+	}
+	b := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("read specs: %w", err)
+	}
+	return b, nil
+}
+
+// loadSpec reads and loads the specs named by -f, printing diagnostics.
+func (c *cli) loadSpec() (*engine.Spec, bool) {
+	dir, srcs, err := readSources(c.g.specPath)
+	if err != nil {
+		c.errorf("%v", err)
+		return nil, false
+	}
+	spec, diags := engine.Load(dir, srcs, c.g.config)
+	c.printDiags(diags)
+	if diags.HasErrors() {
+		fmt.Fprintf(c.stderr, "%d error(s) in the specs; nothing was done\n", countErrors(diags))
+		return nil, false
+	}
+	return spec, true
+}
+
+func countErrors(ds engine.Diagnostics) int {
+	n := 0
+	for _, d := range ds {
+		if d.Severity == engine.Error {
+			n++
+		}
+	}
+	return n
+}

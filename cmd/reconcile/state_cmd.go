@@ -1,0 +1,178 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"reconcile/engine"
+	"reconcile/state"
+)
+
+var stateCmd = &command{
+	name: "state", args: "list | show NAME [--serial N] | rm NAME | mv OLD NEW | history",
+	summary: "Inspect and edit the state file.",
+	detail: `list      every node in state with its type, kind and id
+show NAME one node's inputs, outputs and dependencies (--serial N: as it stood at serial N)
+rm NAME   forget a node without deleting it from the cloud
+mv OLD NEW rename a node, e.g. after renaming it in the specs, so it is not replaced
+history   every apply's serial, time, command and counts
+
+rm and mv take the state lock like apply does.`,
+	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
+		fs.Int64Var(&o.serial, "serial", 0, "with show: the serial to show the node at")
+	},
+	run: runState,
+}
+
+func runState(c *cli, o *cmdOpts, args []string) int {
+	if len(args) == 0 {
+		return c.errorf("state needs a subcommand: list, show NAME, rm NAME, mv OLD NEW or history")
+	}
+	sub, rest := args[0], args[1:]
+	want := map[string]int{"list": 0, "show": 1, "rm": 1, "mv": 2, "history": 0}
+	n, ok := want[sub]
+	if !ok {
+		return c.errorf("unknown state subcommand %q%s; use list, show, rm, mv or history", sub, didYouMean(sub, sortedNames(want)))
+	}
+	if len(rest) != n {
+		return c.errorf("state %s takes %d argument(s), got %d", sub, n, len(rest))
+	}
+	readOnly := sub != "rm" && sub != "mv"
+	st, err := state.Open(c.g.statePath, state.Options{ReadOnly: readOnly, LockTimeout: c.g.lockTimeout, Command: "reconcile state " + sub})
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	defer st.Close()
+	switch sub {
+	case "list":
+		recs, err := st.List()
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		if c.g.output == "json" {
+			var out []map[string]any
+			for _, r := range recs {
+				out = append(out, map[string]any{"name": r.Name, "type": r.Type, "kind": r.Kind, "id": r.ID, "tainted": r.Tainted != "", "protect": r.Protect})
+			}
+			return c.writeJSON(out)
+		}
+		if len(recs) == 0 {
+			fmt.Fprintf(c.stdout, "The state at %s is empty.\n", c.g.statePath)
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tTYPE\tKIND\tID")
+		for _, r := range recs {
+			id := r.ID
+			if r.Tainted != "" {
+				id += " (tainted)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Kind, id)
+		}
+		tw.Flush()
+	case "show":
+		var rec state.Record
+		var found bool
+		if o.serial > 0 {
+			rec, found, err = st.Version(rest[0], o.serial)
+		} else {
+			rec, found, err = st.Get(rest[0])
+		}
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		if !found {
+			return c.errorf("no node named %q in state%s; run 'reconcile state list'", rest[0], c.suggestRecord(st, rest[0]))
+		}
+		if c.g.output == "json" {
+			return c.writeJSON(map[string]any{"name": rec.Name, "type": rec.Type, "kind": rec.Kind, "id": rec.ID,
+				"inputs": engine.JSONValue(rec.Inputs), "outputs": engine.JSONValue(rec.Outputs), "dependencies": rec.Dependencies,
+				"protect": rec.Protect, "tainted": rec.Tainted, "serial": rec.Serial, "updatedAt": rec.UpdatedAt})
+		}
+		w := c.stdout
+		fmt.Fprintf(w, "# %s (%s, %s)\nid = %q\n", rec.Name, rec.Type, rec.Kind, rec.ID)
+		if rec.Protect {
+			fmt.Fprintln(w, "protect = true")
+		}
+		if rec.Tainted != "" {
+			fmt.Fprintf(w, "tainted = %q\n", rec.Tainted)
+		}
+		if len(rec.Deposed) > 0 {
+			fmt.Fprintf(w, "deposed = %q (replaced objects not yet deleted)\n", rec.Deposed)
+		}
+		printAttrs(c, "inputs", rec.Inputs)
+		printAttrs(c, "outputs", rec.Outputs)
+		if len(rec.Dependencies) > 0 {
+			fmt.Fprintf(w, "dependencies = %s\n", strings.Join(rec.Dependencies, ", "))
+		}
+		fmt.Fprintf(w, "serial = %d, updated %s\n", rec.Serial, rec.UpdatedAt.Format(time.RFC3339))
+	case "rm":
+		if err := st.Delete(rest[0]); err != nil {
+			if errors.Is(err, state.ErrNoRecord) {
+				return c.errorf("no node named %q in state%s; nothing was removed", rest[0], c.suggestRecord(st, rest[0]))
+			}
+			return c.errorf("%v", err)
+		}
+		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state rm " + rest[0], Counts: map[string]int{"forget": 1}})
+		fmt.Fprintf(c.stdout, "Removed %s from state. The object itself was not deleted.\n", rest[0])
+	case "mv":
+		if err := st.Rename(rest[0], rest[1]); err != nil {
+			switch {
+			case errors.Is(err, state.ErrNoRecord):
+				return c.errorf("no node named %q in state%s", rest[0], c.suggestRecord(st, rest[0]))
+			case errors.Is(err, state.ErrExists):
+				return c.errorf("%q is already in state; remove it first or choose another name", rest[1])
+			}
+			return c.errorf("%v", err)
+		}
+		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state mv " + rest[0] + " " + rest[1], Counts: map[string]int{"move": 1}})
+		fmt.Fprintf(c.stdout, "Moved %s to %s.\n", rest[0], rest[1])
+	case "history":
+		hs, err := st.History()
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		if c.g.output == "json" {
+			return c.writeJSON(hs)
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SERIAL\tTIME\tCOMMAND\tCOUNTS")
+		for _, h := range hs {
+			var parts []string
+			for _, k := range sortedNames(h.Counts) {
+				if h.Counts[k] > 0 {
+					parts = append(parts, fmt.Sprintf("%s=%d", k, h.Counts[k]))
+				}
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Serial, h.Time.Format(time.RFC3339), h.Command, strings.Join(parts, " "))
+		}
+		tw.Flush()
+	}
+	return exitOK
+}
+
+func printAttrs(c *cli, title string, m map[string]any) {
+	if len(m) == 0 {
+		return
+	}
+	fmt.Fprintf(c.stdout, "%s:\n", title)
+	for _, k := range sortedNames(m) {
+		fmt.Fprintf(c.stdout, "  %s = %s\n", k, engine.DisplayValue(m[k]))
+	}
+}
+
+func (c *cli) suggestRecord(st *state.Store, name string) string {
+	recs, err := st.List()
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, r := range recs {
+		names = append(names, r.Name)
+	}
+	return didYouMean(name, names)
+}

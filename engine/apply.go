@@ -1,0 +1,497 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"reconcile/resources"
+	"reconcile/state"
+)
+
+// ApplyOptions control Apply.
+type ApplyOptions struct {
+	// Parallelism bounds concurrent driver calls; 0 means 10.
+	Parallelism int
+	// Observer receives progress events; it must be safe for concurrent use.
+	Observer func(Event)
+	// ProgressInterval is how often a running operation reports that it is
+	// still running; 0 means 10 s.
+	ProgressInterval time.Duration
+	// Command is recorded in the state history ("apply", "destroy").
+	Command string
+}
+
+// Phase of an Event.
+type Phase int
+
+// Phases.
+const (
+	Started Phase = iota
+	Running       // still running: Elapsed and the driver's last message
+	Done
+	Failed
+	Skipped
+)
+
+// Event reports the progress of one node.
+type Event struct {
+	Addr    string
+	Type    string
+	Action  Action
+	Phase   Phase
+	Elapsed time.Duration
+	ID      string
+	Message string // the driver's last progress message, or the error
+	Pos     Pos
+}
+
+// NodeError is a node that failed during apply.
+type NodeError struct {
+	Addr string
+	Pos  Pos
+	Err  error
+}
+
+// ApplyResult summarises an apply.
+type ApplyResult struct {
+	Counts  map[Action]int // actions completed
+	Failed  []NodeError
+	Skipped []string // not run because a dependency failed, sorted
+	Outputs map[string]any
+}
+
+// Err returns nil when every node succeeded.
+func (r *ApplyResult) Err() error {
+	if len(r.Failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of the planned operations failed", len(r.Failed))
+}
+
+const deletePrefix = "\x00delete:"
+
+type applier struct {
+	spec    *Spec
+	st      *state.Store
+	reg     resources.Registry
+	opts    ApplyOptions
+	changes map[string]*Change
+	prior   map[string]state.Record
+
+	mu      sync.Mutex
+	values  map[string]any
+	counts  map[Action]int
+	failed  []NodeError
+	outputs map[string]any
+}
+
+func (a *applier) lookup(name string) (any, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v, ok := a.values[name]
+	return v, ok
+}
+
+func (a *applier) setValue(name string, v any) {
+	a.mu.Lock()
+	a.values[name] = v
+	a.mu.Unlock()
+}
+
+func (a *applier) count(act Action) {
+	a.mu.Lock()
+	a.counts[act]++
+	a.mu.Unlock()
+}
+
+func (a *applier) emit(e Event) {
+	if a.opts.Observer != nil {
+		a.opts.Observer(e)
+	}
+}
+
+// Apply carries out a plan made from spec against the state in st. Nodes
+// run in dependency order, independent branches in parallel; state is
+// written after every operation. A failed node stops only its dependents.
+// The returned error is for problems that prevent applying at all; failures
+// of single nodes are in the result.
+func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 10
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = 10 * time.Second
+	}
+	records, err := st.List()
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	a := &applier{spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
+		values: map[string]any{}, counts: map[Action]int{}}
+	for _, r := range records {
+		a.prior[r.Name] = r
+	}
+	nodes, deps := a.schedule(plan)
+	errs := walk(ctx, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
+		return a.run(ctx, name)
+	})
+	res := &ApplyResult{Counts: a.counts, Failed: a.failed}
+	for _, name := range sortedKeys(errs) {
+		if errors.Is(errs[name], errSkipped) {
+			if c, ok := a.changes[displayName(name)]; ok && c.Action != NoOp {
+				res.Skipped = append(res.Skipped, displayName(name))
+				a.emit(Event{Addr: c.Addr, Type: c.Type, Action: c.Action, Phase: Skipped})
+			}
+		} else if errors.Is(errs[name], context.Canceled) {
+			res.Skipped = append(res.Skipped, displayName(name))
+		}
+	}
+	sort.Slice(res.Failed, func(i, j int) bool { return res.Failed[i].Addr < res.Failed[j].Addr })
+	if !plan.Destroy && len(res.Failed) == 0 && len(res.Skipped) == 0 {
+		ev := &evaluator{spec: spec, env: envFunc(a.lookup)}
+		res.Outputs = map[string]any{}
+		for _, name := range sortedKeys(spec.Outputs) {
+			if v, err := ev.eval(spec.Outputs[name].Expr); err == nil {
+				res.Outputs[name] = v
+			}
+		}
+	}
+	counts := map[string]int{}
+	for act, n := range res.Counts {
+		counts[act.String()] = n
+	}
+	counts["failed"], counts["skipped"] = len(res.Failed), len(res.Skipped)
+	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: counts}); err != nil {
+		return res, fmt.Errorf("record history: %w", err)
+	}
+	return res, nil
+}
+
+func displayName(node string) string {
+	if len(node) > len(deletePrefix) && node[:len(deletePrefix)] == deletePrefix {
+		return node[len(deletePrefix):]
+	}
+	return node
+}
+
+// schedule lists the nodes to run and their dependencies.
+func (a *applier) schedule(plan *Plan) ([]string, map[string][]string) {
+	deps := map[string][]string{}
+	var nodes []string
+	deleted := map[string]bool{}
+	for i := range plan.Changes {
+		c := &plan.Changes[i]
+		if c.Kind == KindResource && (c.Action == Delete || c.Action == Forget) {
+			deleted[c.Addr] = true
+			continue
+		}
+		a.changes[c.Addr] = c
+	}
+	if !plan.Destroy {
+		for _, name := range a.spec.graph.order {
+			nodes = append(nodes, name)
+			deps[name] = a.spec.graph.nodes[name].deps
+		}
+	}
+	for i := range plan.Changes {
+		c := &plan.Changes[i]
+		if !deleted[c.Addr] || (c.Action != Delete && c.Action != Forget) {
+			continue
+		}
+		node := deletePrefix + c.Addr
+		a.changes[node] = c
+		nodes = append(nodes, node)
+		// Delete after everything that depended on it is gone or updated.
+		for _, rec := range a.prior {
+			if !contains(rec.Dependencies, c.Addr) || rec.Name == c.Addr {
+				continue
+			}
+			if deleted[rec.Name] {
+				deps[node] = append(deps[node], deletePrefix+rec.Name)
+			} else if !plan.Destroy {
+				deps[node] = append(deps[node], rec.Name)
+			}
+		}
+	}
+	return nodes, deps
+}
+
+func (a *applier) run(ctx context.Context, node string) error {
+	if c, ok := a.changes[node]; ok && node != c.Addr {
+		return a.runDelete(ctx, c)
+	}
+	s := a.spec
+	if _, ok := s.Config[node]; ok {
+		a.setValue(node, s.Values[node])
+		return nil
+	}
+	if v, ok := s.Variables[node]; ok {
+		return a.runVariable(ctx, v)
+	}
+	r := s.Resources[node]
+	c, ok := a.changes[node]
+	if !ok {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("the plan has no entry for %q: make a new plan", r.Name))
+	}
+	if r.Get != nil {
+		return a.runGet(ctx, r, c)
+	}
+	return a.runResource(ctx, r, c)
+}
+
+func (a *applier) fail(addr string, pos Pos, err error) error {
+	a.mu.Lock()
+	a.failed = append(a.failed, NodeError{Addr: addr, Pos: pos, Err: err})
+	a.mu.Unlock()
+	return err
+}
+
+func (a *applier) evaluator(ctx context.Context) *evaluator {
+	return &evaluator{spec: a.spec, env: envFunc(a.lookup), invoke: func(inv *Invoke, args map[string]any) (map[string]any, error) {
+		fn, ok := a.reg.Functions[inv.Function]
+		if !ok {
+			return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
+		}
+		res, err := fn.Invoke(ctx, resources.Attrs(args))
+		if err != nil {
+			return nil, evalErrorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
+		}
+		return resources.CanonAttrs(res), nil
+	}}
+}
+
+func (a *applier) runVariable(ctx context.Context, v *Variable) error {
+	c, isLookup := a.changes[v.Name]
+	if isLookup && !c.Deferred && c.After != nil {
+		inv := v.Expr.(*Invoke)
+		val := any(c.After)
+		if inv.Return != "" {
+			val = c.After[inv.Return]
+		}
+		a.setValue(v.Name, val)
+		return a.recordLookup(c, c.After, c.After)
+	}
+	if isLookup {
+		inv := v.Expr.(*Invoke)
+		ev := a.evaluator(ctx)
+		args, err := ev.eval(inv.Args)
+		if err != nil {
+			return a.fail(v.Name, v.Pos, err)
+		}
+		start := time.Now()
+		a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Started, Pos: v.Pos})
+		plain, _ := revealSecrets(args)
+		res, err := ev.invoke(inv, plain.(map[string]any))
+		if err != nil {
+			a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Failed, Message: err.Error(), Elapsed: time.Since(start)})
+			return a.fail(v.Name, v.Pos, err)
+		}
+		a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Done, Elapsed: time.Since(start), ID: str(res["id"])})
+		a.count(Read)
+		val := any(res)
+		if inv.Return != "" {
+			val = res[inv.Return]
+		}
+		a.setValue(v.Name, val)
+		return a.recordLookup(c, args.(map[string]any), res)
+	}
+	val, err := a.evaluator(ctx).eval(v.Expr)
+	if err != nil {
+		return a.fail(v.Name, v.Pos, err)
+	}
+	a.setValue(v.Name, val)
+	return nil
+}
+
+func (a *applier) recordLookup(c *Change, args, res map[string]any) error {
+	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: KindLookup, ID: str(res["id"]),
+		Inputs: seal(args, c.Addr).(map[string]any), Outputs: res}
+	return a.put(c.Addr, c.Pos, rec)
+}
+
+func (a *applier) runGet(ctx context.Context, r *Resource, c *Change) error {
+	live := c.After
+	if c.Deferred || live == nil {
+		id, err := a.evaluator(ctx).eval(r.Get.ID)
+		if err != nil {
+			return a.fail(r.Name, r.Pos, err)
+		}
+		sid, _ := revealSecrets(id)
+		got, err := a.driverRead(ctx, r, str(sid))
+		if err != nil {
+			return a.fail(r.Name, r.Pos, fmt.Errorf("get %q: read %s %q: %w", r.Name, r.Type, str(sid), err))
+		}
+		live = got
+		a.count(Read)
+	}
+	a.setValue(r.Name, live)
+	rec := state.Record{Name: r.Name, Type: r.Type, Kind: KindGet, ID: str(live["id"]), Outputs: live, Dependencies: a.resourceDeps(r.Name)}
+	return a.put(r.Name, r.Pos, rec)
+}
+
+func (a *applier) driverRead(ctx context.Context, r *Resource, id string) (map[string]any, error) {
+	d, ok := a.reg.Drivers[r.Type]
+	if !ok {
+		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
+	}
+	got, err := d.Read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any(resources.CanonAttrs(got))
+	if _, ok := out["id"]; !ok {
+		out["id"] = id
+	}
+	return out, nil
+}
+
+// put writes a record if it differs from what state holds.
+func (a *applier) put(addr string, pos Pos, rec state.Record) error {
+	if old, ok := a.prior[addr]; ok && sameRecord(old, rec) {
+		return nil
+	}
+	if _, err := a.st.Put(rec); err != nil {
+		return a.fail(addr, pos, fmt.Errorf("write state: %w", err))
+	}
+	return nil
+}
+
+func sameRecord(a, b state.Record) bool {
+	return a.Type == b.Type && a.Kind == b.Kind && a.ID == b.ID && a.Protect == b.Protect &&
+		a.RetainOnDelete == b.RetainOnDelete && a.DeleteBeforeReplace == b.DeleteBeforeReplace &&
+		a.Tainted == b.Tainted && len(a.Deposed) == 0 && len(b.Deposed) == 0 &&
+		canonicalJSON(a.Inputs) == canonicalJSON(b.Inputs) && canonicalJSON(a.Outputs) == canonicalJSON(b.Outputs) &&
+		canonicalJSON(a.Dependencies) == canonicalJSON(b.Dependencies)
+}
+
+// resourceDeps lists the resources name depends on, through variables.
+func (a *applier) resourceDeps(name string) []string {
+	g := a.spec.graph
+	seen := map[string]bool{}
+	var out []string
+	var visit func(n string)
+	visit = func(n string) {
+		for _, d := range g.nodes[n].deps {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if g.nodes[d].kind == nodeResource {
+				out = append(out, d)
+			} else {
+				visit(d)
+			}
+		}
+	}
+	visit(name)
+	sort.Strings(out)
+	return out
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b)
+}
+
+// operation runs one driver call with its timeout, progress events and a
+// heartbeat every ProgressInterval.
+func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout time.Duration, fn func(ctx context.Context) (string, error)) (string, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	last := ""
+	ctx = resources.WithProgress(ctx, func(msg string) {
+		mu.Lock()
+		last = msg
+		mu.Unlock()
+	})
+	a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Started, ID: c.ID, Pos: c.Pos})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(a.opts.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				mu.Lock()
+				msg := last
+				mu.Unlock()
+				a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: c.ID})
+			}
+		}
+	}()
+	id, err := fn(ctx)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Failed, Elapsed: time.Since(start), Message: err.Error(), ID: id})
+		return id, err
+	}
+	a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Done, Elapsed: time.Since(start), ID: id})
+	return id, nil
+}
+
+func (a *applier) runDelete(ctx context.Context, c *Change) error {
+	prior := a.prior[c.Addr]
+	if c.Action == Forget {
+		if err := a.st.Delete(c.Addr); err != nil && !errors.Is(err, state.ErrNoRecord) {
+			return a.fail(c.Addr, c.Pos, fmt.Errorf("write state: %w", err))
+		}
+		a.count(Forget)
+		return nil
+	}
+	if prior.Protect {
+		return a.fail(c.Addr, c.Pos, fmt.Errorf("resource %q is protected and cannot be deleted", c.Addr))
+	}
+	d, ok := a.reg.Drivers[c.Type]
+	if !ok {
+		return a.fail(c.Addr, c.Pos, fmt.Errorf("no driver is configured for %s", c.Type))
+	}
+	ids := append([]string(nil), prior.Deposed...)
+	if prior.ID != "" {
+		ids = append(ids, prior.ID)
+	}
+	for _, id := range ids {
+		_, err := a.operation(ctx, c, Delete, 0, func(ctx context.Context) (string, error) {
+			err := d.Delete(ctx, id)
+			if errors.Is(err, resources.ErrNotFound) {
+				err = nil
+			}
+			return id, err
+		})
+		if err != nil {
+			return a.fail(c.Addr, c.Pos, fmt.Errorf("delete %s %q: %w", c.Type, id, err))
+		}
+	}
+	if err := a.st.Delete(c.Addr); err != nil && !errors.Is(err, state.ErrNoRecord) {
+		return a.fail(c.Addr, c.Pos, fmt.Errorf("write state: %w", err))
+	}
+	a.count(Delete)
+	return nil
+}
+
+var _ = strconv.Itoa

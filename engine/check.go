@@ -1,0 +1,376 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"reconcile/schemas"
+)
+
+// check resolves references, validates inputs against the schemas and builds
+// the dependency graph, reporting every problem.
+func (l *loader) check() {
+	s := l.spec
+	for _, name := range sortedKeys(s.Variables) {
+		v := s.Variables[name]
+		l.checkRefs(v.Expr, name)
+		l.checkInvokes(v.Expr)
+	}
+	for _, name := range sortedKeys(s.Resources) {
+		r := s.Resources[name]
+		if r.Properties != nil {
+			l.checkRefs(r.Properties, name)
+			l.checkInvokes(r.Properties)
+			l.validateStatic(r.Schema, r.Properties, fmt.Sprintf("%s %q", r.Type, r.Name))
+		}
+		if r.Get != nil {
+			if r.Get.ID != nil {
+				l.checkRefs(r.Get.ID, name)
+			}
+			if r.Get.State != nil {
+				l.checkRefs(r.Get.State, name)
+				for _, e := range r.Get.State.Entries {
+					if _, ok := r.Schema.Root.Properties[e.Key]; !ok {
+						l.errorf(e.KeyPos, "unknown field %q on %s%s", e.Raw, r.Type, didYouMean(e.Key, r.Schema.Outputs())).Detail = validList("fields", r.Schema.Outputs())
+					}
+				}
+			}
+		}
+		for _, e := range []Expr{r.Options.Protect, r.Options.DeleteBeforeReplace, r.Options.RetainOnDelete} {
+			if e != nil {
+				l.checkRefs(e, name)
+			}
+		}
+		for _, d := range r.Options.DependsOn {
+			if l.checkRef(d, name) {
+				if _, ok := s.Resources[d.Root]; !ok {
+					l.errorf(d.P, "dependsOn %s must name a resource; %q is not one", d, d.Root)
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(s.Outputs) {
+		l.checkRefs(s.Outputs[name].Expr, "")
+		l.checkInvokes(s.Outputs[name].Expr)
+	}
+	if l.diags.HasErrors() {
+		return
+	}
+	g := buildGraph(s)
+	for _, cyc := range g.cycles() {
+		first := cyc[0]
+		parts := make([]string, 0, len(cyc)+1)
+		var where []string
+		for _, n := range cyc {
+			parts = append(parts, n)
+			where = append(where, fmt.Sprintf("%s is declared at %s", n, g.nodes[n].pos))
+		}
+		parts = append(parts, first)
+		l.errorf(g.nodes[first].pos, "dependency cycle: %s", strings.Join(parts, " -> ")).Detail = strings.Join(where, "\n") + "\nbreak the cycle by removing one of these references"
+	}
+	s.graph = g
+}
+
+// checkRefs checks every reference in e.
+func (l *loader) checkRefs(e Expr, self string) {
+	refs(e, func(r *Ref) { l.checkRef(r, self) })
+}
+
+// checkRef checks that a reference names something declared and, for
+// resources and lookups, a field it has. It canonicalises the first field
+// name to lowerCamelCase. It reports whether the root exists.
+func (l *loader) checkRef(r *Ref, self string) bool {
+	s := l.spec
+	if r.Root == builtinRoot {
+		if len(r.Path) != 1 || r.Path[0].IsIndex || !builtinVars[r.Path[0].Key] {
+			l.errorf(r.P, "unknown built-in %s", r).Detail = "valid: ${pulumi.stack}, ${pulumi.project}, ${pulumi.organization}, ${pulumi.cwd}, ${pulumi.rootDirectory}"
+		}
+		return true
+	}
+	_, isConfig := s.Config[r.Root]
+	v, isVar := s.Variables[r.Root]
+	res, isRes := s.Resources[r.Root]
+	if !isConfig && !isVar && !isRes {
+		var names []string
+		for _, m := range []map[string]Pos{l.where} {
+			for n := range m {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, didYouMean(r.Root, names))
+		return false
+	}
+	if len(r.Path) == 0 || r.Path[0].IsIndex {
+		return true
+	}
+	var fields []string
+	var owner string
+	switch {
+	case isRes:
+		fields, owner = append(res.Schema.Outputs(), "urn"), fmt.Sprintf("resource %q (%s)", res.Name, res.Type)
+	case isVar:
+		if inv, ok := v.Expr.(*Invoke); ok && inv.Return == "" && inv.Function != "" {
+			fs, _ := schemas.Lookup(inv.Function)
+			fields, owner = fs.Outputs(), fmt.Sprintf("lookup %q (%s)", v.Name, inv.Function)
+		}
+	}
+	if fields == nil {
+		return true
+	}
+	key := r.Path[0].Key
+	canon := snakeToCamel(key)
+	for _, f := range fields {
+		if f == canon {
+			r.Path[0].Key = canon
+			return true
+		}
+	}
+	l.errorf(r.P, "%s has no field %q%s", owner, key, didYouMean(canon, fields)).Detail = validList("fields", fields)
+	return true
+}
+
+var builtinVars = map[string]bool{"stack": true, "project": true, "organization": true, "cwd": true, "rootDirectory": true}
+
+// checkInvokes validates the literal arguments of every fn::invoke in e.
+func (l *loader) checkInvokes(e Expr) {
+	var walk func(Expr)
+	walk = func(e Expr) {
+		switch x := e.(type) {
+		case *Invoke:
+			if s, ok := schemas.Lookup(x.Function); ok && x.Args != nil {
+				l.validateStatic(s, x.Args, "fn::invoke "+s.Token)
+			}
+			if x.Args != nil {
+				walk(x.Args)
+			}
+		case *List:
+			for _, it := range x.Items {
+				walk(it)
+			}
+		case *Object:
+			for _, en := range x.Entries {
+				walk(en.Value)
+			}
+		case *Call:
+			walk(x.Arg)
+		}
+	}
+	walk(e)
+}
+
+// validateStatic validates the literal parts of obj against a schema. Values
+// computed from expressions are checked at plan time, when they are known.
+func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
+	inst, dyn := staticValue(obj)
+	m, _ := inst.(map[string]any)
+	l.reportViolations(s, obj, m, dyn, what)
+}
+
+// reportViolations turns schema violations into diagnostics at the
+// positions of the expressions that produced the values.
+func (l *loader) reportViolations(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) {
+	l.diags = append(l.diags, violationDiags(s, obj, inst, dyn, what)...)
+}
+
+func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) Diagnostics {
+	var out Diagnostics
+	for _, v := range s.Validate(inst) {
+		key := strings.Join(v.Path, "/")
+		if dyn[key] {
+			continue
+		}
+		switch v.Kind {
+		case schemas.Missing:
+			parent := v.Path[:len(v.Path)-1]
+			if dyn[strings.Join(parent, "/")] {
+				continue
+			}
+			pos, _ := exprPos(obj, parent)
+			out = append(out, errorf(pos, "%s: %s", what, v.Message))
+		case schemas.Unknown:
+			field := v.Path[len(v.Path)-1]
+			pos, raw := exprKeyPos(obj, v.Path)
+			if raw == "" {
+				raw = field
+			}
+			siblings := fieldNames(s.Root, v.Path[:len(v.Path)-1])
+			d := errorf(pos, "unknown field %q on %s%s", raw, s.Token, didYouMean(field, siblings))
+			d.Detail = validList("fields", siblings)
+			out = append(out, d)
+		case schemas.OutputOnly:
+			pos, _ := exprKeyPos(obj, v.Path)
+			out = append(out, errorf(pos, "field %q of %s is an output and cannot be set", strings.Join(v.Path, "."), s.Token))
+		default:
+			pos, _ := exprPos(obj, v.Path)
+			out = append(out, errorf(pos, "field %q: %s", displayPath(v.Path), v.Message))
+		}
+	}
+	return out
+}
+
+// fieldNames lists the input names of the object schema at path.
+func fieldNames(root *schemas.Prop, path []string) []string {
+	p := root
+	for _, seg := range path {
+		if p == nil {
+			return nil
+		}
+		if _, err := strconv.Atoi(seg); err == nil && p.Items != nil {
+			p = p.Items
+			continue
+		}
+		if q, ok := p.Properties[seg]; ok {
+			p = q
+		} else {
+			p = p.AdditionalProperties
+		}
+	}
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for k, q := range p.Properties {
+		if !q.ReadOnly {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func displayPath(path []string) string {
+	var b strings.Builder
+	for i, seg := range path {
+		if _, err := strconv.Atoi(seg); err == nil {
+			b.WriteString("[" + seg + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// staticValue converts the literal parts of an expression to a value. It
+// leaves out values that need evaluation and returns their paths.
+func staticValue(e Expr) (any, map[string]bool) {
+	dyn := map[string]bool{}
+	var walk func(e Expr, path []string) (any, bool)
+	walk = func(e Expr, path []string) (any, bool) {
+		switch x := e.(type) {
+		case *Lit:
+			return x.Value, true
+		case *List:
+			out := make([]any, 0, len(x.Items))
+			for i, it := range x.Items {
+				v, ok := walk(it, append(path, strconv.Itoa(i)))
+				if !ok {
+					// keep the index stable: a dynamic item is a placeholder
+					// that only type checks at plan time.
+					dyn[strings.Join(append(path, strconv.Itoa(i)), "/")] = true
+					v = dynamicPlaceholder{}
+				}
+				out = append(out, v)
+			}
+			return out, true
+		case *Object:
+			out := map[string]any{}
+			for _, en := range x.Entries {
+				if v, ok := walk(en.Value, append(path, en.Key)); ok {
+					out[en.Key] = v
+				} else {
+					dyn[strings.Join(append(path, en.Key), "/")] = true
+				}
+			}
+			return out, true
+		}
+		return nil, false
+	}
+	v, ok := walk(e, nil)
+	if !ok {
+		dyn[""] = true
+	}
+	return stripPlaceholders(v), dyn
+}
+
+type dynamicPlaceholder struct{}
+
+// stripPlaceholders replaces list placeholders by nil so that the schema
+// library sees JSON values; the violations at their paths are ignored.
+func stripPlaceholders(v any) any {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			x[i] = stripPlaceholders(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = stripPlaceholders(e)
+		}
+	case dynamicPlaceholder:
+		return nil
+	}
+	return v
+}
+
+// exprPos returns the position of the expression at path inside e, or of
+// the deepest expression on the way.
+func exprPos(e Expr, path []string) (Pos, bool) {
+	for _, seg := range path {
+		switch x := e.(type) {
+		case *Object:
+			en := x.Get(seg)
+			if en == nil {
+				return e.Pos(), false
+			}
+			e = en.Value
+		case *List:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i >= len(x.Items) {
+				return e.Pos(), false
+			}
+			e = x.Items[i]
+		default:
+			return e.Pos(), false
+		}
+	}
+	return e.Pos(), true
+}
+
+// exprKeyPos returns the position of the key at the end of path and its
+// spelling as written.
+func exprKeyPos(e Expr, path []string) (Pos, string) {
+	if len(path) == 0 {
+		return e.Pos(), ""
+	}
+	parentPath, last := path[:len(path)-1], path[len(path)-1]
+	for _, seg := range parentPath {
+		switch x := e.(type) {
+		case *Object:
+			en := x.Get(seg)
+			if en == nil {
+				return e.Pos(), ""
+			}
+			e = en.Value
+		case *List:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i >= len(x.Items) {
+				return e.Pos(), ""
+			}
+			e = x.Items[i]
+		default:
+			return e.Pos(), ""
+		}
+	}
+	if o, ok := e.(*Object); ok {
+		if en := o.Get(last); en != nil {
+			return en.KeyPos, en.Raw
+		}
+	}
+	return e.Pos(), ""
+}

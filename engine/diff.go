@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"reflect"
+	"sort"
+	"strings"
+
+	"reconcile/resources"
+	"reconcile/schemas"
+)
+
+// sealKey marks a sealed secret in state and plan files: the value is
+// replaced by a salted digest, so that it can be compared but not read.
+const sealKey = "$secret"
+
+// seal replaces every Secret in v by its digest, salted with the node's
+// name.
+func seal(v any, salt string) any {
+	switch x := v.(type) {
+	case Secret:
+		plain, _ := revealSecrets(x.Value)
+		sum := sha256.Sum256([]byte("reconcile\x00" + salt + "\x00" + canonicalJSON(plain)))
+		return map[string]any{sealKey: "sha256:" + hex.EncodeToString(sum[:])}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = seal(e, salt)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = seal(e, salt)
+		}
+		return out
+	}
+	return v
+}
+
+// isSealed reports whether v is a sealed secret.
+func isSealed(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	_, ok = m[sealKey]
+	return ok
+}
+
+// unsealForDisplay turns sealed secrets back into Secret markers (without
+// their value) so that renderers show them as sensitive.
+func unsealForDisplay(v any) any {
+	if isSealed(v) {
+		return Secret{Value: nil}
+	}
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = unsealForDisplay(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = unsealForDisplay(e)
+		}
+		return out
+	}
+	return v
+}
+
+// diffInputs compares the prior inputs with the desired ones and returns the
+// sorted names of the top-level inputs that differ. Fields named by
+// ignoreChanges take their prior value in desired.
+func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []PathOpt, c *Change) []string {
+	for _, po := range ignore {
+		applyIgnore(po, prior, desired)
+	}
+	var changed []string
+	for _, k := range s.Inputs() {
+		pr := s.Root.Properties[k]
+		if !valuesEqual(pr, desired[k], prior[k], c.Addr) {
+			changed = append(changed, k)
+		}
+	}
+	sort.Strings(changed)
+	return changed
+}
+
+// applyIgnore copies the prior value at an ignoreChanges path into desired.
+// Paths are a top-level field, optionally followed by one map key
+// (tags["env"] or tags.env); anything deeper ignores the whole field.
+func applyIgnore(po PathOpt, prior, desired map[string]any) {
+	rest := strings.TrimPrefix(po.Path, po.Top)
+	key := ""
+	switch {
+	case strings.HasPrefix(rest, `["`) && strings.HasSuffix(rest, `"]`) && !strings.Contains(rest[2:len(rest)-2], `"`):
+		key = rest[2 : len(rest)-2]
+	case strings.HasPrefix(rest, ".") && !strings.ContainsAny(rest[1:], ".[]"):
+		key = rest[1:]
+	}
+	if key == "" {
+		if v, ok := prior[po.Top]; ok {
+			desired[po.Top] = v
+		} else {
+			delete(desired, po.Top)
+		}
+		return
+	}
+	pm, _ := prior[po.Top].(map[string]any)
+	dm, ok := desired[po.Top].(map[string]any)
+	if !ok {
+		if pm == nil {
+			return
+		}
+		dm = map[string]any{}
+	}
+	dm = mergeAttrs(dm)
+	if v, ok := pm[key]; ok {
+		dm[key] = v
+	} else {
+		delete(dm, key)
+	}
+	desired[po.Top] = dm
+}
+
+// valuesEqual compares a desired value with an observed or prior one under
+// the field's schema: set-like lists ignore order and duplicates, and null,
+// an empty list and an empty map are the same. An Unknown desired value is
+// never equal. Where the prior value holds sealed secrets (it comes from
+// state), the desired value is sealed with the same salt before comparing.
+func valuesEqual(pr *schemas.Prop, desired, prior any, salt string) bool {
+	if containsUnknown(desired) {
+		return false
+	}
+	var d any
+	if containsSealed(prior) {
+		d = seal(desired, salt)
+	} else {
+		d, _ = revealSecrets(desired)
+	}
+	return reflect.DeepEqual(compareForm(pr, d), compareForm(pr, prior))
+}
+
+func containsSealed(v any) bool {
+	if isSealed(v) {
+		return true
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if containsSealed(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if containsSealed(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compareForm is the canonical form of v for comparison under prop.
+func compareForm(pr *schemas.Prop, v any) any {
+	v = resources.Canon(v)
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		var items *schemas.Prop
+		if pr != nil {
+			items = pr.Items
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = compareForm(items, e)
+		}
+		if pr != nil && pr.Set {
+			seen := map[string]bool{}
+			uniq := out[:0]
+			for _, e := range out {
+				k := resources.Key(e)
+				if !seen[k] {
+					seen[k] = true
+					uniq = append(uniq, e)
+				}
+			}
+			sort.Slice(uniq, func(i, j int) bool { return resources.Key(uniq[i]) < resources.Key(uniq[j]) })
+			out = uniq
+		}
+		return out
+	case map[string]any:
+		if len(x) == 0 {
+			return nil
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			var sub *schemas.Prop
+			if pr != nil {
+				if q, ok := pr.Properties[k]; ok {
+					sub = q
+				} else {
+					sub = pr.AdditionalProperties
+				}
+			}
+			if f := compareForm(sub, e); f != nil {
+				out[k] = f
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return v
+}
+
+// render1 renders a value on one line for messages.
+func render1(v any) string {
+	if _, ok := v.(Unknown); ok {
+		return "(known after apply)"
+	}
+	if containsSecret(v) {
+		return "(sensitive value)"
+	}
+	s := canonicalJSON(v)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+func containsSecret(v any) bool {
+	_, s := revealSecrets(v)
+	return s || isSealed(v)
+}

@@ -1,0 +1,453 @@
+package engine
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"reconcile/resources"
+)
+
+// evalError is a problem found while evaluating an expression, at a position.
+type evalError struct {
+	Pos Pos
+	Msg string
+}
+
+func (e *evalError) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+func evalErrorf(pos Pos, format string, args ...any) error {
+	return &evalError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// env resolves reference roots to values during evaluation.
+type env interface {
+	lookup(name string) (any, bool)
+}
+
+// mapEnv is an env over a map.
+type mapEnv map[string]any
+
+func (m mapEnv) lookup(name string) (any, bool) { v, ok := m[name]; return v, ok }
+
+// evaluator evaluates expressions of one spec.
+type evaluator struct {
+	spec *Spec
+	env  env
+	// invoke performs a lookup whose arguments are known; nil means lookups
+	// are not performed and yield Unknown.
+	invoke func(inv *Invoke, args map[string]any) (map[string]any, error)
+}
+
+// eval evaluates e. Unknown values propagate; Secret marks propagate
+// outward to the smallest value that contains them.
+func (ev *evaluator) eval(e Expr) (any, error) {
+	switch x := e.(type) {
+	case nil:
+		return nil, nil
+	case *Lit:
+		return x.Value, nil
+	case *Ref:
+		return ev.ref(x)
+	case *Template:
+		var b strings.Builder
+		secret := false
+		for _, p := range x.Parts {
+			if p.Ref == nil {
+				b.WriteString(p.Text)
+				continue
+			}
+			v, err := ev.ref(p.Ref)
+			if err != nil {
+				return nil, err
+			}
+			v, s := unwrapSecret(v)
+			secret = secret || s
+			if containsUnknown(v) {
+				return Unknown{}, nil
+			}
+			str, err := toText(v)
+			if err != nil {
+				return nil, evalErrorf(p.Ref.P, "cannot interpolate %s: %v", p.Ref, err)
+			}
+			b.WriteString(str)
+		}
+		return wrapSecret(b.String(), secret), nil
+	case *List:
+		out := make([]any, len(x.Items))
+		for i, it := range x.Items {
+			v, err := ev.eval(it)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case *Object:
+		out := make(map[string]any, len(x.Entries))
+		for _, en := range x.Entries {
+			v, err := ev.eval(en.Value)
+			if err != nil {
+				return nil, err
+			}
+			out[en.Key] = v
+		}
+		return out, nil
+	case *Call:
+		return ev.call(x)
+	case *Invoke:
+		args, err := ev.eval(x.Args)
+		if err != nil {
+			return nil, err
+		}
+		if containsUnknown(args) || ev.invoke == nil {
+			return Unknown{}, nil
+		}
+		plain, secret := revealSecrets(args)
+		res, err := ev.invoke(x, plain.(map[string]any))
+		if err != nil {
+			return nil, err
+		}
+		var out any = res
+		if x.Return != "" {
+			out = res[x.Return]
+		}
+		return wrapSecret(out, secret), nil
+	}
+	return nil, fmt.Errorf("unknown expression %T", e)
+}
+
+func (ev *evaluator) ref(r *Ref) (any, error) {
+	if r.Root == builtinRoot {
+		return ev.builtin(r)
+	}
+	v, ok := ev.env.lookup(r.Root)
+	if !ok {
+		return nil, evalErrorf(r.P, "%s has no value", r)
+	}
+	secret := false
+	for i, acc := range r.Path {
+		var s bool
+		v, s = unwrapSecret(v)
+		secret = secret || s
+		if _, unk := v.(Unknown); unk {
+			return Unknown{}, nil
+		}
+		switch c := v.(type) {
+		case map[string]any:
+			if acc.IsIndex {
+				return nil, evalErrorf(r.P, "%s: cannot index a map with [%d]", r, acc.Index)
+			}
+			next, ok := c[acc.Key]
+			if !ok && i == 0 {
+				next, ok = c[snakeToCamel(acc.Key)]
+			}
+			if !ok {
+				if i == 0 {
+					// an optional input left unset reads as null
+					next = nil
+					break
+				}
+				return nil, evalErrorf(r.P, "%s: no key %q (keys: %s)", r, acc.Key, strings.Join(sortedKeys(c), ", "))
+			}
+			v = next
+		case []any:
+			if !acc.IsIndex {
+				return nil, evalErrorf(r.P, "%s: cannot read field %q of a list", r, acc.Key)
+			}
+			if acc.Index >= len(c) {
+				return nil, evalErrorf(r.P, "%s: index %d out of range (length %d)", r, acc.Index, len(c))
+			}
+			v = c[acc.Index]
+		case nil:
+			return nil, evalErrorf(r.P, "%s: cannot read %s of null", r, accessorText(acc))
+		default:
+			return nil, evalErrorf(r.P, "%s: cannot read %s of %s", r, accessorText(acc), describe(c))
+		}
+	}
+	return wrapSecret(v, secret), nil
+}
+
+func accessorText(a Accessor) string {
+	if a.IsIndex {
+		return "[" + strconv.Itoa(a.Index) + "]"
+	}
+	return strconv.Quote(a.Key)
+}
+
+func (ev *evaluator) builtin(r *Ref) (any, error) {
+	switch r.Path[0].Key {
+	case "stack":
+		return "default", nil
+	case "project":
+		return filepath.Base(ev.spec.Dir), nil
+	case "organization":
+		return "organization", nil
+	case "cwd":
+		wd, _ := os.Getwd()
+		return wd, nil
+	case "rootDirectory":
+		return ev.spec.Dir, nil
+	}
+	return nil, evalErrorf(r.P, "unknown built-in %s", r)
+}
+
+func (ev *evaluator) call(c *Call) (any, error) {
+	arg, err := ev.eval(c.Arg)
+	if err != nil {
+		return nil, err
+	}
+	if c.Name == "secret" {
+		return Secret{Value: arg}, nil
+	}
+	if c.Name == "unsecret" {
+		v, _ := revealSecrets(arg)
+		return v, nil
+	}
+	arg, secret := revealSecrets(arg)
+	if containsUnknown(arg) {
+		return Unknown{}, nil
+	}
+	out, err := ev.callKnown(c, arg)
+	if err != nil {
+		return nil, err
+	}
+	return wrapSecret(out, secret), nil
+}
+
+func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
+	pair := func() (any, any, error) {
+		l, ok := arg.([]any)
+		if !ok || len(l) != 2 {
+			return nil, nil, evalErrorf(c.P, "fn::%s takes a list of two items, got %s", c.Name, describe(arg))
+		}
+		return l[0], l[1], nil
+	}
+	switch c.Name {
+	case "join":
+		d, l, err := pair()
+		if err != nil {
+			return nil, err
+		}
+		sep, ok := d.(string)
+		items, ok2 := l.([]any)
+		if !ok || !ok2 {
+			return nil, evalErrorf(c.P, "fn::join takes [delimiter, list of values], got [%s, %s]", describe(d), describe(l))
+		}
+		parts := make([]string, len(items))
+		for i, it := range items {
+			s, err := toText(it)
+			if err != nil {
+				return nil, evalErrorf(c.P, "fn::join item %d: %v", i, err)
+			}
+			parts[i] = s
+		}
+		return strings.Join(parts, sep), nil
+	case "split":
+		d, s, err := pair()
+		if err != nil {
+			return nil, err
+		}
+		sep, ok := d.(string)
+		str, ok2 := s.(string)
+		if !ok || !ok2 {
+			return nil, evalErrorf(c.P, "fn::split takes [delimiter, string], got [%s, %s]", describe(d), describe(s))
+		}
+		var out []any
+		for _, p := range strings.Split(str, sep) {
+			out = append(out, p)
+		}
+		return out, nil
+	case "select":
+		i, l, err := pair()
+		if err != nil {
+			return nil, err
+		}
+		idx, ok := i.(int64)
+		items, ok2 := l.([]any)
+		if !ok || !ok2 {
+			return nil, evalErrorf(c.P, "fn::select takes [index, list], got [%s, %s]", describe(i), describe(l))
+		}
+		if idx < 0 || int(idx) >= len(items) {
+			return nil, evalErrorf(c.P, "fn::select index %d out of range (length %d)", idx, len(items))
+		}
+		return items[idx], nil
+	case "toJSON":
+		return canonicalJSON(arg), nil
+	case "toBase64":
+		s, ok := arg.(string)
+		if !ok {
+			return nil, evalErrorf(c.P, "fn::toBase64 takes a string, got %s", describe(arg))
+		}
+		return base64.StdEncoding.EncodeToString([]byte(s)), nil
+	case "fromBase64":
+		s, ok := arg.(string)
+		if !ok {
+			return nil, evalErrorf(c.P, "fn::fromBase64 takes a string, got %s", describe(arg))
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, evalErrorf(c.P, "fn::fromBase64: %v", err)
+		}
+		if !utf8.Valid(b) {
+			return nil, evalErrorf(c.P, "fn::fromBase64: the decoded bytes are not UTF-8 text")
+		}
+		return string(b), nil
+	case "readFile":
+		return ev.readFile(c, arg)
+	}
+	return nil, evalErrorf(c.P, "unknown function fn::%s", c.Name)
+}
+
+func (ev *evaluator) readFile(c *Call, arg any) (any, error) {
+	p, ok := arg.(string)
+	if !ok {
+		return nil, evalErrorf(c.P, "fn::readFile takes a path, got %s", describe(arg))
+	}
+	dir := ev.spec.Dir
+	full := p
+	if !filepath.IsAbs(p) {
+		full = filepath.Join(dir, p)
+		rel, err := filepath.Rel(dir, full)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, evalErrorf(c.P, "fn::readFile %q: relative paths may not leave the project directory %q", p, dir)
+		}
+	} else if _, isLit := c.Arg.(*Lit); !isLit {
+		rel, err := filepath.Rel(dir, full)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return nil, evalErrorf(c.P, "fn::readFile %q: a computed absolute path must be inside the project directory %q", p, dir)
+		}
+	}
+	b, err := os.ReadFile(full)
+	if err != nil {
+		return nil, evalErrorf(c.P, "fn::readFile: %v", err)
+	}
+	return string(b), nil
+}
+
+// toText converts a scalar to its interpolated text form.
+func toText(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case nil:
+		return "", nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	}
+	return "", fmt.Errorf("%s is not a string, number or boolean", describe(v))
+}
+
+// canonicalJSON encodes v as JSON with sorted keys, secrets revealed.
+func canonicalJSON(v any) string {
+	plain, _ := revealSecrets(v)
+	b, err := json.Marshal(plain)
+	if err != nil {
+		return fmt.Sprint(plain)
+	}
+	return string(b)
+}
+
+func containsUnknown(v any) bool {
+	switch x := v.(type) {
+	case Unknown:
+		return true
+	case Secret:
+		return containsUnknown(x.Value)
+	case []any:
+		for _, e := range x {
+			if containsUnknown(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if containsUnknown(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func unwrapSecret(v any) (any, bool) {
+	if s, ok := v.(Secret); ok {
+		return s.Value, true
+	}
+	return v, false
+}
+
+func wrapSecret(v any, secret bool) any {
+	if !secret {
+		return v
+	}
+	if _, already := v.(Secret); already {
+		return v
+	}
+	return Secret{Value: v}
+}
+
+// revealSecrets returns v with every Secret unwrapped, and whether it held
+// any.
+func revealSecrets(v any) (any, bool) {
+	switch x := v.(type) {
+	case Secret:
+		inner, _ := revealSecrets(x.Value)
+		return inner, true
+	case []any:
+		out := make([]any, len(x))
+		any := false
+		for i, e := range x {
+			var s bool
+			out[i], s = revealSecrets(e)
+			any = any || s
+		}
+		return out, any
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		any := false
+		for k, e := range x {
+			var s bool
+			out[k], s = revealSecrets(e)
+			any = any || s
+		}
+		return out, any
+	}
+	return v, false
+}
+
+// secretPaths lists the paths (keys and indexes) under which v holds a
+// Secret, sorted.
+func secretPaths(v any) [][]string {
+	var out [][]string
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch x := v.(type) {
+		case Secret:
+			out = append(out, append([]string(nil), path...))
+		case []any:
+			for i, e := range x {
+				walk(e, append(path, strconv.Itoa(i)))
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				walk(x[k], append(path, k))
+			}
+		}
+	}
+	walk(v, nil)
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], "/") < strings.Join(out[j], "/") })
+	return out
+}
+
+var _ = resources.Canon

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"reconcile/resources"
+)
+
+// PlanFileVersion is the format version of saved plans.
+const PlanFileVersion = 1
+
+// maxPlanFile bounds what ReadPlanFile accepts.
+const maxPlanFile = 256 << 20
+
+const unknownKey = "$unknown"
+
+// PlanFile is a saved plan: the plan plus what is needed to apply exactly it
+// later and to refuse it when the world moved on.
+type PlanFile struct {
+	Plan *Plan
+	// SpecPath is the -f path the plan was made from, absolute.
+	SpecPath string
+	// Config holds the --config values given to plan, except those of
+	// secret config entries, which must be given again to apply.
+	Config map[string]string
+	// StatePath is the state file the plan was made against.
+	StatePath string
+}
+
+type planFileJSON struct {
+	Version   int               `json:"version"`
+	Reconcile string            `json:"reconcile"`
+	SpecPath  string            `json:"specPath"`
+	StatePath string            `json:"statePath"`
+	Config    map[string]string `json:"config,omitempty"`
+	Lineage   string            `json:"lineage"`
+	Serial    int64             `json:"serial"`
+	SpecHash  string            `json:"specHash"`
+	Destroy   bool              `json:"destroy,omitempty"`
+	Changes   []changeJSON      `json:"changes"`
+}
+
+type changeJSON struct {
+	Addr                string         `json:"addr"`
+	Type                string         `json:"type"`
+	Kind                string         `json:"kind"`
+	Action              string         `json:"action"`
+	Reason              string         `json:"reason,omitempty"`
+	ID                  string         `json:"id,omitempty"`
+	ImportID            string         `json:"importId,omitempty"`
+	Before              map[string]any `json:"before,omitempty"`
+	After               map[string]any `json:"after,omitempty"`
+	ReplacePaths        []string       `json:"replacePaths,omitempty"`
+	DeleteBeforeReplace bool           `json:"deleteBeforeReplace,omitempty"`
+	Deferred            bool           `json:"deferred,omitempty"`
+	Pos                 Pos            `json:"pos"`
+}
+
+// WritePlanFile encodes pf. Secrets are sealed (a salted digest, never the
+// value) and unknown values marked.
+func WritePlanFile(w io.Writer, pf PlanFile, version string) error {
+	out := planFileJSON{Version: PlanFileVersion, Reconcile: version, SpecPath: pf.SpecPath, StatePath: pf.StatePath, Config: pf.Config,
+		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy}
+	for _, c := range pf.Plan.Changes {
+		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason,
+			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, c.Addr), After: encodeValues(c.After, c.Addr),
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Pos: c.Pos})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(out)
+}
+
+func encodeValues(m map[string]any, salt string) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return encodeValue(seal(m, salt)).(map[string]any)
+}
+
+func encodeValue(v any) any {
+	switch x := v.(type) {
+	case Unknown:
+		return map[string]any{unknownKey: true}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = encodeValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = encodeValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+func decodeValue(v any) any {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			x[i] = decodeValue(e)
+		}
+		return x
+	case map[string]any:
+		if len(x) == 1 && x[unknownKey] == true {
+			return Unknown{}
+		}
+		for k, e := range x {
+			x[k] = decodeValue(e)
+		}
+		return x
+	}
+	return resources.Canon(v)
+}
+
+// ErrNotPlanFile is returned by ReadPlanFile for input that is not a plan.
+var ErrNotPlanFile = errors.New("not a reconcile plan file")
+
+// ReadPlanFile decodes a plan saved by WritePlanFile.
+func ReadPlanFile(r io.Reader) (PlanFile, error) {
+	dec := json.NewDecoder(io.LimitReader(r, maxPlanFile))
+	dec.UseNumber()
+	var in planFileJSON
+	if err := dec.Decode(&in); err != nil {
+		return PlanFile{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+	}
+	if in.Version == 0 || in.SpecHash == "" {
+		return PlanFile{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
+	}
+	if in.Version > PlanFileVersion {
+		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", in.Version, PlanFileVersion)
+	}
+	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy}
+	for i, c := range in.Changes {
+		act, ok := parseAction(c.Action)
+		if !ok {
+			return PlanFile{}, fmt.Errorf("%w: change %d has unknown action %q", ErrNotPlanFile, i, c.Action)
+		}
+		if c.Addr == "" {
+			return PlanFile{}, fmt.Errorf("%w: change %d has no address", ErrNotPlanFile, i)
+		}
+		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: c.Reason, ID: c.ID, ImportID: c.ImportID,
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Pos: c.Pos}
+		if c.Before != nil {
+			ch.Before = decodeValue(c.Before).(map[string]any)
+		}
+		if c.After != nil {
+			ch.After = decodeValue(c.After).(map[string]any)
+		}
+		p.Changes = append(p.Changes, ch)
+	}
+	return PlanFile{Plan: p, SpecPath: in.SpecPath, StatePath: in.StatePath, Config: in.Config}, nil
+}
+
+func parseAction(s string) (Action, bool) {
+	for i, n := range actionNames {
+		if n == s {
+			return Action(i), true
+		}
+	}
+	return 0, false
+}

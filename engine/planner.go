@@ -1,0 +1,675 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"reconcile/resources"
+	"reconcile/schemas"
+	"reconcile/state"
+)
+
+// PlanOptions control planning.
+type PlanOptions struct {
+	// Refresh reads every managed resource from the cloud first, so that
+	// the plan compares the specs with the live objects.
+	Refresh bool
+	// Destroy plans the deletion of every managed resource.
+	Destroy bool
+	// Parallelism bounds concurrent cloud reads; 0 means 10.
+	Parallelism int
+}
+
+// nodeResult is what planning learned about one node.
+type nodeResult struct {
+	value  any // what references to the node see
+	change *Change
+}
+
+type planner struct {
+	spec    *Spec
+	reg     resources.Registry
+	opts    PlanOptions
+	prior   map[string]state.Record
+	lineage string
+
+	mu      sync.Mutex
+	results map[string]*nodeResult
+	diags   Diagnostics
+}
+
+func (p *planner) lookup(name string) (any, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.results[name]
+	if !ok {
+		return nil, false
+	}
+	return r.value, true
+}
+
+func (p *planner) addDiag(d Diagnostic) {
+	p.mu.Lock()
+	p.diags = append(p.diags, d)
+	p.mu.Unlock()
+}
+
+func (p *planner) set(name string, r *nodeResult) {
+	p.mu.Lock()
+	p.results[name] = r
+	p.mu.Unlock()
+}
+
+// MakePlan computes what apply would do to make the cloud match the spec.
+// It reads state and, for lookups, gets and refresh, the cloud; it never
+// changes anything. Problems in the spec found while evaluating come back as
+// diagnostics; a failed cloud read is an error diagnostic naming the node.
+func MakePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 10
+	}
+	meta, err := st.Meta()
+	if err != nil {
+		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+	}
+	records, err := st.List()
+	if err != nil {
+		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+	}
+	p := &planner{spec: spec, reg: reg, opts: opts, prior: map[string]state.Record{}, results: map[string]*nodeResult{}, lineage: meta.Lineage}
+	for _, r := range records {
+		p.prior[r.Name] = r
+	}
+	g := spec.graph
+	deps := map[string][]string{}
+	for name, n := range g.nodes {
+		deps[name] = n.deps
+	}
+	errs := walk(ctx, g.order, deps, opts.Parallelism, func(ctx context.Context, name string) error {
+		return p.planNode(ctx, name)
+	})
+	for _, name := range sortedKeys(errs) {
+		if err := errs[name]; err != nil && !errors.Is(err, errSkipped) && !errors.Is(err, errReported) {
+			p.addDiag(errorf(g.nodes[name].pos, "%s: %v", name, err))
+		}
+	}
+	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
+	for _, name := range g.order {
+		if r, ok := p.results[name]; ok && r.change != nil {
+			plan.Changes = append(plan.Changes, *r.change)
+		}
+	}
+	plan.Changes = append(plan.Changes, p.planDeletes(ctx)...)
+	if !p.diags.HasErrors() {
+		plan.Outputs = p.outputs()
+	}
+	return plan, p.diags.Sort()
+}
+
+// errReported marks a node whose problem is already a diagnostic.
+var errReported = errors.New("reported")
+
+func (p *planner) fail(pos Pos, format string, args ...any) error {
+	p.addDiag(errorf(pos, format, args...))
+	return errReported
+}
+
+func (p *planner) failDetail(pos Pos, detail, format string, args ...any) error {
+	d := errorf(pos, format, args...)
+	d.Detail = detail
+	p.addDiag(d)
+	return errReported
+}
+
+func (p *planner) evalErr(err error, fallback Pos, name string) error {
+	var ee *evalError
+	if errors.As(err, &ee) {
+		return p.fail(ee.Pos, "%s", ee.Msg)
+	}
+	return p.fail(fallback, "%s: %v", name, err)
+}
+
+func (p *planner) evaluator() *evaluator {
+	return &evaluator{spec: p.spec, env: envFunc(p.lookup), invoke: p.invokeNow}
+}
+
+type envFunc func(string) (any, bool)
+
+func (f envFunc) lookup(name string) (any, bool) { return f(name) }
+
+func (p *planner) invokeNow(inv *Invoke, args map[string]any) (map[string]any, error) {
+	fn, ok := p.reg.Functions[inv.Function]
+	if !ok {
+		return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
+	}
+	res, err := fn.Invoke(context.Background(), resources.Attrs(args))
+	if err != nil {
+		return nil, evalErrorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
+	}
+	return resources.CanonAttrs(res), nil
+}
+
+func (p *planner) planNode(ctx context.Context, name string) error {
+	s := p.spec
+	if _, ok := s.Config[name]; ok {
+		p.set(name, &nodeResult{value: s.Values[name]})
+		return nil
+	}
+	if v, ok := s.Variables[name]; ok {
+		return p.planVariable(ctx, v)
+	}
+	r := s.Resources[name]
+	if r.Get != nil {
+		return p.planGet(ctx, r)
+	}
+	return p.planResource(ctx, r)
+}
+
+func (p *planner) planVariable(ctx context.Context, v *Variable) error {
+	inv, isLookup := v.Expr.(*Invoke)
+	if !isLookup {
+		val, err := p.evaluator().eval(v.Expr)
+		if err != nil {
+			return p.evalErr(err, v.Pos, v.Name)
+		}
+		p.set(v.Name, &nodeResult{value: val})
+		return nil
+	}
+	// A lookup: read now when its arguments are known, else at apply.
+	ev := p.evaluator()
+	args, err := ev.eval(inv.Args)
+	if err != nil {
+		return p.evalErr(err, v.Pos, v.Name)
+	}
+	c := &Change{Addr: v.Name, Type: inv.Function, Kind: KindLookup, Action: Read, Pos: v.Pos, After: args.(map[string]any)}
+	if prior, ok := p.prior[v.Name]; ok {
+		c.Before = prior.Outputs
+	}
+	if containsUnknown(args) || p.opts.Destroy {
+		c.Deferred = !p.opts.Destroy
+		c.Reason = "an argument is known only after apply"
+		p.set(v.Name, &nodeResult{value: Unknown{}, change: c})
+		return nil
+	}
+	if msg := p.validateValues(inv.Function, inv.Args, args.(map[string]any), "fn::invoke "+inv.Function); msg {
+		return errReported
+	}
+	plain, secret := revealSecrets(args)
+	res, err := p.invokeNow(inv, plain.(map[string]any))
+	if err != nil {
+		return p.evalErr(err, inv.P, v.Name)
+	}
+	c.After = res
+	var val any = res
+	if inv.Return != "" {
+		val = res[inv.Return]
+	}
+	p.set(v.Name, &nodeResult{value: wrapSecret(val, secret), change: c})
+	return nil
+}
+
+// validateValues checks evaluated inputs against the schema and reports
+// violations at the positions of the expressions. It reports whether any
+// was found.
+func (p *planner) validateValues(token string, obj *Object, vals map[string]any, what string) bool {
+	s, ok := schemas.Lookup(token)
+	if !ok {
+		return false
+	}
+	inst, dyn := knownValue(vals)
+	ds := violationDiags(s, obj, inst, dyn, what)
+	for _, d := range ds {
+		p.addDiag(d)
+	}
+	return len(ds) > 0
+}
+
+// knownValue returns vals without its Unknown parts and secrets revealed,
+// with the paths of the unknown parts.
+func knownValue(vals map[string]any) (map[string]any, map[string]bool) {
+	dyn := map[string]bool{}
+	var walk func(v any, path []string) (any, bool)
+	walk = func(v any, path []string) (any, bool) {
+		switch x := v.(type) {
+		case Unknown:
+			dyn[strings.Join(path, "/")] = true
+			return nil, false
+		case Secret:
+			return walk(x.Value, path)
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i], _ = walk(e, append(path, fmt.Sprint(i)))
+			}
+			return out, true
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				if w, ok := walk(e, append(path, k)); ok {
+					out[k] = w
+				}
+			}
+			return out, true
+		}
+		return v, true
+	}
+	out, _ := walk(vals, nil)
+	m, _ := out.(map[string]any)
+	return m, dyn
+}
+
+func (p *planner) planGet(ctx context.Context, r *Resource) error {
+	ev := p.evaluator()
+	id, err := ev.eval(r.Get.ID)
+	if err != nil {
+		return p.evalErr(err, r.Pos, r.Name)
+	}
+	c := &Change{Addr: r.Name, Type: r.Type, Kind: KindGet, Action: Read, Pos: r.Pos}
+	if prior, ok := p.prior[r.Name]; ok {
+		c.Before = prior.Outputs
+		c.ID = prior.ID
+	}
+	idStr, _ := revealSecrets(id)
+	if containsUnknown(id) || p.opts.Destroy {
+		c.Deferred = !p.opts.Destroy
+		c.After = map[string]any{"id": id}
+		p.set(r.Name, &nodeResult{value: Unknown{}, change: c})
+		return nil
+	}
+	sid, ok := idStr.(string)
+	if !ok || sid == "" {
+		return p.fail(r.Get.ID.Pos(), "get.id of %q must be a non-empty string, got %s", r.Name, describe(idStr))
+	}
+	live, err := p.read(ctx, r, sid)
+	if errors.Is(err, resources.ErrNotFound) {
+		return p.fail(r.Get.ID.Pos(), "get %q: %s %q does not exist", r.Name, r.Type, sid)
+	}
+	if err != nil {
+		return p.fail(r.Pos, "get %q: read %s %q: %v", r.Name, r.Type, sid, err)
+	}
+	if r.Get.State != nil {
+		want, err := ev.eval(r.Get.State)
+		if err != nil {
+			return p.evalErr(err, r.Pos, r.Name)
+		}
+		wm, _ := revealSecrets(want)
+		for _, en := range r.Get.State.Entries {
+			w := wm.(map[string]any)[en.Key]
+			if containsUnknown(w) {
+				continue
+			}
+			if got := live[en.Key]; !valuesEqual(r.Schema.Root.Properties[en.Key], w, got, r.Name) {
+				p.addDiag(errorf(en.KeyPos, "get %q: state field %q is %s in the specs but %s in the cloud", r.Name, en.Raw, render1(w), render1(got)))
+			}
+		}
+	}
+	c.ID, c.After = sid, live
+	p.set(r.Name, &nodeResult{value: live, change: c})
+	return nil
+}
+
+// read calls the driver's Read with the resource's read timeout.
+func (p *planner) read(ctx context.Context, r *Resource, id string) (map[string]any, error) {
+	d, ok := p.reg.Drivers[r.Type]
+	if !ok {
+		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
+	}
+	if t, ok := r.Options.CustomTimeouts["read"]; ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	got, err := d.Read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any(resources.CanonAttrs(got))
+	if _, ok := out["id"]; !ok {
+		out["id"] = id
+	}
+	return out, nil
+}
+
+func (p *planner) planResource(ctx context.Context, r *Resource) error {
+	ev := p.evaluator()
+	val, err := ev.eval(r.Properties)
+	if err != nil {
+		return p.evalErr(err, r.Pos, r.Name)
+	}
+	desired := r.Schema.ApplyDefaults(val.(map[string]any))
+	if p.validateValues(r.Type, r.Properties, desired, fmt.Sprintf("%s %q", r.Type, r.Name)) {
+		return errReported
+	}
+	desired = p.normalize(r.Type, desired)
+	opts, err := p.evalOptions(r)
+	if err != nil {
+		return err
+	}
+	c := &Change{Addr: r.Name, Type: r.Type, Kind: KindResource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.deleteBeforeReplace}
+	prior, hasPrior := p.prior[r.Name]
+	if hasPrior && (prior.Kind != KindResource || prior.Type != r.Type) {
+		// The name now declares something else: the old object goes.
+		if prior.Kind == KindResource {
+			return p.failDetail(r.TypePos, "rename the new resource, or remove the old one from state with `reconcile state rm`", "resource %q changed type from %s to %s", r.Name, prior.Type, r.Type)
+		}
+		hasPrior = false
+	}
+	if p.opts.Destroy {
+		p.set(r.Name, &nodeResult{value: Unknown{}})
+		return nil
+	}
+	if !hasPrior || prior.ID == "" {
+		if r.Options.Import != "" {
+			return p.planImport(ctx, r, c, desired)
+		}
+		c.Action = Create
+		c.After = createdView(r.Schema, desired)
+		p.set(r.Name, &nodeResult{value: c.After, change: c})
+		return nil
+	}
+	c.ID = prior.ID
+	before := mergeAttrs(prior.Inputs, prior.Outputs)
+	before["id"] = prior.ID
+	if p.opts.Refresh && prior.Tainted == "" {
+		live, err := p.read(ctx, r, prior.ID)
+		switch {
+		case errors.Is(err, resources.ErrNotFound):
+			c.Action, c.Reason = Create, "the object was deleted outside reconcile"
+			c.ID = ""
+			c.After = createdView(r.Schema, desired)
+			p.set(r.Name, &nodeResult{value: c.After, change: c})
+			return nil
+		case err != nil:
+			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
+		}
+		before = live
+	}
+	c.Before = unsealForDisplay(before).(map[string]any)
+	if prior.Tainted != "" {
+		c.Action, c.Reason = Replace, "the previous create failed: "+prior.Tainted
+		return p.finishReplace(r, c, opts, desired)
+	}
+	changed := diffInputs(r.Schema, inputsOf(r.Schema, before), desired, r.Options.IgnoreChanges, c)
+	if len(changed) == 0 {
+		c.Action = NoOp
+		c.After = updatedView(r.Schema, before, desired)
+		p.set(r.Name, &nodeResult{value: before, change: c})
+		return nil
+	}
+	force := map[string]bool{}
+	for _, po := range r.Options.ReplaceOnChanges {
+		force[po.Top] = true
+	}
+	for _, k := range changed {
+		if pr := r.Schema.Root.Properties[k]; (pr != nil && pr.ReplaceOnChange) || force[k] {
+			c.ReplacePaths = append(c.ReplacePaths, k)
+		}
+	}
+	if len(c.ReplacePaths) > 0 {
+		c.Action = Replace
+		c.Reason = strings.Join(quoteAll(c.ReplacePaths), ", ") + " cannot be updated in place"
+		return p.finishReplace(r, c, opts, desired)
+	}
+	c.Action = Update
+	c.After = updatedView(r.Schema, before, desired)
+	p.set(r.Name, &nodeResult{value: c.After, change: c})
+	return nil
+}
+
+func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, desired map[string]any) error {
+	if opts.protect {
+		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", c.Reason), "resource %q is protected and cannot be replaced", r.Name)
+	}
+	c.After = createdView(r.Schema, desired)
+	p.set(r.Name, &nodeResult{value: c.After, change: c})
+	return nil
+}
+
+func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desired map[string]any) error {
+	c.Action, c.ImportID = Import, r.Options.Import
+	if !p.opts.Refresh {
+		c.Reason = "adopted on apply, then updated in place if the specs differ"
+		c.After = createdView(r.Schema, desired)
+		p.set(r.Name, &nodeResult{value: c.After, change: c})
+		return nil
+	}
+	live, err := p.read(ctx, r, r.Options.Import)
+	if errors.Is(err, resources.ErrNotFound) {
+		return p.fail(r.Options.ImportPos, "import %q: %s %q does not exist", r.Name, r.Type, r.Options.Import)
+	}
+	if err != nil {
+		return p.fail(r.Options.ImportPos, "import %q: read %s %q: %v", r.Name, r.Type, r.Options.Import, err)
+	}
+	c.Before, c.ID = live, r.Options.Import
+	changed := diffInputs(r.Schema, inputsOf(r.Schema, live), desired, r.Options.IgnoreChanges, c)
+	if len(changed) > 0 {
+		c.Reason = "then updated in place: " + strings.Join(quoteAll(changed), ", ")
+	}
+	c.After = updatedView(r.Schema, live, desired)
+	p.set(r.Name, &nodeResult{value: c.After, change: c})
+	return nil
+}
+
+type evaluatedOptions struct {
+	protect, deleteBeforeReplace, retainOnDelete bool
+}
+
+func (p *planner) evalOptions(r *Resource) (evaluatedOptions, error) {
+	return p.evalOptionsWith(r, p.evaluator())
+}
+
+func (p *planner) evalOptionsWith(r *Resource, ev *evaluator) (evaluatedOptions, error) {
+	var out evaluatedOptions
+	for _, o := range []struct {
+		name string
+		e    Expr
+		dst  *bool
+	}{{"protect", r.Options.Protect, &out.protect}, {"deleteBeforeReplace", r.Options.DeleteBeforeReplace, &out.deleteBeforeReplace}, {"retainOnDelete", r.Options.RetainOnDelete, &out.retainOnDelete}} {
+		if o.e == nil {
+			continue
+		}
+		v, err := ev.eval(o.e)
+		if err != nil {
+			return out, p.evalErr(err, r.Pos, r.Name)
+		}
+		v, _ = revealSecrets(v)
+		b, ok := v.(bool)
+		if !ok {
+			return out, p.fail(o.e.Pos(), "%s of %q must be true or false when planning, got %s", o.name, r.Name, describeValue(v))
+		}
+		*o.dst = b
+	}
+	return out, nil
+}
+
+func describeValue(v any) string {
+	if _, ok := v.(Unknown); ok {
+		return "a value known only after apply"
+	}
+	return describe(v)
+}
+
+func (p *planner) normalize(token string, desired map[string]any) map[string]any {
+	d, ok := p.reg.Drivers[token]
+	if !ok {
+		return desired
+	}
+	n, ok := d.(resources.Normalizer)
+	if !ok || containsUnknown(desired) {
+		return desired
+	}
+	plain, secret := revealSecrets(desired)
+	if secret {
+		return desired
+	}
+	return map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(plain.(map[string]any)))))
+}
+
+// planDeletes plans the deletion of every managed resource in state that the
+// specs no longer declare (every one, for a destroy), in reverse dependency
+// order.
+func (p *planner) planDeletes(ctx context.Context) []Change {
+	var gone []state.Record
+	for _, name := range sortedKeys(p.prior) {
+		rec := p.prior[name]
+		if rec.Kind != KindResource || rec.ID == "" && len(rec.Deposed) == 0 {
+			continue
+		}
+		if r, declared := p.spec.Resources[name]; declared && !p.opts.Destroy && r.Get == nil && r.Type == rec.Type {
+			continue
+		}
+		gone = append(gone, rec)
+	}
+	order := reverseDeleteOrder(gone)
+	var out []Change
+	var mu sync.Mutex
+	byName := map[string]*Change{}
+	for _, rec := range order {
+		c := Change{Addr: rec.Name, Type: rec.Type, Kind: KindResource, Action: Delete, ID: rec.ID, Before: mergeAttrs(rec.Inputs, rec.Outputs)}
+		c.Before["id"] = rec.ID
+		switch {
+		case rec.RetainOnDelete:
+			c.Action, c.Reason = Forget, "retainOnDelete is set: the object stays in the cloud"
+		case rec.Protect:
+			d := errorf(Pos{}, "resource %q is protected and cannot be deleted", rec.Name)
+			d.Detail = "protect is recorded in state: declare it again, or set protect: false on it and apply before removing it, or run `reconcile state rm " + rec.Name + "` to forget it without deleting"
+			p.addDiag(d)
+		}
+		out = append(out, c)
+	}
+	for i := range out {
+		byName[out[i].Addr] = &out[i]
+	}
+	if p.opts.Refresh {
+		var names []string
+		for _, c := range out {
+			if c.Action == Delete && c.ID != "" {
+				names = append(names, c.Addr)
+			}
+		}
+		walk(ctx, names, nil, p.opts.Parallelism, func(ctx context.Context, name string) error {
+			c := byName[name]
+			d, ok := p.reg.Drivers[c.Type]
+			if !ok {
+				return nil
+			}
+			if _, err := d.Read(ctx, c.ID); errors.Is(err, resources.ErrNotFound) {
+				mu.Lock()
+				c.Action, c.Reason = Forget, "already deleted outside reconcile"
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+// reverseDeleteOrder orders records so that each comes before the records
+// it depends on.
+func reverseDeleteOrder(recs []state.Record) []state.Record {
+	byName := map[string]state.Record{}
+	for _, r := range recs {
+		byName[r.Name] = r
+	}
+	g := &graph{nodes: map[string]*gnode{}, dependents: map[string][]string{}}
+	for _, r := range recs {
+		n := &gnode{name: r.Name}
+		for _, d := range r.Dependencies {
+			if _, ok := byName[d]; ok && d != r.Name {
+				n.deps = append(n.deps, d)
+				g.dependents[d] = append(g.dependents[d], r.Name)
+			}
+		}
+		g.nodes[r.Name] = n
+	}
+	order := g.topo()
+	if len(order) < len(recs) { // a cycle in old state: fall back to names
+		order = sortedKeys(byName)
+	}
+	out := make([]state.Record, 0, len(order))
+	for i := len(order) - 1; i >= 0; i-- {
+		out = append(out, byName[order[i]])
+	}
+	return out
+}
+
+func (p *planner) outputs() map[string]any {
+	out := map[string]any{}
+	for _, name := range sortedKeys(p.spec.Outputs) {
+		o := p.spec.Outputs[name]
+		v, err := p.evaluator().eval(o.Expr)
+		if err != nil {
+			_ = p.evalErr(err, o.Pos, name)
+			continue
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// createdView is what references to a resource being created see: its
+// inputs, and Unknown for every output the cloud assigns.
+func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
+	out := make(map[string]any, len(s.Root.Properties)+1)
+	for k, v := range desired {
+		out[k] = v
+	}
+	for k, pr := range s.Root.Properties {
+		if _, set := out[k]; !set && pr.ReadOnly {
+			out[k] = Unknown{}
+		}
+	}
+	out["id"] = Unknown{}
+	out["urn"] = Unknown{}
+	return out
+}
+
+// updatedView is a resource after an in-place update: the prior outputs
+// with the desired inputs (an input left out of the specs is gone).
+func updatedView(s *schemas.Schema, before, desired map[string]any) map[string]any {
+	out := make(map[string]any, len(before)+len(desired))
+	for k, v := range before {
+		if pr, ok := s.Root.Properties[k]; !ok || pr.ReadOnly {
+			out[k] = v
+		}
+	}
+	for k, v := range desired {
+		out[k] = v
+	}
+	return out
+}
+
+func mergeAttrs(ms ...map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// inputsOf keeps the input fields of attrs.
+func inputsOf(s *schemas.Schema, attrs map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range attrs {
+		if pr, ok := s.Root.Properties[k]; ok && !pr.ReadOnly {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+var _ = sort.Strings

@@ -1,0 +1,813 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// RenderOptions control rendering.
+type RenderOptions struct {
+	// Color adds ANSI colour to RenderText. cmd/reconcile sets it only when
+	// stdout is a terminal and neither NO_COLOR nor --no-color is given.
+	// RenderJSON and RenderMarkdown ignore it.
+	Color bool
+	// Version is the reconcile version, written into JSON output.
+	Version string
+}
+
+// Texts that stand in for values a renderer must not or cannot show.
+const (
+	unknownText = "(known after apply)"
+	secretText  = "(sensitive value)"
+	noChanges   = "No changes. The cloud matches the specs."
+)
+
+// actionCounts counts a plan's changes by action, indexed by Action.
+type actionCounts [len(actionNames)]int
+
+func countActions(p *Plan) actionCounts {
+	var n actionCounts
+	for _, c := range p.Changes {
+		if c.Action >= 0 && int(c.Action) < len(n) {
+			n[c.Action]++
+		}
+	}
+	return n
+}
+
+// summaryTerms are the terms of a summary, in order. Create, update,
+// replace and destroy always appear, so that scripts and eyes find them in
+// the same place; the rarer actions appear only when they occur.
+var summaryTerms = []struct {
+	action Action
+	verb   string
+	always bool
+}{
+	{Create, "create", true},
+	{Update, "update", true},
+	{Replace, "replace", true},
+	{Delete, "destroy", true},
+	{Import, "import", false},
+	{Forget, "forget", false},
+	{Read, "read", false},
+}
+
+// phrase is the body of a summary: "1 to create, 0 to update, ...".
+func (n actionCounts) phrase() string {
+	var terms []string
+	for _, t := range summaryTerms {
+		if t.always || n[t.action] > 0 {
+			terms = append(terms, fmt.Sprintf("%d to %s", n[t.action], t.verb))
+		}
+	}
+	return strings.Join(terms, ", ")
+}
+
+// summaryText is the last line of a text plan.
+func summaryText(p *Plan, n actionCounts) string {
+	if !p.HasChanges() {
+		return noChanges
+	}
+	return "Plan: " + n.phrase() + "."
+}
+
+// visibleChanges returns the changes a reader is shown: all but no-ops.
+func visibleChanges(p *Plan) []*Change {
+	var out []*Change
+	for i := range p.Changes {
+		if p.Changes[i].Action != NoOp {
+			out = append(out, &p.Changes[i])
+		}
+	}
+	return out
+}
+
+// blockSymbol is the sign before a change's block: Action.Symbol, except
+// that a replacement creating the new object first shows "+/-".
+func blockSymbol(c *Change) string {
+	if c.Action == Replace && !c.DeleteBeforeReplace {
+		return "+/-"
+	}
+	return c.Action.Symbol()
+}
+
+// verbPhrase says what happens to c, as in "sentiment will be created".
+func verbPhrase(c *Change) string {
+	switch c.Action {
+	case Create:
+		return "will be created"
+	case Update:
+		return "will be updated in place"
+	case Replace:
+		return "must be replaced"
+	case Delete:
+		return "will be destroyed"
+	case Read:
+		if c.Deferred {
+			return "will be read during apply"
+		}
+		return "will be read"
+	case Import:
+		if c.ImportID != "" {
+			return "will be imported from id " + quote(c.ImportID)
+		}
+		return "will be imported"
+	case Forget:
+		return "will be removed from state without being destroyed (retainOnDelete)"
+	}
+	return "is unchanged"
+}
+
+// actionLabel names c's action for a reader.
+func actionLabel(c *Change) string {
+	switch c.Action {
+	case Replace:
+		if c.DeleteBeforeReplace {
+			return "replace (destroy first)"
+		}
+		return "replace (create first)"
+	case Delete:
+		return "destroy"
+	case Read:
+		if c.Deferred {
+			return "read during apply"
+		}
+		return "read"
+	case Update:
+		return "update in place"
+	case Forget:
+		return "forget (keep the object)"
+	}
+	return c.Action.String()
+}
+
+// oneLine flattens text meant for a single line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Body lines.
+//
+// A change's body is built once as a list of lines, independent of the
+// format; the text and Markdown renderers then lay the lines out their own
+// way.
+
+// sign marks what happens to one line of a body.
+type sign int
+
+const (
+	signNone   sign = iota // shown as is: read results, forget, outputs
+	signAdd                // added
+	signRemove             // removed
+	signChange             // changed in place
+)
+
+// lineKind says how a line is laid out.
+type lineKind int
+
+const (
+	lineValue  lineKind = iota // key = value, or a bare list element
+	lineOpen                   // key = { or key = [; children are one level deeper
+	lineClose                  // } or ], closing the last open line of its depth
+	lineHidden                 // a comment counting unchanged entries
+)
+
+// line is one line of a change's body.
+type line struct {
+	kind  lineKind
+	sign  sign
+	depth int    // nesting level, 0 for top-level fields
+	key   string // rendered key; empty for list elements, closers and comments
+	pad   int    // width to pad key to, to line up with its siblings
+	old   string // previous value of a changed value; empty when one value is shown
+	text  string // the value, the bracket of an open or close line, or the comment
+	note  string // trailing comment, such as "forces replacement"
+}
+
+// body accumulates the lines of one change.
+type body struct{ lines []line }
+
+func (b *body) add(l line) { b.lines = append(b.lines, l) }
+
+// changeLines returns the body of c: the fields each action shows.
+func changeLines(c *Change) []line {
+	var b body
+	switch c.Action {
+	case Create:
+		b.entries(0, signAdd, c.After)
+	case Delete:
+		b.entries(0, signRemove, c.Before)
+	case Update, Replace:
+		force := map[string]bool{}
+		for _, p := range c.ReplacePaths {
+			force[p] = true
+		}
+		b.diffEntries(0, c.Before, c.After, force)
+	case Import:
+		if c.Before == nil {
+			b.entries(0, signNone, c.After)
+		} else {
+			b.diffEntries(0, c.Before, c.After, nil)
+		}
+	case Read:
+		b.entries(0, signNone, c.After)
+	case Forget:
+		if c.ID != "" {
+			b.add(line{kind: lineValue, key: "id", text: quote(c.ID)})
+		}
+	}
+	return b.lines
+}
+
+// entries appends every entry of m, sorted by key, each line with sign s.
+func (b *body) entries(depth int, s sign, m map[string]any) {
+	start := len(b.lines)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b.value(depth, s, keyText(k), m[k])
+	}
+	b.align(start, depth)
+}
+
+// value appends v whole, multi-line when it is a non-empty map or list.
+func (b *body) value(depth int, s sign, key string, v any) {
+	switch x := norm(v).(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			b.add(line{kind: lineValue, sign: s, depth: depth, key: key, text: "{}"})
+			return
+		}
+		b.add(line{kind: lineOpen, sign: s, depth: depth, key: key, text: "{"})
+		b.entries(depth+1, s, x)
+		b.add(line{kind: lineClose, depth: depth, text: "}"})
+	case []any:
+		if len(x) == 0 {
+			b.add(line{kind: lineValue, sign: s, depth: depth, key: key, text: "[]"})
+			return
+		}
+		b.add(line{kind: lineOpen, sign: s, depth: depth, key: key, text: "["})
+		for _, e := range x {
+			b.value(depth+1, s, "", e)
+		}
+		b.add(line{kind: lineClose, depth: depth, text: "]"})
+	default:
+		b.add(line{kind: lineValue, sign: s, depth: depth, key: key, text: scalarText(x)})
+	}
+}
+
+// align pads the keys of the lines at depth added since start, which are
+// the entries of one map, to a common width.
+func (b *body) align(start, depth int) {
+	width := 0
+	for _, l := range b.lines[start:] {
+		if l.depth == depth && l.key != "" {
+			width = max(width, textWidth(l.key))
+		}
+	}
+	for i := start; i < len(b.lines); i++ {
+		if b.lines[i].depth == depth && b.lines[i].key != "" {
+			b.lines[i].pad = width
+		}
+	}
+}
+
+// diffEntries appends the differences between two maps: changed, added and
+// removed entries, then a count of the unchanged ones. Entries named in
+// force get a "forces replacement" note on their first line.
+func (b *body) diffEntries(depth int, before, after map[string]any, force map[string]bool) {
+	start := len(b.lines)
+	unchanged := 0
+	keys := slices.Sorted(maps.Keys(before))
+	keys = slices.Compact(slices.Sorted(slices.Values(append(keys, slices.Collect(maps.Keys(after))...))))
+	for _, k := range keys {
+		bv, inBefore := before[k]
+		av, inAfter := after[k]
+		if inBefore && inAfter && equalValues(bv, av) {
+			unchanged++
+			continue
+		}
+		first := len(b.lines)
+		b.diffValue(depth, keyText(k), bv, av, inBefore, inAfter)
+		if force[k] && len(b.lines) > first {
+			b.lines[first].note = "forces replacement"
+		}
+	}
+	b.align(start, depth)
+	b.hidden(depth, unchanged, "attribute")
+}
+
+// hidden appends a comment counting n unchanged entries, if n > 0.
+func (b *body) hidden(depth, n int, noun string) {
+	if n == 0 {
+		return
+	}
+	if n != 1 {
+		noun += "s"
+	}
+	b.add(line{kind: lineHidden, depth: depth, text: fmt.Sprintf("# (%d unchanged %s hidden)", n, noun)})
+}
+
+// diffValue appends the difference between two values of one entry, which
+// differ. A value missing on one side is added or removed whole.
+func (b *body) diffValue(depth int, key string, before, after any, inBefore, inAfter bool) {
+	switch {
+	case !inBefore:
+		b.value(depth, signAdd, key, after)
+		return
+	case !inAfter:
+		b.value(depth, signRemove, key, before)
+		return
+	}
+	before, after = norm(before), norm(after)
+	if isSecret(before) || isSecret(after) {
+		// Either side being secret hides both: an old plain value may
+		// equal the new secret one.
+		b.add(line{kind: lineValue, sign: signChange, depth: depth, key: key, text: secretText})
+		return
+	}
+	switch bx := before.(type) {
+	case map[string]any:
+		if ax, ok := after.(map[string]any); ok {
+			b.add(line{kind: lineOpen, sign: signChange, depth: depth, key: key, text: "{"})
+			b.diffEntries(depth+1, bx, ax, nil)
+			b.add(line{kind: lineClose, depth: depth, text: "}"})
+			return
+		}
+	case []any:
+		if ax, ok := after.([]any); ok {
+			b.add(line{kind: lineOpen, sign: signChange, depth: depth, key: key, text: "["})
+			b.diffList(depth+1, bx, ax)
+			b.add(line{kind: lineClose, depth: depth, text: "]"})
+			return
+		}
+	}
+	if !isContainer(before) && !isContainer(after) {
+		b.add(line{kind: lineValue, sign: signChange, depth: depth, key: key,
+			old: scalarText(before), text: scalarText(after)})
+		return
+	}
+	// The kind changed, say from a list to a map: show both whole.
+	b.value(depth, signRemove, key, before)
+	b.value(depth, signAdd, key, after)
+}
+
+// diffList appends the differences between two lists, element by element:
+// elements kept are counted, runs of removed and added elements are shown,
+// and a removed map or list followed by an added one is shown as changed.
+func (b *body) diffList(depth int, before, after []any) {
+	edits := listEdits(before, after)
+	kept := 0
+	for i := 0; i < len(edits); {
+		if edits[i].op == editKeep {
+			kept++
+			i++
+			continue
+		}
+		b.hidden(depth, kept, "element")
+		kept = 0
+		var removed, added []any
+		for ; i < len(edits) && edits[i].op != editKeep; i++ {
+			if edits[i].op == editRemove {
+				removed = append(removed, before[edits[i].index])
+			} else {
+				added = append(added, after[edits[i].index])
+			}
+		}
+		b.diffRun(depth, removed, added)
+	}
+	b.hidden(depth, kept, "element")
+}
+
+// diffRun appends one run of removed and added list elements. When every
+// removed element pairs with an added one of the same shape (both maps or
+// both lists), the pairs are shown as changed in place.
+func (b *body) diffRun(depth int, removed, added []any) {
+	pairs := min(len(removed), len(added))
+	for i := range pairs {
+		if !sameShape(removed[i], added[i]) {
+			pairs = 0
+			break
+		}
+	}
+	for i := range pairs {
+		b.diffValue(depth, "", removed[i], added[i], true, true)
+	}
+	for _, v := range removed[pairs:] {
+		b.value(depth, signRemove, "", v)
+	}
+	for _, v := range added[pairs:] {
+		b.value(depth, signAdd, "", v)
+	}
+}
+
+// sameShape reports whether a and b are both maps or both lists.
+func sameShape(a, b any) bool {
+	switch norm(a).(type) {
+	case map[string]any:
+		_, ok := norm(b).(map[string]any)
+		return ok
+	case []any:
+		_, ok := norm(b).([]any)
+		return ok
+	}
+	return false
+}
+
+type editOp int
+
+const (
+	editKeep editOp = iota
+	editRemove
+	editAdd
+)
+
+// edit is one step turning a list into another; index is into the old list
+// for keep and remove, into the new list for add.
+type edit struct {
+	op    editOp
+	index int
+}
+
+// maxLCSCells bounds the work of a longest-common-subsequence list diff.
+// Past it, the elements between the common ends are all shown as removed
+// and added.
+const maxLCSCells = 1 << 18
+
+// listEdits returns the steps turning before into after, keeping their
+// common ends and a longest common subsequence of equal elements between.
+func listEdits(before, after []any) []edit {
+	var head, tail []edit
+	for len(before) > len(head) && len(after) > len(head) && equalValues(before[len(head)], after[len(head)]) {
+		head = append(head, edit{editKeep, len(head)})
+	}
+	lo := len(head)
+	n, m := len(before), len(after)
+	for n > lo && m > lo && equalValues(before[n-1], after[m-1]) {
+		n, m = n-1, m-1
+		tail = append(tail, edit{editKeep, n})
+	}
+	slices.Reverse(tail)
+	return slices.Concat(head, middleEdits(before[:n], after[:m], lo), tail)
+}
+
+// middleEdits is listEdits for before[lo:] and after[lo:], with indexes
+// into the whole lists.
+func middleEdits(before, after []any, lo int) []edit {
+	n, m := len(before)-lo, len(after)-lo
+	w := m + 1
+	lcs := make([]int, (n+1)*w) // lcs[i*w+j]: LCS of before[lo+i:], after[lo+j:]
+	if n*m <= maxLCSCells {
+		for i := n - 1; i >= 0; i-- {
+			for j := m - 1; j >= 0; j-- {
+				if equalValues(before[lo+i], after[lo+j]) {
+					lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
+				} else {
+					lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
+				}
+			}
+		}
+	}
+	var out []edit
+	i, j := 0, 0
+	for i < n && j < m {
+		switch {
+		case lcs[i*w+j] > 0 && equalValues(before[lo+i], after[lo+j]):
+			out = append(out, edit{editKeep, lo + i})
+			i, j = i+1, j+1
+		case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
+			out = append(out, edit{editRemove, lo + i})
+			i++
+		default:
+			out = append(out, edit{editAdd, lo + j})
+			j++
+		}
+	}
+	for ; i < n; i++ {
+		out = append(out, edit{editRemove, lo + i})
+	}
+	for ; j < m; j++ {
+		out = append(out, edit{editAdd, lo + j})
+	}
+	return out
+}
+
+// Text rendering.
+
+// ANSI SGR parameters used by RenderText.
+const (
+	ansiBold    = "1"
+	ansiRed     = "31"
+	ansiGreen   = "32"
+	ansiYellow  = "33"
+	ansiMagenta = "35"
+	ansiCyan    = "36"
+)
+
+// RenderText writes p for a terminal: a header with the symbols used, one
+// block per change that is not a no-op, a summary line and the outputs.
+//
+// The summary reads "Plan: C to create, U to update, R to replace, D to
+// destroy." and adds "N to import", "N to forget" and "N to read" when
+// those are not zero; a plan without changes (reads alone are not changes)
+// ends with "No changes. The cloud matches the specs." instead. Without
+// opts.Color the output holds no escape sequence; values are quoted so that
+// they cannot bring one in.
+func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
+	t := &textWriter{color: opts.Color}
+	visible := visibleChanges(p)
+	if len(visible) > 0 {
+		t.header(visible)
+		for _, c := range visible {
+			t.change(c)
+		}
+	}
+	t.b.WriteString(t.paint(ansiBold, summaryText(p, countActions(p))) + "\n")
+	t.outputs(p.Outputs)
+	_, err := io.WriteString(w, t.b.String())
+	return err
+}
+
+// textWriter builds the text form of a plan.
+type textWriter struct {
+	b     strings.Builder
+	color bool
+}
+
+// paint wraps s in the ANSI colour code, when colour is on.
+func (t *textWriter) paint(code, s string) string {
+	if !t.color || code == "" || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// actionColor is the colour of a change's symbol.
+func actionColor(a Action) string {
+	switch a {
+	case Create:
+		return ansiGreen
+	case Update:
+		return ansiYellow
+	case Replace:
+		return ansiMagenta
+	case Delete, Forget:
+		return ansiRed
+	case Read, Import:
+		return ansiCyan
+	}
+	return ""
+}
+
+// signColor is the colour of a body line's sign.
+func signColor(s sign) string {
+	switch s {
+	case signAdd:
+		return ansiGreen
+	case signRemove:
+		return ansiRed
+	case signChange:
+		return ansiYellow
+	}
+	return ""
+}
+
+// signText is a body line's sign.
+func signText(s sign) string {
+	return [...]string{" ", "+", "-", "~"}[s]
+}
+
+// header writes the opening line and a legend of the symbols used.
+func (t *textWriter) header(changes []*Change) {
+	t.b.WriteString("reconcile will take these actions to make the cloud match the specs.\n")
+	labels := map[string][]string{} // by symbol, in Action order
+	colors := map[string]string{}
+	for a := NoOp + 1; int(a) < len(actionNames); a++ {
+		for _, c := range changes {
+			sym, what := blockSymbol(c), actionLabel(c)
+			if c.Action == Read {
+				what = "read"
+			}
+			if c.Action == a && !slices.Contains(labels[sym], what) {
+				labels[sym] = append(labels[sym], what)
+				colors[sym] = actionColor(a)
+			}
+		}
+	}
+	var legend []string
+	for _, sym := range []string{"+", "~", "-/+", "+/-", "-", "<="} {
+		if len(labels[sym]) > 0 {
+			legend = append(legend, t.paint(colors[sym], sym)+" "+strings.Join(labels[sym], " or "))
+		}
+	}
+	t.b.WriteString("Symbols: " + strings.Join(legend, ", ") + "\n\n")
+}
+
+// change writes one change: its comment lines and its block.
+func (t *textWriter) change(c *Change) {
+	what := fmt.Sprintf("  # %s (%s) %s", plainText(c.Addr), plainText(c.Type), verbPhrase(c))
+	t.b.WriteString(t.paint(ansiBold, what) + "\n")
+	if c.Reason != "" {
+		t.b.WriteString("  # (" + plainText(oneLine(c.Reason)) + ")\n")
+	}
+	sym := blockSymbol(c)
+	t.b.WriteString(strings.Repeat(" ", 3-len(sym)) + t.paint(actionColor(c.Action), sym) + " " + plainText(c.Addr))
+	lines := changeLines(c)
+	if len(lines) == 0 {
+		t.b.WriteString(" {}\n\n")
+		return
+	}
+	t.b.WriteString(" {\n")
+	for _, l := range lines {
+		t.line(l, 6)
+	}
+	t.b.WriteString("    }\n\n")
+}
+
+// outputs writes the stack outputs, if there are any.
+func (t *textWriter) outputs(outputs map[string]any) {
+	if len(outputs) == 0 {
+		return
+	}
+	t.b.WriteString("\n" + t.paint(ansiBold, "Outputs:") + "\n")
+	var b body
+	b.entries(0, signNone, outputs)
+	for _, l := range b.lines {
+		t.line(l, 0)
+	}
+}
+
+// line writes one body line whose depth-0 sign is in column base.
+func (t *textWriter) line(l line, base int) {
+	indent := strings.Repeat(" ", base+4*l.depth)
+	switch l.kind {
+	case lineClose, lineHidden:
+		t.b.WriteString(indent + "  " + l.text + "\n")
+		return
+	}
+	t.b.WriteString(indent + t.paint(signColor(l.sign), signText(l.sign)) + " " + lineContent(l))
+	if l.note != "" {
+		t.b.WriteString(" " + t.paint(ansiRed, "# "+l.note))
+	}
+	t.b.WriteString("\n")
+}
+
+// lineContent is a value or open line without its sign and note:
+// "key = old -> new", "key = {", or a bare list element.
+func lineContent(l line) string {
+	var s strings.Builder
+	if l.key != "" {
+		s.WriteString(l.key + strings.Repeat(" ", max(0, l.pad-textWidth(l.key))) + " = ")
+	}
+	if l.old != "" {
+		s.WriteString(l.old + " -> ")
+	}
+	s.WriteString(l.text)
+	return s.String()
+}
+
+// scalarText renders a normalized value that is not a map or a list.
+func scalarText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		return quote(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case Unknown:
+		return unknownText
+	case Secret:
+		return secretText
+	}
+	return quote(fmt.Sprintf("(unsupported value of type %T)", v))
+}
+
+// Value helpers. norm, which brings values into JSON shape, is in
+// render_json.go.
+
+func isSecret(v any) bool {
+	_, ok := v.(Secret)
+	return ok
+}
+
+func isContainer(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
+
+// equalValues reports whether two values are the same for a reader.
+// Numbers compare by value; an Unknown equals nothing, since it may turn
+// out to be anything; two secrets are equal when their values are.
+func equalValues(a, b any) bool {
+	a, b = norm(a), norm(b)
+	switch x := a.(type) {
+	case Unknown:
+		return false
+	case Secret:
+		y, ok := b.(Secret)
+		return ok && equalValues(x.Value, y.Value)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equalValues(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, equalValues)
+	case int64:
+		if y, ok := b.(float64); ok {
+			return float64(x) == y
+		}
+	case float64:
+		if y, ok := b.(int64); ok {
+			return x == float64(y)
+		}
+	}
+	// Scalars of one type compare with ==; different dynamic types are
+	// simply unequal, so this cannot panic on maps or slices.
+	return a == b
+}
+
+// quote returns s in double quotes, escaped as a JSON string is, and with
+// every character that is not printable (controls, bidirectional overrides,
+// invalid UTF-8) escaped as \uXXXX, so that a value can neither forge lines
+// nor send escape sequences to a terminal.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	escapeTo(&b, s, true)
+	b.WriteByte('"')
+	return b.String()
+}
+
+// plainText returns s with the characters quote escapes escaped, but
+// without quotes: for addresses, types and reasons in headers.
+func plainText(s string) string {
+	var b strings.Builder
+	escapeTo(&b, s, false)
+	return b.String()
+}
+
+func escapeTo(b *strings.Builder, s string, quoted bool) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case quoted && (r == '"' || r == '\\'):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == ' ' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(b, `\u%04x`, r)
+		}
+	}
+}
+
+// keyText renders a map key: bare when it is a plain name, quoted
+// otherwise.
+func keyText(k string) string {
+	if k == "" || strings.IndexByte("0123456789-", k[0]) >= 0 {
+		return quote(k)
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return quote(k)
+		}
+	}
+	return k
+}
+
+// textWidth is the number of characters in s, for alignment.
+func textWidth(s string) int { return utf8.RuneCountInString(s) }

@@ -1,0 +1,524 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"reconcile/engine"
+)
+
+// obj and list shorten the literals of hand-built plans.
+type (
+	obj  = map[string]any
+	list = []any
+)
+
+// secretValue is wrapped in every Secret of the test plans; no output may
+// contain it.
+const secretValue = "hunter2-SECRET"
+
+const (
+	endpointType = "oci:AiLanguage:Endpoint"
+	policyType   = "datadog:RestrictionPolicy"
+	iamType      = "gcp:endpoints:getServiceIamPolicy"
+)
+
+// renderers are the three formats, by golden-file extension.
+var renderers = map[string]func(io.Writer, *engine.Plan, engine.RenderOptions) error{
+	"txt":  engine.RenderText,
+	"json": engine.RenderJSON,
+	"md":   engine.RenderMarkdown,
+}
+
+// renderCases are the hand-built plans of the golden tests, by folder name
+// under testdata/render.
+func renderCases() map[string]*engine.Plan {
+	return map[string]*engine.Plan{
+		"create":               {Changes: []engine.Change{createEndpoint(), createPolicy()}, Outputs: obj{"endpointId": engine.Unknown{}}},
+		"update":               {Changes: []engine.Change{updateEndpoint()}},
+		"replace_create_first": {Changes: []engine.Change{replacePolicy()}},
+		"replace_delete_first": {Changes: []engine.Change{replaceEndpoint()}},
+		"delete_forget":        {Changes: []engine.Change{deleteEndpoint(), forgetEndpoint()}},
+		"reads":                {Changes: []engine.Change{readDirect(), readDeferred(), {Addr: "quiet", Type: endpointType, Kind: engine.KindResource}}},
+		"import":               {Changes: []engine.Change{importNew(), importWithDiff()}},
+		"no_changes":           noChangesPlan(),
+		"all_actions":          allActionsPlan(),
+		"escaping":             escapingPlan(),
+	}
+}
+
+func createEndpoint() engine.Change {
+	return engine.Change{
+		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Create,
+		Pos: engine.Pos{File: "site.yaml", Line: 12, Col: 3},
+		After: obj{
+			"compartmentId":  "ocid1.compartment.oc1..example",
+			"modelId":        "ocid1.ailanguagemodel.oc1.iad.example",
+			"displayName":    "sentiment-prod",
+			"inferenceUnits": int64(2),
+			"id":             engine.Unknown{},
+			"freeformTags":   obj{"env": "prod", "cost center": "ml"},
+			"definedTags":    obj{},
+			"aliases":        list{"a", "b"},
+			"apiKey":         engine.Secret{Value: secretValue},
+			"config": obj{
+				"enabled": true,
+				"nothing": nil,
+				"ratio":   0.25,
+				"routes":  list{obj{"name": "x", "weight": int64(3)}, obj{"name": "y", "token": engine.Secret{Value: secretValue}}},
+				"pending": list{engine.Unknown{}},
+			},
+		},
+	}
+}
+
+func createPolicy() engine.Change {
+	return engine.Change{
+		Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
+		Reason: "not in state",
+		After: obj{
+			"resourceId": engine.Unknown{},
+			"bindings": list{
+				obj{"relation": "editor", "principals": list{"role:00000000-0000-0000-0000-000000000001"}},
+				obj{"relation": "viewer", "principals": list{}},
+			},
+		},
+	}
+}
+
+func updateEndpoint() engine.Change {
+	return engine.Change{
+		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Update,
+		ID:     "ocid1.ailanguageendpoint.oc1.iad.sentiment",
+		Reason: "displayName, freeformTags and bindings differ from the specs",
+		Before: obj{
+			"compartmentId":  "ocid1.compartment.oc1..example",
+			"displayName":    "sentiment-dev",
+			"description":    "to be removed",
+			"inferenceUnits": int64(1),
+			"weight":         int64(1),
+			"lifecycleState": "ACTIVE",
+			"freeformTags":   obj{"env": "dev", "owner": "ml", "keep": "x"},
+			"bindings": list{
+				obj{"relation": "editor", "principals": list{"role:1", "role:2"}},
+				obj{"relation": "viewer", "principals": list{"role:3"}},
+			},
+			"aliases":   list{"a", "b", "c", "d"},
+			"labels":    list{"x"},
+			"apiKey":    engine.Secret{Value: "old-" + secretValue},
+			"token":     engine.Secret{Value: secretValue},
+			"plainOnce": secretValue,
+		},
+		After: obj{
+			"compartmentId":  "ocid1.compartment.oc1..example",
+			"displayName":    "sentiment-prod",
+			"inferenceUnits": int64(2),
+			"weight":         1.0,
+			"lifecycleState": engine.Unknown{},
+			"freeformTags":   obj{"env": "prod", "keep": "x", "team": "ai"},
+			"bindings": list{
+				obj{"relation": "editor", "principals": list{"role:1", "role:2", "role:4"}},
+				obj{"relation": "viewer", "principals": list{"role:3"}},
+			},
+			"aliases":   list{"a", "c", "d", "e"},
+			"labels":    obj{"x": true},
+			"apiKey":    engine.Secret{Value: secretValue},
+			"token":     engine.Secret{Value: secretValue},
+			"plainOnce": engine.Secret{Value: secretValue},
+			"newField":  "added",
+		},
+	}
+}
+
+func replacePolicy() engine.Change {
+	bindings := list{obj{"relation": "editor", "principals": list{"role:1"}}}
+	return engine.Change{
+		Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Replace,
+		ID:           "dashboard:abc-def-ghi",
+		Reason:       "resourceId cannot change in place: the policy moves to another resource",
+		ReplacePaths: []string{"resourceId"},
+		Before:       obj{"resourceId": "dashboard:abc-def-ghi", "bindings": bindings, "id": "dashboard:abc-def-ghi"},
+		After:        obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": engine.Unknown{}},
+	}
+}
+
+func replaceEndpoint() engine.Change {
+	return engine.Change{
+		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Replace,
+		ID:                  "ocid1.ailanguageendpoint.oc1.iad.sentiment",
+		Reason:              "replaceOnChanges lists modelId and placement",
+		ReplacePaths:        []string{"modelId", "placement"},
+		DeleteBeforeReplace: true,
+		Before: obj{
+			"modelId":     "ocid1.ailanguagemodel.oc1.iad.old",
+			"displayName": "sentiment-prod",
+			"placement":   obj{"region": "us-ashburn-1", "zones": list{"AD-1"}},
+		},
+		After: obj{
+			"modelId":     "ocid1.ailanguagemodel.oc1.iad.new",
+			"displayName": "sentiment-prod",
+			"placement":   obj{"region": "us-ashburn-1", "zones": list{"AD-1", "AD-2"}},
+		},
+	}
+}
+
+func deleteEndpoint() engine.Change {
+	return engine.Change{
+		Addr: "old", Type: endpointType, Kind: engine.KindResource, Action: engine.Delete,
+		ID:     "ocid1.ailanguageendpoint.oc1.iad.old",
+		Reason: "no longer in the specs",
+		Before: obj{
+			"displayName": "old",
+			"apiKey":      engine.Secret{Value: secretValue},
+			"tags":        obj{"env": "prod", "nested": obj{"deep": list{int64(1), int64(2)}}},
+		},
+	}
+}
+
+func forgetEndpoint() engine.Change {
+	return engine.Change{
+		Addr: "kept", Type: endpointType, Kind: engine.KindResource, Action: engine.Forget,
+		ID:     "ocid1.ailanguageendpoint.oc1.iad.kept",
+		Before: obj{"displayName": "kept"},
+	}
+}
+
+func readDirect() engine.Change {
+	return engine.Change{
+		Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read,
+		After: obj{
+			"serviceName": "orders.endpoints.acme.cloud.goog",
+			"etag":        "BwW1",
+			"bindings":    list{obj{"role": "roles/viewer", "members": list{"user:a@example.com"}}},
+		},
+	}
+}
+
+func readDeferred() engine.Change {
+	return engine.Change{
+		Addr: "consumerPolicy", Type: "gcp:endpoints:getServiceConsumersIamPolicy", Kind: engine.KindLookup,
+		Action: engine.Read, Deferred: true,
+		Reason: "consumerId depends on project, which is not created yet",
+		After:  obj{"serviceName": "orders.endpoints.acme.cloud.goog", "consumerId": engine.Unknown{}, "etag": engine.Unknown{}},
+	}
+}
+
+func importNew() engine.Change {
+	return engine.Change{
+		Addr: "legacy", Type: endpointType, Kind: engine.KindResource, Action: engine.Import,
+		ImportID: "ocid1.ailanguageendpoint.oc1.iad.legacy",
+		After:    obj{"displayName": "legacy", "inferenceUnits": int64(1)},
+	}
+}
+
+func importWithDiff() engine.Change {
+	return engine.Change{
+		Addr: "adopted", Type: policyType, Kind: engine.KindResource, Action: engine.Import,
+		ImportID: "dashboard:adopted",
+		Reason:   "bindings will be updated after the import",
+		Before:   obj{"resourceId": "dashboard:adopted", "bindings": list{}},
+		After:    obj{"resourceId": "dashboard:adopted", "bindings": list{obj{"relation": "editor", "principals": list{"role:1"}}}},
+	}
+}
+
+func noChangesPlan() *engine.Plan {
+	return &engine.Plan{
+		Lineage: "6f1c2d3e", Serial: 4, SpecHash: "sha256:abc",
+		Changes: []engine.Change{
+			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, ID: "ocid1.x", Before: obj{"a": int64(1)}, After: obj{"a": int64(1)}},
+		},
+		Outputs: obj{
+			"endpointId": "ocid1.x",
+			"apiKey":     engine.Secret{Value: secretValue},
+			"pending":    engine.Unknown{},
+			"meta":       obj{"units": int64(2), "zones": list{"AD-1"}, "key": engine.Secret{Value: secretValue}},
+		},
+	}
+}
+
+func allActionsPlan() *engine.Plan {
+	return &engine.Plan{
+		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
+		Changes: []engine.Change{
+			{Addr: "same", Type: endpointType, Kind: engine.KindResource, Before: obj{"a": "b"}, After: obj{"a": "b"}},
+			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, After: obj{"serviceName": "s", "etag": "e"}},
+			{Addr: "later", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, Deferred: true, After: obj{"serviceName": engine.Unknown{}}},
+			{Addr: "new", Type: endpointType, Kind: engine.KindResource, Action: engine.Create, After: obj{"displayName": "new"},
+				Pos: engine.Pos{File: "site.yaml", Line: 3, Col: 3}},
+			{Addr: "changed", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.changed",
+				Before: obj{"inferenceUnits": int64(1)}, After: obj{"inferenceUnits": int64(2)}},
+			{Addr: "moved", Type: policyType, Kind: engine.KindResource, Action: engine.Replace, ID: "dashboard:a",
+				ReplacePaths: []string{"resourceId"}, Before: obj{"resourceId": "dashboard:a"}, After: obj{"resourceId": "dashboard:b"}},
+			{Addr: "adopted", Type: endpointType, Kind: engine.KindResource, Action: engine.Import, ImportID: "ocid1.adopted",
+				After: obj{"displayName": "adopted"}},
+			{Addr: "kept", Type: endpointType, Kind: engine.KindResource, Action: engine.Forget, ID: "ocid1.kept"},
+			{Addr: "gone", Type: endpointType, Kind: engine.KindResource, Action: engine.Delete, ID: "ocid1.gone",
+				Before: obj{"displayName": "gone"}},
+		},
+		Outputs: obj{"endpointId": engine.Unknown{}, "etag": "e", "apiKey": engine.Secret{Value: secretValue}},
+	}
+}
+
+// escapingPlan holds text meant to break each format's markup or a
+// terminal.
+func escapingPlan() *engine.Plan {
+	return &engine.Plan{
+		Changes: []engine.Change{{
+			Addr: "web|<img src=x onerror=alert(1)>", Type: "x:`y`:Z", Kind: engine.KindResource, Action: engine.Delete,
+			Reason: "a *bold* [link](https://example.com) & <script>alert(1)</script>\nsecond line \x1b[31mred",
+			Before: obj{
+				"fence":        "```\n</details><script>alert(1)</script>",
+				"escape":       "\x1b[2J\u202eevil\u0085",
+				"key with | ":  "v",
+				"invalid utf8": "\xff",
+			},
+		}},
+	}
+}
+
+func render(t *testing.T, format string, p *engine.Plan, opts engine.RenderOptions) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := renderers[format](&buf, p, opts); err != nil {
+		t.Fatalf("render %s: %v", format, err)
+	}
+	return buf.String()
+}
+
+func TestRenderGolden(t *testing.T) {
+	for name, p := range renderCases() {
+		for format := range renderers {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				got := render(t, format, p, engine.RenderOptions{Version: "0.1.0-test"})
+				golden(t, filepath.Join("testdata", "render", name, "want."+format), []byte(got))
+			})
+		}
+	}
+}
+
+func TestRenderTextColor(t *testing.T) {
+	for name, p := range renderCases() {
+		t.Run(name, func(t *testing.T) {
+			if got := render(t, "txt", p, engine.RenderOptions{}); strings.Contains(got, "\x1b") {
+				t.Errorf("RenderText without Color wrote an escape sequence:\n%s", got)
+			}
+			if got := render(t, "txt", p, engine.RenderOptions{Color: true}); !strings.Contains(got, "\x1b[1m") {
+				t.Errorf("RenderText with Color wrote no bold header:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestRenderSecretsHidden(t *testing.T) {
+	type attrs map[string]any // a named map type, as resources.Attrs is
+	cases := renderCases()
+	cases["odd shapes"] = &engine.Plan{
+		Changes: []engine.Change{{
+			Addr: "x", Type: endpointType, Kind: engine.KindResource, Action: engine.Update,
+			Before: obj{"p": &engine.Secret{Value: secretValue}, "n": attrs{"s": engine.Secret{Value: secretValue}}},
+			After: obj{
+				"p": attrs{"deep": []attrs{{"s": &engine.Secret{Value: secretValue}}}},
+				"n": attrs{"s": engine.Secret{Value: engine.Secret{Value: secretValue}}},
+				"l": []any{engine.Secret{Value: list{secretValue}}},
+			},
+		}},
+		Outputs: obj{"o": attrs{"s": &engine.Secret{Value: secretValue}}},
+	}
+	for name, p := range cases {
+		for format := range renderers {
+			for _, color := range []bool{false, true} {
+				got := render(t, format, p, engine.RenderOptions{Color: color})
+				if strings.Contains(got, secretValue) {
+					t.Errorf("%s (case %q, color %v) shows the secret:\n%s", format, name, color, got)
+				}
+			}
+		}
+	}
+}
+
+func TestRenderJSONDecodes(t *testing.T) {
+	got := render(t, "json", allActionsPlan(), engine.RenderOptions{Version: "1.2.3"})
+	var doc struct {
+		FormatVersion    string `json:"format_version"`
+		ReconcileVersion string `json:"reconcile_version"`
+		HasChanges       bool   `json:"has_changes"`
+		Summary          map[string]int
+		Changes          []struct {
+			Address, Action string
+			Position        string
+		}
+		Outputs map[string]struct {
+			Value              any
+			Unknown, Sensitive bool
+		}
+	}
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatalf("RenderJSON wrote invalid JSON: %v\n%s", err, got)
+	}
+	if doc.FormatVersion != "1.0" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
+		t.Errorf("format_version %q, reconcile_version %q, has_changes %v; want %q, %q, true",
+			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.0", "1.2.3")
+	}
+	wantSummary := map[string]int{"no-op": 1, "create": 1, "update": 1, "replace": 1, "delete": 1, "read": 2, "import": 1, "forget": 1}
+	if fmt.Sprint(doc.Summary) != fmt.Sprint(wantSummary) {
+		t.Errorf("summary = %v, want %v", doc.Summary, wantSummary)
+	}
+	if len(doc.Changes) != 9 || doc.Changes[3].Address != "new" || doc.Changes[3].Position != "site.yaml:3:3" {
+		t.Errorf("changes = %+v, want all 9 in plan order, the 4th \"new\" at site.yaml:3:3", doc.Changes)
+	}
+	if o := doc.Outputs["endpointId"]; o.Value != nil || !o.Unknown || o.Sensitive {
+		t.Errorf("outputs.endpointId = %+v, want null, unknown", o)
+	}
+	if o := doc.Outputs["apiKey"]; o.Value != nil || o.Unknown || !o.Sensitive {
+		t.Errorf("outputs.apiKey = %+v, want null, sensitive", o)
+	}
+}
+
+func TestRenderJSONPaths(t *testing.T) {
+	got := render(t, "json", &engine.Plan{Changes: []engine.Change{updateEndpoint(), createEndpoint()}}, engine.RenderOptions{})
+	var doc struct {
+		Changes []struct {
+			BeforeSensitive []string `json:"before_sensitive"`
+			AfterUnknown    []string `json:"after_unknown"`
+			AfterSensitive  []string `json:"after_sensitive"`
+		}
+	}
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct{ beforeSensitive, afterUnknown, afterSensitive []string }{
+		{[]string{"/apiKey", "/plainOnce", "/token"}, []string{"/lifecycleState"}, []string{"/apiKey", "/plainOnce", "/token"}},
+		{[]string{}, []string{"/config/pending/0", "/id"}, []string{"/apiKey", "/config/routes/1/token"}},
+	} {
+		c := doc.Changes[i]
+		if !slices.Equal(c.BeforeSensitive, want.beforeSensitive) || !slices.Equal(c.AfterUnknown, want.afterUnknown) || !slices.Equal(c.AfterSensitive, want.afterSensitive) {
+			t.Errorf("change %d: before_sensitive %q, after_unknown %q, after_sensitive %q; want %q, %q, %q",
+				i, c.BeforeSensitive, c.AfterUnknown, c.AfterSensitive, want.beforeSensitive, want.afterUnknown, want.afterSensitive)
+		}
+	}
+}
+
+// manyChanges returns a plan of n changes where every destructiveEvery-th
+// one deletes or replaces, alternately.
+func manyChanges(n, destructiveEvery int) (*engine.Plan, []string) {
+	p := &engine.Plan{}
+	var destructive []string
+	for i := range n {
+		c := engine.Change{
+			Addr: fmt.Sprintf("endpoint%04d", i), Type: endpointType, Kind: engine.KindResource, Action: engine.Create,
+			After: obj{"displayName": fmt.Sprintf("endpoint %d", i), "inferenceUnits": int64(i % 7), "tags": obj{"n": int64(i)}},
+		}
+		if i%destructiveEvery == 0 {
+			c.Action, c.Before, c.After = engine.Delete, c.After, nil
+			if i%(2*destructiveEvery) == 0 {
+				c.Action, c.After = engine.Replace, obj{"displayName": "new"}
+				c.ReplacePaths = []string{"displayName"}
+			}
+			destructive = append(destructive, c.Addr)
+		}
+		p.Changes = append(p.Changes, c)
+	}
+	return p, destructive
+}
+
+// warningSection returns the lines of the Markdown warning alert.
+func warningSection(t *testing.T, md string) string {
+	t.Helper()
+	start := strings.Index(md, "> [!WARNING]")
+	if start < 0 {
+		t.Fatalf("no warning section in:\n%.2000s", md)
+	}
+	end := strings.Index(md[start:], "\n\n")
+	return md[start : start+end]
+}
+
+func TestRenderMarkdownSize(t *testing.T) {
+	for name, tc := range map[string]struct {
+		changes, destructiveEvery int
+		listed                    bool // every destructive address is in the warning
+	}{
+		"some destructive":  {changes: 5000, destructiveEvery: 10, listed: true},
+		"all destructive":   {changes: 5000, destructiveEvery: 1},
+		"fits, not omitted": {changes: 20, destructiveEvery: 4, listed: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, destructive := manyChanges(tc.changes, tc.destructiveEvery)
+			md := render(t, "md", p, engine.RenderOptions{})
+			if len(md) >= 65535 {
+				t.Fatalf("RenderMarkdown of %d changes wrote %d bytes, want under 65535", tc.changes, len(md))
+			}
+			warning := warningSection(t, md)
+			if tc.listed {
+				for _, addr := range destructive {
+					if !strings.Contains(warning, "<code>"+addr+"</code>") {
+						t.Fatalf("warning section does not name %q:\n%s", addr, warning)
+					}
+				}
+			} else if want := fmt.Sprintf("%d objects", len(destructive)); !strings.Contains(warning, want) {
+				t.Errorf("warning section does not say %q:\n%s", want, warning)
+			}
+			omitted := strings.Contains(md, "Run `reconcile plan` for the full text.")
+			if omitted != (tc.changes > 100) {
+				t.Errorf("note about omitted details present: %v, want %v", omitted, tc.changes > 100)
+			}
+		})
+	}
+}
+
+func TestRenderMarkdownEscapes(t *testing.T) {
+	md := render(t, "md", escapingPlan(), engine.RenderOptions{})
+	outside := regexp.MustCompile("(?s)\n(`{3,})[a-z]*\n.*?\n`{3,}\n").ReplaceAllString(md, "\n")
+	for _, bad := range []string{"<img", "<script", "[link]", "*bold*", "\x1b", "\n`", "web|"} {
+		if strings.Contains(outside, bad) {
+			t.Errorf("markdown outside code blocks contains %q:\n%s", bad, outside)
+		}
+	}
+	for _, l := range strings.Split(outside, "\n") {
+		if strings.HasPrefix(l, "| ") && strings.Count(l, "|") != 4 {
+			t.Errorf("table row %q does not have 3 cells", l)
+		}
+	}
+	if strings.Count(outside, "<details>") != strings.Count(outside, "</details>") {
+		t.Errorf("unbalanced <details> in:\n%s", md)
+	}
+}
+
+// TestRenderJSONDocExample keeps the example in docs/plan-json.md true: it
+// renders the plan the example describes and compares.
+func TestRenderJSONDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "plan-json.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, ok := strings.Cut(string(doc), "## Example\n")
+	_, example, ok2 := strings.Cut(example, "```json\n")
+	example, _, ok3 := strings.Cut(example, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/plan-json.md has no ```json block under ## Example")
+	}
+	principal := list{"role:00000000-0000-0000-0000-000000000001"}
+	bindings := list{obj{"relation": "editor", "principals": principal}}
+	p := &engine.Plan{
+		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
+		Changes: []engine.Change{{
+			Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Replace,
+			Reason: "resourceId cannot change in place: the policy moves to another resource",
+			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
+			Pos:    engine.Pos{File: "site.yaml", Line: 14, Col: 3},
+			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": bindings, "id": "dashboard:abc-def-ghi"},
+			After:  obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": engine.Unknown{}},
+		}},
+		Outputs: obj{"policyId": engine.Unknown{}, "apiKey": engine.Secret{Value: secretValue}},
+	}
+	if got := render(t, "json", p, engine.RenderOptions{Version: "0.1.0"}); got != example {
+		t.Errorf("the example in docs/plan-json.md is not what RenderJSON writes; RenderJSON wrote:\n%s", got)
+	}
+}

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"time"
+
+	"reconcile/schemas"
+)
+
+// Source is one spec file's name (as shown in diagnostics) and bytes.
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// Spec is a loaded, merged and checked set of spec files.
+type Spec struct {
+	// Dir is the project directory: fn::readFile paths are relative to it
+	// and may not leave it.
+	Dir       string
+	Config    map[string]*ConfigDecl
+	Variables map[string]*Variable
+	Resources map[string]*Resource
+	Outputs   map[string]*Output
+	// Values are the config values in force: overrides, then defaults.
+	Values map[string]any
+	// Hash is a digest of every source and every config value in force.
+	Hash string
+
+	graph *graph
+}
+
+// ConfigDecl is one config entry.
+type ConfigDecl struct {
+	Name       string
+	Pos        Pos
+	Type       string // string, integer, number, boolean, array, object; "" for any
+	Default    any
+	HasDefault bool
+	Secret     bool
+}
+
+// Variable is one entry of variables.
+type Variable struct {
+	Name string
+	Pos  Pos
+	Expr Expr
+}
+
+// Output is one entry of outputs.
+type Output struct {
+	Name string
+	Pos  Pos
+	Expr Expr
+}
+
+// Resource is one entry of resources.
+type Resource struct {
+	Name    string
+	Pos     Pos // the position of the resource's key
+	Type    string
+	TypePos Pos
+	Schema  *schemas.Schema
+	// Properties holds the inputs, keyed by canonical field names. Nil for
+	// a resource read with get.
+	Properties *Object
+	Get        *GetSpec
+	Options    Options
+}
+
+// GetSpec reads an existing resource by id.
+type GetSpec struct {
+	P     Pos
+	ID    Expr
+	State *Object
+}
+
+// Options are the resource options reconcile honours.
+type Options struct {
+	P                   Pos
+	DependsOn           []*Ref
+	Protect             Expr // bool
+	IgnoreChanges       []PathOpt
+	ReplaceOnChanges    []PathOpt
+	DeleteBeforeReplace Expr // bool
+	RetainOnDelete      Expr // bool
+	Import              string
+	ImportPos           Pos
+	CustomTimeouts      map[string]time.Duration // create, update, delete, read
+}
+
+// PathOpt is a property path in ignoreChanges or replaceOnChanges.
+type PathOpt struct {
+	Path string // as written, first segment canonicalised
+	Top  string // canonical top-level field
+	P    Pos
+}
+
+// IsGet reports whether the resource is read with get and never managed.
+func (r *Resource) IsGet() bool { return r.Get != nil }

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// suggest returns the candidate closest to name when it is close enough to
+// be a likely typo, or "".
+func suggest(name string, candidates []string) string {
+	best, bestD := "", -1
+	lname := strings.ToLower(name)
+	for _, c := range candidates {
+		d := levenshtein(lname, strings.ToLower(c))
+		if d == 0 {
+			return c
+		}
+		if bestD < 0 || d < bestD || (d == bestD && c < best) {
+			best, bestD = c, d
+		}
+	}
+	limit := len(name) / 3
+	if limit < 1 {
+		limit = 1
+	}
+	if limit > 3 {
+		limit = 3
+	}
+	if bestD >= 0 && bestD <= limit {
+		return best
+	}
+	return ""
+}
+
+// didYouMean formats a suggestion as a suffix for a summary line.
+func didYouMean(name string, candidates []string) string {
+	if s := suggest(name, candidates); s != "" && s != name {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
+// validList formats a sorted list of names for a detail line.
+func validList(what string, names []string) string {
+	s := append([]string(nil), names...)
+	sort.Strings(s)
+	q := make([]string, len(s))
+	for i, n := range s {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return fmt.Sprintf("valid %s: %s", what, strings.Join(q, ", "))
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// Suggest returns the candidate closest to name when it is close enough to
+// be a likely typo, or "".
+func Suggest(name string, candidates []string) string { return suggest(name, candidates) }

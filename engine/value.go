@@ -1,0 +1,14 @@
+package engine
+
+// JSONValue returns v in JSON shape with every Unknown and Secret replaced
+// by null, for machine-readable output.
+func JSONValue(v any) any {
+	var unknown, sensitive []string
+	return jsonValue(unsealForDisplay(v), "", &unknown, &sensitive)
+}
+
+// DisplayValue renders v on one line for people: strings quoted, secrets
+// as (sensitive value), unknowns as (known after apply).
+func DisplayValue(v any) string {
+	return render1(unsealForDisplay(v))
+}

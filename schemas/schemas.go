@@ -1,0 +1,358 @@
+package schemas
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+//go:embed *.json
+var files embed.FS
+
+// documentFile is the schema of a spec document; every other file is a type.
+const documentFile = "document.json"
+
+// baseURL is where the compiler believes the schemas live; nothing is
+// fetched from it.
+const baseURL = "https://reconcile.invalid/schemas/"
+
+// Kind tells resources from functions (lookups).
+type Kind int
+
+// Kinds of type.
+const (
+	Resource Kind = iota // managed: created, updated, deleted
+	Function             // a lookup: read, never changed
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Resource:
+		return "resource"
+	case Function:
+		return "function"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Schema is one parsed schema: of a resource or function type, or of the
+// spec document.
+type Schema struct {
+	Token       string   // canonical token; "" for the document schema
+	Aliases     []string // other tokens accepted for the type
+	Kind        Kind     // meaningless for the document schema
+	Description string
+	Root        *Prop // the object schema of the type (or of the document)
+
+	file     string
+	raw      []byte             // the file as embedded
+	defs     map[string]*Prop   // parsed $defs
+	compiled *jsonschema.Schema // compiled from vtree
+	vtree    any                // the schema validated against: readOnly properties removed
+	otree    any                // the schema as written
+}
+
+// registry is every embedded schema, parsed and compiled.
+type registry struct {
+	byToken map[string]*Schema // canonical tokens and aliases
+	tokens  []string           // canonical tokens, sorted
+	doc     *Schema
+}
+
+var load = sync.OnceValues(loadAll)
+
+// reg returns the registry. The schemas are embedded and covered by tests,
+// so a schema that does not load is a bug in this package: reg panics.
+func reg() *registry {
+	r, err := load()
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func loadAll() (*registry, error) {
+	names, err := fs.Glob(files, "*.json")
+	if err != nil {
+		return nil, err
+	}
+	r := &registry{byToken: make(map[string]*Schema)}
+	for _, name := range names {
+		raw, err := files.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		s, err := parseSchema(name, raw)
+		if err != nil {
+			return nil, err
+		}
+		if name == documentFile {
+			r.doc = s
+			continue
+		}
+		if s.Token == "" {
+			return nil, fmt.Errorf("schemas: load %q: no x-token", name)
+		}
+		r.tokens = append(r.tokens, s.Token)
+		for _, t := range append([]string{s.Token}, s.Aliases...) {
+			if prev, ok := r.byToken[t]; ok {
+				return nil, fmt.Errorf("schemas: load %q: token %q is already used by %q", name, t, prev.file)
+			}
+			r.byToken[t] = s
+		}
+	}
+	if r.doc == nil {
+		return nil, fmt.Errorf("schemas: load: no %s", documentFile)
+	}
+	sort.Strings(r.tokens)
+	return r, nil
+}
+
+// parseSchema parses, checks and compiles one embedded file.
+func parseSchema(name string, raw []byte) (*Schema, error) {
+	tree, err := decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
+	}
+	top, ok := tree.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("schemas: load %q: not a JSON object", name)
+	}
+	s := &Schema{file: name, raw: raw, otree: tree}
+	s.Token, _ = top["x-token"].(string)
+	s.Description, _ = top["description"].(string)
+	if as, ok := top["x-aliases"].([]any); ok {
+		for _, a := range as {
+			a, ok := a.(string)
+			if !ok {
+				return nil, fmt.Errorf("schemas: load %q: x-aliases must hold strings", name)
+			}
+			s.Aliases = append(s.Aliases, a)
+		}
+	}
+	switch k, _ := top["x-kind"].(string); k {
+	case "resource", "":
+		s.Kind = Resource
+	case "function":
+		s.Kind = Function
+	default:
+		return nil, fmt.Errorf("schemas: load %q: unknown x-kind %q", name, k)
+	}
+
+	p := &parser{tree: top, defs: make(map[string]*Prop)}
+	if s.Root, err = p.prop(tree); err != nil {
+		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
+	}
+	if defs, ok := top["$defs"].(map[string]any); ok {
+		for d := range defs {
+			if _, err := p.ref("#/$defs/" + escapeToken(d)); err != nil {
+				return nil, fmt.Errorf("schemas: load %q: %w", name, err)
+			}
+		}
+	}
+	p.finish()
+	s.defs = p.defs
+
+	s.vtree = withoutReadOnly(tree)
+	vraw, err := json.Marshal(s.vtree)
+	if err != nil {
+		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource(baseURL+name, bytes.NewReader(vraw)); err != nil {
+		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
+	}
+	if s.compiled, err = c.Compile(baseURL + name); err != nil {
+		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
+	}
+	return s, nil
+}
+
+// decode parses JSON keeping numbers exact (as json.Number).
+func decode(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// Lookup returns the schema of a type by its canonical token or any alias.
+func Lookup(token string) (*Schema, bool) {
+	s, ok := reg().byToken[token]
+	return s, ok
+}
+
+// Canonical returns the canonical token of a type named by its canonical
+// token or any alias, and false for a token that names no type.
+func Canonical(token string) (string, bool) {
+	s, ok := Lookup(token)
+	if !ok {
+		return "", false
+	}
+	return s.Token, true
+}
+
+// Tokens returns the canonical tokens of all types, sorted.
+func Tokens() []string {
+	return slices.Clone(reg().tokens)
+}
+
+// Document returns the schema of a spec document.
+func Document() *Schema {
+	return reg().doc
+}
+
+// JSON returns the schema text exactly as embedded.
+func (s *Schema) JSON() []byte {
+	return slices.Clone(s.raw)
+}
+
+// Def returns a parsed entry of the schema's $defs, such as "invoke" or
+// "options" of the document schema.
+func (s *Schema) Def(name string) (*Prop, bool) {
+	p, ok := s.defs["#/$defs/"+escapeToken(name)]
+	return p, ok
+}
+
+// Inputs returns the sorted names of the top-level properties that are not
+// output only.
+func (s *Schema) Inputs() []string {
+	names := []string{}
+	for name, p := range s.Root.Properties {
+		if !p.ReadOnly {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Outputs returns the sorted names of all top-level properties: every input
+// is an output too.
+func (s *Schema) Outputs() []string {
+	names := make([]string, 0, len(s.Root.Properties))
+	for name := range s.Root.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ApplyDefaults returns a copy of in in which every top-level input that has
+// a default and is absent (or nil) holds that default. The values of in are
+// shared with the copy, not copied; defaults are fresh values. in is not
+// modified; a nil in gives a map of the defaults alone.
+func (s *Schema) ApplyDefaults(in map[string]any) map[string]any {
+	out := make(map[string]any, len(in)+1)
+	for k, v := range in {
+		out[k] = v
+	}
+	for name, p := range s.Root.Properties {
+		if p.ReadOnly || p.Default == nil {
+			continue
+		}
+		if v, ok := out[name]; !ok || v == nil {
+			out[name] = deepCopy(p.Default)
+		}
+	}
+	return out
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}
+
+// withoutReadOnly returns a copy of a schema tree in which every property
+// marked readOnly is gone, from properties and from required, so that
+// validating inputs rejects outputs as fields it does not know. Only schema
+// positions are walked, so a property that happens to be called
+// "properties" is not mistaken for the keyword.
+func withoutReadOnly(node any) any {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return node
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		kept := make(map[string]any, len(props))
+		removed := make(map[string]bool)
+		for name, sub := range props {
+			if sm, ok := sub.(map[string]any); ok && sm["readOnly"] == true {
+				removed[name] = true
+				continue
+			}
+			kept[name] = withoutReadOnly(sub)
+		}
+		out["properties"] = kept
+		if req, ok := m["required"].([]any); ok && len(removed) > 0 {
+			keep := []any{}
+			for _, r := range req {
+				if name, _ := r.(string); !removed[name] {
+					keep = append(keep, r)
+				}
+			}
+			out["required"] = keep
+		}
+	}
+	for _, kw := range []string{"$defs", "patternProperties", "dependentSchemas"} {
+		if defs, ok := m[kw].(map[string]any); ok {
+			copied := make(map[string]any, len(defs))
+			for name, sub := range defs {
+				copied[name] = withoutReadOnly(sub)
+			}
+			out[kw] = copied
+		}
+	}
+	for _, kw := range []string{"items", "additionalProperties", "propertyNames", "not", "if", "then", "else", "contains", "unevaluatedProperties", "unevaluatedItems"} {
+		if sub, ok := m[kw]; ok {
+			out[kw] = withoutReadOnly(sub)
+		}
+	}
+	for _, kw := range []string{"oneOf", "anyOf", "allOf", "prefixItems"} {
+		if list, ok := m[kw].([]any); ok {
+			copied := make([]any, len(list))
+			for i, sub := range list {
+				copied[i] = withoutReadOnly(sub)
+			}
+			out[kw] = copied
+		}
+	}
+	return out
+}
+
+// escapeToken escapes one JSON Pointer reference token.
+func escapeToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,395 @@
+package state
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// commit runs fn in a read-write transaction and returns once that is
+// synced. Calls that overlap, as the parallel steps of an apply do, share
+// commits: the first caller commits at once; callers arriving while a commit
+// runs queue up, and when it ends one of them commits the whole queue in one
+// transaction. So a lone caller never waits for company (as db.Batch makes
+// it wait up to MaxBatchDelay), and n overlapping callers pay for about one
+// sync instead of n. fn may run more than once (see runGroup), so it must
+// leave nothing behind but its writes to tx and the results it sets on
+// success.
+func (s *Store) commit(fn func(tx *bolt.Tx) error) error {
+	if s.db == nil || s.closed.Load() {
+		return s.errClosed()
+	}
+	c := &call{fn: fn, done: make(chan error, 1)}
+	s.mu.Lock()
+	s.queue = append(s.queue, c)
+	if s.committing {
+		s.mu.Unlock()
+		if err := <-c.done; err != errLead {
+			return err
+		}
+		// The previous leader handed over: c heads the queue.
+		s.mu.Lock()
+	}
+	s.committing = true
+	group := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+
+	s.runGroup(group)
+
+	s.mu.Lock()
+	if len(s.queue) > 0 {
+		s.queue[0].done <- errLead
+	} else {
+		s.committing = false
+	}
+	s.mu.Unlock()
+	return <-c.done
+}
+
+// call is one caller of commit waiting for its result.
+type call struct {
+	fn   func(tx *bolt.Tx) error
+	done chan error // buffered: receives the result, or errLead
+}
+
+// errLead tells a queued caller of commit to commit the queue itself.
+var errLead = errors.New("lead the next commit")
+
+// runGroup runs the calls of group in one transaction and sends each its
+// result. A call whose fn fails is taken out and the rest run again in a new
+// transaction, since the failed one's writes cannot be undone alone. The
+// failed calls then run once more, each in its own transaction after the
+// group's, so that what they return does not depend on writes that were
+// rolled back.
+func (s *Store) runGroup(group []*call) {
+	var failed []*call
+	for len(group) > 0 {
+		bad := -1
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for i, c := range group {
+				if err := safeCall(c.fn, tx); err != nil {
+					bad = i
+					return err
+				}
+			}
+			return nil
+		})
+		if bad >= 0 {
+			failed = append(failed, group[bad])
+			group = slices.Delete(group, bad, bad+1)
+			continue
+		}
+		for _, c := range group {
+			c.done <- err
+		}
+		break
+	}
+	for _, c := range failed {
+		c.done <- s.db.Update(func(tx *bolt.Tx) error { return safeCall(c.fn, tx) })
+	}
+}
+
+// safeCall runs fn, turning a panic into an error: a panic escaping the
+// caller leading a commit would leave every later caller waiting forever.
+func safeCall(fn func(tx *bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn(tx)
+}
+
+// update runs fn alone in a read-write transaction and returns once it is
+// synced.
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	if s.db == nil || s.closed.Load() {
+		return s.errClosed()
+	}
+	return s.db.Update(fn)
+}
+
+// bumpSerial increments the state serial in tx and returns the new value.
+func bumpSerial(tx *bolt.Tx) (int64, error) {
+	meta := tx.Bucket(bucketMeta)
+	m, err := readMeta(meta)
+	if err != nil {
+		return 0, corruptData(err)
+	}
+	m.Serial++
+	return m.Serial, meta.Put(keySerial, u64(uint64(m.Serial)))
+}
+
+// putVersion stores r as the current record and as its version at r.Serial.
+func putVersion(tx *bolt.Tx, r Record) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	if err := tx.Bucket(bucketRecords).Put([]byte(r.Name), data); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketVersions).Put(versionKey(r.Name, r.Serial), data)
+}
+
+// deleteVersion removes the current record name and stores a tombstone as
+// its version at serial.
+func deleteVersion(tx *bolt.Tx, name string, serial int64) error {
+	if err := tx.Bucket(bucketRecords).Delete([]byte(name)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketVersions).Put(versionKey(name, serial), []byte{})
+}
+
+// now is the time written into records and entries: UTC, without the
+// monotonic reading, so that what Put returns equals what Get reads back.
+func now() time.Time { return time.Now().UTC() }
+
+// Put stores r as the current version of the record r.Name, replacing any
+// previous one, in its own transaction that is synced before Put returns.
+// It bumps the state serial by one and returns r with Serial set to the new
+// serial and UpdatedAt to the time of writing; the same record is kept as
+// the version at that serial. Put is safe to call from many goroutines at
+// once. The caller must have redacted every secret in r.
+func (s *Store) Put(r Record) (Record, error) {
+	if s.readOnly {
+		return Record{}, fmt.Errorf("put %q: %w", r.Name, ErrReadOnly)
+	}
+	if err := checkName(r.Name); err != nil {
+		return Record{}, fmt.Errorf("put %q: %w", r.Name, err)
+	}
+	// Catch values JSON cannot encode before entering a batch, where an
+	// error costs every other caller a retry.
+	if _, err := json.Marshal(struct{ In, Out map[string]any }{r.Inputs, r.Outputs}); err != nil {
+		return Record{}, fmt.Errorf("put %q: encode: %w", r.Name, err)
+	}
+	var out Record
+	err := s.commit(func(tx *bolt.Tx) error {
+		serial, err := bumpSerial(tx)
+		if err != nil {
+			return err
+		}
+		w := r
+		w.Serial, w.UpdatedAt = serial, now()
+		if err := putVersion(tx, w); err != nil {
+			return err
+		}
+		out = w
+		return nil
+	})
+	if err != nil {
+		return Record{}, fmt.Errorf("put %q: %w", r.Name, err)
+	}
+	return out, nil
+}
+
+// Delete removes the record name, bumping the state serial by one and
+// keeping a tombstone so that Version knows it was gone from then on. It
+// returns an error wrapping ErrNoRecord if there is no such record. Delete
+// is safe to call from many goroutines at once.
+func (s *Store) Delete(name string) error {
+	if s.readOnly {
+		return fmt.Errorf("delete %q: %w", name, ErrReadOnly)
+	}
+	err := s.commit(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketRecords).Get([]byte(name)) == nil {
+			return ErrNoRecord
+		}
+		serial, err := bumpSerial(tx)
+		if err != nil {
+			return err
+		}
+		return deleteVersion(tx, name, serial)
+	})
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", name, err)
+	}
+	return nil
+}
+
+// Rename moves the record oldName to newName in one change that bumps the
+// serial by one, and rewrites every other record whose Dependencies name
+// oldName to name newName instead; each record changed gets a new version at
+// the new serial. It returns an error wrapping ErrNoRecord if oldName is not
+// in state and one wrapping ErrExists if newName already is.
+func (s *Store) Rename(oldName, newName string) error {
+	if s.readOnly {
+		return fmt.Errorf("rename %q to %q: %w", oldName, newName, ErrReadOnly)
+	}
+	if err := checkName(newName); err != nil {
+		return fmt.Errorf("rename %q to %q: %w", oldName, newName, err)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		records := tx.Bucket(bucketRecords)
+		data := records.Get([]byte(oldName))
+		if data == nil {
+			return ErrNoRecord
+		}
+		if records.Get([]byte(newName)) != nil {
+			return ErrExists
+		}
+		r, err := decodeRecord(data)
+		if err != nil {
+			return corruptData(fmt.Errorf("record %q: %w", oldName, err))
+		}
+		// Decode every dependent before writing: bbolt slices are not
+		// valid across writes to their bucket.
+		var dependents []Record
+		err = records.ForEach(func(k, v []byte) error {
+			if string(k) == oldName {
+				return nil
+			}
+			d, err := decodeRecord(v)
+			if err != nil {
+				return corruptData(fmt.Errorf("record %q: %w", k, err))
+			}
+			if slices.Contains(d.Dependencies, oldName) {
+				dependents = append(dependents, d)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		serial, err := bumpSerial(tx)
+		if err != nil {
+			return err
+		}
+		at := now()
+		if err := deleteVersion(tx, oldName, serial); err != nil {
+			return err
+		}
+		r.Name, r.Serial, r.UpdatedAt = newName, serial, at
+		r.Dependencies = renameDep(r.Dependencies, oldName, newName)
+		if err := putVersion(tx, r); err != nil {
+			return err
+		}
+		for _, d := range dependents {
+			d.Dependencies = renameDep(d.Dependencies, oldName, newName)
+			d.Serial, d.UpdatedAt = serial, at
+			if err := putVersion(tx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rename %q to %q: %w", oldName, newName, err)
+	}
+	return nil
+}
+
+// renameDep returns deps with oldName replaced by newName, dropping any
+// duplicate that creates.
+func renameDep(deps []string, oldName, newName string) []string {
+	if !slices.Contains(deps, oldName) {
+		return deps
+	}
+	out := make([]string, 0, len(deps))
+	for _, d := range deps {
+		if d == oldName {
+			d = newName
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// AddHistory appends e to the history. A zero e.Serial is set to the
+// current serial and a zero e.Time to now. It does not change the serial.
+func (s *Store) AddHistory(e HistoryEntry) error {
+	if s.readOnly {
+		return fmt.Errorf("add history %q: %w", e.Command, ErrReadOnly)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		m, err := readMeta(tx.Bucket(bucketMeta))
+		if err != nil {
+			return corruptData(err)
+		}
+		w := e
+		if w.Serial == 0 {
+			w.Serial = m.Serial
+		}
+		if w.Time.IsZero() {
+			w.Time = now()
+		}
+		data, err := json.Marshal(w)
+		if err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
+		// Several entries may share a serial (an apply that changed
+		// nothing): the bucket sequence keeps them apart and in order.
+		b := tx.Bucket(bucketHistory)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		key := binary.BigEndian.AppendUint64(u64(uint64(w.Serial)), seq)
+		return b.Put(key, data)
+	})
+	if err != nil {
+		return fmt.Errorf("add history %q: %w", e.Command, err)
+	}
+	return nil
+}
+
+// PutIntent records in, replacing any intent of the same name, and returns
+// once it is synced. A zero in.Time is set to now. Intents do not change the
+// serial. PutIntent is safe to call from many goroutines at once. The
+// caller must have redacted every secret in in.Inputs.
+func (s *Store) PutIntent(in Intent) error {
+	if s.readOnly {
+		return fmt.Errorf("put intent %q: %w", in.Name, ErrReadOnly)
+	}
+	if err := checkName(in.Name); err != nil {
+		return fmt.Errorf("put intent %q: %w", in.Name, err)
+	}
+	if in.Time.IsZero() {
+		in.Time = now()
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("put intent %q: encode: %w", in.Name, err)
+	}
+	err = s.commit(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketIntents).Put([]byte(in.Name), data)
+	})
+	if err != nil {
+		return fmt.Errorf("put intent %q: %w", in.Name, err)
+	}
+	return nil
+}
+
+// ClearIntent removes the intent name, once its create has been recorded
+// with Put or found to have made nothing, and returns once that is synced.
+// Clearing an intent that does not exist does nothing. ClearIntent is safe
+// to call from many goroutines at once.
+func (s *Store) ClearIntent(name string) error {
+	if s.readOnly {
+		return fmt.Errorf("clear intent %q: %w", name, ErrReadOnly)
+	}
+	// Skip the commit, and its sync, when there is nothing to clear.
+	var found bool
+	err := s.view(func(tx *bolt.Tx) error {
+		found = tx.Bucket(bucketIntents).Get([]byte(name)) != nil
+		return nil
+	})
+	if err != nil || !found {
+		return err
+	}
+	err = s.commit(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketIntents).Delete([]byte(name))
+	})
+	if err != nil {
+		return fmt.Errorf("clear intent %q: %w", name, err)
+	}
+	return nil
+}
