@@ -110,7 +110,7 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 	var owner string
 	switch {
 	case isRes:
-		fields, owner = append(res.Schema.Outputs(), "urn"), fmt.Sprintf("resource %q (%s)", res.Name, res.Type)
+		fields, owner = res.Schema.Outputs(), fmt.Sprintf("resource %q (%s)", res.Name, res.Type)
 	case isVar:
 		if inv, ok := v.Expr.(*Invoke); ok && inv.Return == "" && inv.Function != "" {
 			fs, _ := schemas.Lookup(inv.Function)

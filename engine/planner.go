@@ -624,7 +624,6 @@ func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
 		}
 	}
 	out["id"] = Unknown{}
-	out["urn"] = Unknown{}
 	return out
 }
 

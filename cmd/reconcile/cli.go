@@ -105,7 +105,7 @@ type cmdOpts struct {
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, applyCmd, destroyCmd, stateCmd, schemaCmd, versionCmd,
+		validateCmd, planCmd, applyCmd, destroyCmd, stateCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 

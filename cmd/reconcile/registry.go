@@ -1,10 +1,149 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
 	"reconcile/resources"
+	"reconcile/resources/aiendpoint"
+	"reconcile/resources/emulator/server"
+	"reconcile/resources/endpointsiam"
+	"reconcile/resources/restrictionpolicy"
 )
 
-// registry builds the drivers for every supported type.
+// builtinEmulatorDir is where --emulator keeps the in-process emulator's data.
+const builtinEmulatorDir = ".reconcile/emulator"
+
+// target says where the drivers send their calls and with what credentials.
+type target struct {
+	ociConfigFile string // "" means the user's ~/.oci/config
+	ociHost       string
+	gcpEndpoint   string
+	gcpToken      string
+	ddBaseURL     string
+	ddAPIKey      string
+	ddAppKey      string
+}
+
+// registry builds the drivers for every supported type, pointed at the real
+// clouds or, with --emulator, at an emulator. The cleanup stops an
+// in-process emulator and removes temporary credential files.
 func (c *cli) registry() (resources.Registry, func(), error) {
-	return resources.Registry{Drivers: map[string]resources.Driver{}, Functions: map[string]resources.Function{}}, func() {}, nil
+	t, cleanup, err := c.target()
+	if err != nil {
+		return resources.Registry{}, func() {}, err
+	}
+	dd := restrictionpolicy.ConfigFromEnv()
+	dd.Version = version
+	if t.ddBaseURL != "" {
+		dd.BaseURL, dd.APIKey, dd.AppKey = t.ddBaseURL, t.ddAPIKey, t.ddAppKey
+	}
+	gcp := endpointsiam.Config{Endpoint: t.gcpEndpoint, AccessToken: t.gcpToken}
+	if gcp.AccessToken == "" {
+		gcp.AccessToken = os.Getenv("GOOGLE_OAUTH_ACCESS_TOKEN")
+	}
+	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Host: t.ociHost})
+	reg := resources.Registry{
+		Drivers: map[string]resources.Driver{
+			"oci:AiLanguage:Endpoint":   oci,
+			"datadog:RestrictionPolicy": restrictionpolicy.New(dd),
+		},
+		Functions: map[string]resources.Function{
+			"gcp:endpoints:getServiceIamPolicy":          endpointsiam.NewServiceIamPolicy(gcp),
+			"gcp:endpoints:getServiceConsumersIamPolicy": endpointsiam.NewConsumersIamPolicy(gcp),
+			"datadog:getCurrentUser":                     restrictionpolicy.NewCurrentUser(dd),
+		},
+	}
+	return reg, cleanup, nil
+}
+
+func (c *cli) target() (target, func(), error) {
+	switch c.g.emulator {
+	case "":
+		return target{}, func() {}, nil
+	case "builtin":
+		srv, err := server.Start(server.Options{DataDir: builtinEmulatorDir})
+		if err != nil {
+			return target{}, nil, fmt.Errorf("start the built-in emulator: %w", err)
+		}
+		dir := filepath.Join(builtinEmulatorDir, "credentials")
+		env := server.Env(srv.Creds)
+		return target{
+			ociConfigFile: filepath.Join(dir, "oci_config"), ociHost: srv.URL,
+			gcpEndpoint: srv.URL + "/", gcpToken: env["GOOGLE_OAUTH_ACCESS_TOKEN"],
+			ddBaseURL: srv.URL, ddAPIKey: env["DD_API_KEY"], ddAppKey: env["DD_APP_KEY"],
+		}, func() { srv.Close() }, nil
+	}
+	return remoteTarget(c.g.emulator)
+}
+
+// remoteTarget fetches a running emulator's credentials and writes its OCI
+// key to a private temporary directory.
+func remoteTarget(url string) (target, func(), error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(url + "/_emulator/credentials")
+	if err != nil {
+		return target{}, nil, fmt.Errorf("reach the emulator at %s: %w (is 'reconcile emulate' running?)", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return target{}, nil, fmt.Errorf("emulator at %s answered %s to GET /_emulator/credentials", url, resp.Status)
+	}
+	var doc server.CredentialsDoc
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil {
+		return target{}, nil, fmt.Errorf("emulator credentials from %s: %w", url, err)
+	}
+	dir, err := os.MkdirTemp("", "reconcile-emulator-")
+	if err != nil {
+		return target{}, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	key := filepath.Join(dir, "oci_api_key.pem")
+	cfgText := doc.OCIConfig
+	if err := os.WriteFile(key, []byte(doc.OCIPrivateKey), 0o600); err != nil {
+		cleanup()
+		return target{}, nil, err
+	}
+	cfgPath := filepath.Join(dir, "oci_config")
+	cfgText = replaceKeyFile(cfgText, key)
+	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
+		cleanup()
+		return target{}, nil, err
+	}
+	return target{
+		ociConfigFile: cfgPath, ociHost: url,
+		gcpEndpoint: url + "/", gcpToken: doc.Env["GOOGLE_OAUTH_ACCESS_TOKEN"],
+		ddBaseURL: url, ddAPIKey: doc.Env["DD_API_KEY"], ddAppKey: doc.Env["DD_APP_KEY"],
+	}, cleanup, nil
+}
+
+func replaceKeyFile(cfg, key string) string {
+	out := ""
+	for _, line := range splitLines(cfg) {
+		if len(line) > 9 && line[:9] == "key_file=" {
+			line = "key_file=" + key
+		}
+		out += line + "\n"
+	}
+	return out
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
 }

@@ -1,0 +1,43 @@
+// Package endpointsiam implements the lookups gcp:endpoints:getServiceIamPolicy
+// and gcp:endpoints:getServiceConsumersIamPolicy on the Service Management
+// API (google.golang.org/api/servicemanagement/v1), and an emulator of the
+// part of that API they use.
+//
+// # Lookups
+//
+// NewServiceIamPolicy reads the IAM policy of a managed service
+// (POST v1/services/NAME:getIamPolicy); NewConsumersIamPolicy reads the one of
+// a service-consumer binding (POST v1/services/NAME/consumers/PROJECT:getIamPolicy).
+// Both connect lazily, on their first Invoke, so that a spec without GCP
+// lookups never needs Google credentials. Credentials are Application Default
+// Credentials with the cloud-platform scope, or a static access token (the
+// emulator's) when Config.AccessToken is set. Throttled (429) and transient
+// (5xx, connection) failures are retried by httpretry, underneath the OAuth 2
+// transport.
+//
+// Arguments accept the forms the Terraform provider accepts: serviceName is
+// "NAME" or "services/NAME"; consumerProject is "PROJECT", "NAME/PROJECT" or
+// "services/NAME/consumers/PROJECT".
+//
+// Results follow the Terraform data sources the Pulumi functions are bridged
+// from: id is "services/NAME" or "services/NAME/consumers/PROJECT", etag is
+// the policy's etag verbatim, and policyData is the JSON text of the policy's
+// auditConfigs and bindings only (no etag, no version; empty fields omitted;
+// members in the order the API returned them; "{}" for an empty policy).
+// The arguments are echoed exactly as written, not rewritten to resource
+// names as the Terraform provider does, because a Pulumi program that refers
+// to ${lookup.serviceName} expects the value it wrote.
+//
+// Failed calls are returned as *resources.APIError with Service "gcp", the
+// HTTP status, the Google status name (PERMISSION_DENIED, ...) as Code and
+// Google's message. Service Management answers an unknown service with 403
+// PERMISSION_DENIED, not 404, so a lookup never returns resources.ErrNotFound.
+//
+// # Emulator
+//
+// Emulator serves, under /v1/, services.list, services.get, and
+// getIamPolicy, setIamPolicy and testIamPermissions on services and on
+// service consumers, with Google's JSON error bodies, bearer-token
+// authentication and etag checks. Its choices where the real behaviour is not
+// documented are listed on Emulator.
+package endpointsiam

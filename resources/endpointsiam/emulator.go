@@ -1,0 +1,732 @@
+package endpointsiam
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"reconcile/resources/emulator"
+)
+
+// Store buckets of the emulator. Every GCP bucket is prefixed "gcp.".
+const (
+	bucketServices  = "gcp.services"         // service name → managedService
+	bucketConsumers = "gcp.consumerPolicies" // "SERVICE/CONSUMER" → iamPolicy
+)
+
+// emptyEtag is the etag of a policy that was never set, the value Google's
+// IAM-backed APIs answer with for an empty policy.
+const emptyEtag = "ACAB"
+
+// maxPolicyMembers is Google's bound on member occurrences in one policy.
+const maxPolicyMembers = 1500
+
+// Seeded objects: two managed services of project acme-prod, one with a
+// policy and one without, and a consumer project with a policy on the first.
+const (
+	SeedProducerProject = "acme-prod"
+	SeedService         = "orders.endpoints.acme-prod.cloud.goog"
+	SeedEmptyService    = "inventory.endpoints.acme-prod.cloud.goog"
+	SeedConsumer        = "acme-consumer"
+)
+
+// Emulator serves the Service Management calls the lookups make, and the
+// ones a test or another user needs to change what they read, under /v1/:
+//
+//	GET  /v1/services                                       services.list
+//	GET  /v1/services/{s}                                   services.get
+//	POST /v1/services/{s}:getIamPolicy                      (also setIamPolicy, testIamPermissions)
+//	POST /v1/services/{s}/consumers/{c}:getIamPolicy        (also setIamPolicy, testIamPermissions)
+//
+// Requests need "Authorization: Bearer <creds.GoogleAccessToken>" (or the
+// access_token query parameter); others get 401 UNAUTHENTICATED. Only
+// alt=json is served; prettyPrint=false gives compact JSON, as the Go SDK
+// asks for.
+//
+// Choices where Google's behaviour is not documented:
+//   - An unknown service answers 403 PERMISSION_DENIED "Service 'NAME' not
+//     found or permission denied." (observed), for every call on it and its
+//     consumers.
+//   - Any consumer of a known service exists: one whose policy was never set
+//     answers the empty policy {"etag":"ACAB"} rather than 403 or 404, and
+//     setIamPolicy on it creates the policy.
+//   - setIamPolicy stores bindings as given (members deduplicated, bindings
+//     without members dropped), without merging or sorting; it sets version
+//     1 when the request gives none. A policy etag that is not the current one
+//     is refused with 409 ABORTED; an empty etag overwrites unconditionally.
+//     Every change gets a fresh random etag.
+//   - getIamPolicy returns the stored version whatever requestedPolicyVersion
+//     asks for (0, 1 or 3; other values are 400 INVALID_ARGUMENT).
+//   - services.list's deprecated consumerId filter ("project:ID") keeps the
+//     services on which that project has a consumer policy; page tokens are
+//     opaque.
+//   - testIamPermissions grants every servicemanagement.* permission asked
+//     for: the caller owns everything.
+type Emulator struct {
+	store *emulator.Store
+	creds emulator.Credentials
+}
+
+// NewEmulator returns an emulator keeping its data in store and accepting
+// the access token of creds. Call Seed to create the seed data.
+func NewEmulator(store *emulator.Store, creds emulator.Credentials) *Emulator {
+	return &Emulator{store: store, creds: creds}
+}
+
+// managedService is a stored service: its ManagedService fields and policy.
+type managedService struct {
+	ServiceName       string     `json:"serviceName"`
+	ProducerProjectID string     `json:"producerProjectId,omitempty"`
+	Policy            *iamPolicy `json:"policy,omitempty"` // nil until set
+}
+
+// iamPolicy is the wire and stored form of a google.iam.v1.Policy.
+type iamPolicy struct {
+	Version      int64         `json:"version,omitempty"`
+	Bindings     []iamBinding  `json:"bindings,omitempty"`
+	AuditConfigs []auditConfig `json:"auditConfigs,omitempty"`
+	Etag         string        `json:"etag,omitempty"`
+}
+
+type iamBinding struct {
+	Role      string   `json:"role,omitempty"`
+	Members   []string `json:"members,omitempty"`
+	Condition *iamExpr `json:"condition,omitempty"`
+}
+
+type iamExpr struct {
+	Expression  string `json:"expression,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Location    string `json:"location,omitempty"`
+}
+
+type auditConfig struct {
+	Service         string           `json:"service,omitempty"`
+	AuditLogConfigs []auditLogConfig `json:"auditLogConfigs,omitempty"`
+}
+
+type auditLogConfig struct {
+	LogType         string   `json:"logType,omitempty"`
+	ExemptedMembers []string `json:"exemptedMembers,omitempty"`
+}
+
+// Seed creates the seed services and policies that do not exist yet; it
+// never overwrites, so it is safe on every start. Seeded etags are
+// deterministic, so fresh emulators answer alike.
+func (e *Emulator) Seed() error {
+	services := []managedService{
+		{
+			ServiceName:       SeedService,
+			ProducerProjectID: SeedProducerProject,
+			Policy: &iamPolicy{
+				Version: 1,
+				Bindings: []iamBinding{
+					{Role: "roles/servicemanagement.serviceConsumer", Members: []string{
+						"group:orders-clients@acme.example",
+						"user:alice@acme.example",
+					}},
+					{Role: "roles/servicemanagement.serviceController", Members: []string{
+						"serviceAccount:orders-esp@acme-prod.iam.gserviceaccount.com",
+					}},
+				},
+				Etag: seedEtag(SeedService),
+			},
+		},
+		{ServiceName: SeedEmptyService, ProducerProjectID: SeedProducerProject},
+	}
+	consumerKey := SeedService + "/" + SeedConsumer
+	consumerPolicy := iamPolicy{
+		Version: 1,
+		Bindings: []iamBinding{
+			{Role: "roles/servicemanagement.serviceConsumer", Members: []string{
+				"serviceAccount:checkout@acme-consumer.iam.gserviceaccount.com",
+			}},
+		},
+		Etag: seedEtag(consumerKey),
+	}
+	return e.store.Update(func(tx emulator.Tx) error {
+		for _, s := range services {
+			var old managedService
+			ok, err := tx.Get(bucketServices, s.ServiceName, &old)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				if err := tx.Put(bucketServices, s.ServiceName, s); err != nil {
+					return err
+				}
+			}
+		}
+		var old iamPolicy
+		ok, err := tx.Get(bucketConsumers, consumerKey, &old)
+		if err != nil || ok {
+			return err
+		}
+		return tx.Put(bucketConsumers, consumerKey, consumerPolicy)
+	})
+}
+
+func seedEtag(name string) string {
+	sum := sha256.Sum256([]byte("seed:" + name))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+func newEtag() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// gerr is a Google API error, written as Google's JSON error body.
+type gerr struct {
+	status  int
+	code    string // google.rpc.Code name
+	msg     string
+	details []any
+}
+
+func (g *gerr) Error() string { return fmt.Sprintf("%d %s: %s", g.status, g.code, g.msg) }
+
+func errorInfo(reason, domain string, metadata map[string]string) map[string]any {
+	d := map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": domain}
+	if len(metadata) > 0 {
+		d["metadata"] = metadata
+	}
+	return d
+}
+
+func badRequest(field, msg string) *gerr {
+	return &gerr{status: http.StatusBadRequest, code: "INVALID_ARGUMENT", msg: msg, details: []any{
+		map[string]any{
+			"@type":           "type.googleapis.com/google.rpc.BadRequest",
+			"fieldViolations": []any{map[string]string{"field": field, "description": msg}},
+		},
+	}}
+}
+
+func notFoundOrDenied(service string) *gerr {
+	msg := fmt.Sprintf("Service '%s' not found or permission denied.", service)
+	return &gerr{status: http.StatusForbidden, code: "PERMISSION_DENIED", msg: msg, details: []any{
+		map[string]any{
+			"@type": "type.googleapis.com/google.rpc.PreconditionFailure",
+			"violations": []any{map[string]string{
+				"type": "googleapis.com", "subject": "services/" + service, "description": msg,
+			}},
+		},
+		errorInfo("SERVICE_NOT_FOUND_OR_PERMISSION_DENIED", "servicemanagement.googleapis.com",
+			map[string]string{"service": service}),
+	}}
+}
+
+func routeNotFound(path string) *gerr {
+	return &gerr{status: http.StatusNotFound, code: "NOT_FOUND",
+		msg: fmt.Sprintf("The requested URL %s was not found on this server.", path)}
+}
+
+// responder writes JSON, pretty unless the request said prettyPrint=false.
+type responder struct {
+	w      http.ResponseWriter
+	pretty bool
+}
+
+func (o responder) json(status int, v any) {
+	var b []byte
+	var err error
+	if o.pretty {
+		b, err = json.MarshalIndent(v, "", "  ")
+	} else {
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}`)
+	}
+	h := o.w.Header()
+	h.Set("Content-Type", "application/json; charset=UTF-8")
+	h.Set("Vary", "Origin, X-Origin, Referer")
+	o.w.WriteHeader(status)
+	o.w.Write(append(b, '\n'))
+}
+
+func (o responder) error(err error) {
+	var g *gerr
+	if !errors.As(err, &g) {
+		g = &gerr{status: http.StatusInternalServerError, code: "INTERNAL", msg: "Internal error encountered."}
+	}
+	type body struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Status  string `json:"status"`
+		Details []any  `json:"details,omitempty"`
+	}
+	if g.status == http.StatusUnauthorized {
+		o.w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
+	}
+	o.json(g.status, map[string]body{"error": {Code: g.status, Message: g.msg, Status: g.code, Details: g.details}})
+}
+
+// ServeHTTP serves the routes listed on Emulator.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	out := responder{w: w, pretty: true}
+	if v := q.Get("prettyPrint"); v != "" {
+		pretty, err := strconv.ParseBool(v)
+		if err != nil {
+			out.error(badRequest("prettyPrint", fmt.Sprintf("Invalid boolean value for parameter 'prettyPrint': %q", v)))
+			return
+		}
+		out.pretty = pretty
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/")
+	if !ok {
+		out.error(routeNotFound(r.URL.Path))
+		return
+	}
+	if alt := q.Get("alt"); alt != "" && alt != "json" {
+		out.error(badRequest("alt", fmt.Sprintf("The emulator serves only alt=json, not alt=%s.", alt)))
+		return
+	}
+	if err := e.authenticate(r); err != nil {
+		out.error(err)
+		return
+	}
+	if rest == "services" {
+		if r.Method != http.MethodGet {
+			out.error(routeNotFound(r.URL.Path))
+			return
+		}
+		e.list(out, q)
+		return
+	}
+	res, ok := strings.CutPrefix(rest, "services/")
+	if !ok {
+		out.error(routeNotFound(r.URL.Path))
+		return
+	}
+	var verb string
+	if i := strings.LastIndex(res, ":"); i >= 0 && !strings.Contains(res[i:], "/") {
+		res, verb = res[:i], res[i+1:]
+	}
+	var service, consumer string
+	switch segs := strings.Split(res, "/"); {
+	case len(segs) == 1 && segs[0] != "":
+		service = segs[0]
+	case len(segs) == 3 && segs[0] != "" && segs[1] == "consumers" && segs[2] != "":
+		service, consumer = segs[0], segs[2]
+	default:
+		out.error(routeNotFound(r.URL.Path))
+		return
+	}
+	var v any
+	var err error
+	switch {
+	case verb == "" && consumer == "" && r.Method == http.MethodGet:
+		v, err = e.getService(service)
+	case verb == "getIamPolicy" && r.Method == http.MethodPost:
+		v, err = e.getIamPolicy(r, service, consumer)
+	case verb == "setIamPolicy" && r.Method == http.MethodPost:
+		v, err = e.setIamPolicy(r, service, consumer)
+	case verb == "testIamPermissions" && r.Method == http.MethodPost:
+		v, err = e.testIamPermissions(r, service)
+	default:
+		err = routeNotFound(r.URL.Path)
+	}
+	if err != nil {
+		out.error(err)
+		return
+	}
+	out.json(http.StatusOK, v)
+}
+
+// authenticate checks the bearer token (header, or access_token /
+// oauth_token query parameter).
+func (e *Emulator) authenticate(r *http.Request) error {
+	token := r.URL.Query().Get("access_token")
+	if token == "" {
+		token = r.URL.Query().Get("oauth_token")
+	}
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, t, _ := strings.Cut(h, " ")
+		if strings.EqualFold(scheme, "Bearer") {
+			token = strings.TrimSpace(t)
+		} else {
+			token = "\x00" // a credential of another kind is never valid
+		}
+	}
+	meta := map[string]string{"service": "servicemanagement.googleapis.com"}
+	if token == "" {
+		return &gerr{status: http.StatusUnauthorized, code: "UNAUTHENTICATED",
+			msg:     "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+			details: []any{errorInfo("CREDENTIALS_MISSING", "googleapis.com", meta)}}
+	}
+	want := e.creds.GoogleAccessToken
+	if want == "" || subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 {
+		return &gerr{status: http.StatusUnauthorized, code: "UNAUTHENTICATED",
+			msg:     "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+			details: []any{errorInfo("ACCESS_TOKEN_TYPE_UNSUPPORTED", "googleapis.com", meta)}}
+	}
+	return nil
+}
+
+// decodeBody decodes a JSON request body into v, rejecting unknown fields
+// as Google does. An empty body and "null" leave v unchanged.
+func decodeBody(r *http.Request, v any) error {
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
+	if err != nil {
+		return badRequest("", "Request payload size exceeds the limit: 1048576 bytes.")
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("", "Invalid JSON payload received. "+err.Error())
+	}
+	return nil
+}
+
+func (e *Emulator) lookupService(tx emulator.Tx, name string) (managedService, error) {
+	var s managedService
+	ok, err := tx.Get(bucketServices, name, &s)
+	if err != nil {
+		return s, err
+	}
+	if !ok {
+		return s, notFoundOrDenied(name)
+	}
+	return s, nil
+}
+
+func (e *Emulator) getService(name string) (any, error) {
+	var s managedService
+	err := e.store.View(func(tx emulator.Tx) error {
+		var err error
+		s, err = e.lookupService(tx, name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return managedService{ServiceName: s.ServiceName, ProducerProjectID: s.ProducerProjectID}, nil
+}
+
+func (e *Emulator) list(out responder, q map[string][]string) {
+	get := func(k string) string {
+		if v := q[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	pageSize := 50
+	if v := get("pageSize"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			out.error(badRequest("page_size", fmt.Sprintf("Invalid value for page_size: %q", v)))
+			return
+		}
+		if n > 0 {
+			pageSize = min(n, 500)
+		}
+	}
+	var after string
+	if tok := get("pageToken"); tok != "" {
+		b, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			out.error(badRequest("page_token", "Invalid page token."))
+			return
+		}
+		after = string(b)
+	}
+	producer := get("producerProjectId")
+	var consumedBy string
+	if c := get("consumerId"); c != "" {
+		var ok bool
+		if consumedBy, ok = strings.CutPrefix(c, "project:"); !ok || consumedBy == "" {
+			out.error(badRequest("consumer_id", fmt.Sprintf("Invalid consumer_id: %q. The accepted form is project:<project_id>.", c)))
+			return
+		}
+	}
+	type item struct {
+		ServiceName       string `json:"serviceName"`
+		ProducerProjectID string `json:"producerProjectId,omitempty"`
+	}
+	var resp struct {
+		Services      []item `json:"services,omitempty"`
+		NextPageToken string `json:"nextPageToken,omitempty"`
+	}
+	err := e.store.View(func(tx emulator.Tx) error {
+		return tx.List(bucketServices, func(key string, raw []byte) error {
+			if key <= after && after != "" {
+				return nil
+			}
+			var s managedService
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return err
+			}
+			if producer != "" && s.ProducerProjectID != producer {
+				return nil
+			}
+			if consumedBy != "" {
+				var p iamPolicy
+				if ok, err := tx.Get(bucketConsumers, s.ServiceName+"/"+consumedBy, &p); err != nil || !ok {
+					return err
+				}
+			}
+			if len(resp.Services) == pageSize {
+				last := resp.Services[len(resp.Services)-1].ServiceName
+				resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(last))
+				return errStop
+			}
+			resp.Services = append(resp.Services, item{s.ServiceName, s.ProducerProjectID})
+			return nil
+		})
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		out.error(err)
+		return
+	}
+	out.json(http.StatusOK, resp)
+}
+
+var errStop = errors.New("stop")
+
+// readPolicy returns the stored policy of a service or consumer, or the
+// empty policy.
+func (e *Emulator) readPolicy(tx emulator.Tx, service, consumer string) (iamPolicy, error) {
+	s, err := e.lookupService(tx, service)
+	if err != nil {
+		return iamPolicy{}, err
+	}
+	if consumer == "" {
+		if s.Policy == nil {
+			return iamPolicy{Etag: emptyEtag}, nil
+		}
+		return *s.Policy, nil
+	}
+	var p iamPolicy
+	ok, err := tx.Get(bucketConsumers, service+"/"+consumer, &p)
+	if err != nil {
+		return iamPolicy{}, err
+	}
+	if !ok {
+		return iamPolicy{Etag: emptyEtag}, nil
+	}
+	return p, nil
+}
+
+func (e *Emulator) getIamPolicy(r *http.Request, service, consumer string) (any, error) {
+	var req struct {
+		Options *struct {
+			RequestedPolicyVersion int64 `json:"requestedPolicyVersion"`
+		} `json:"options"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Options != nil {
+		switch v := req.Options.RequestedPolicyVersion; v {
+		case 0, 1, 3:
+		default:
+			return nil, badRequest("options.requested_policy_version",
+				fmt.Sprintf("Invalid requested_policy_version: %d. Valid values are 0, 1 and 3.", v))
+		}
+	}
+	var p iamPolicy
+	err := e.store.View(func(tx emulator.Tx) error {
+		var err error
+		p, err = e.readPolicy(tx, service, consumer)
+		return err
+	})
+	return p, err
+}
+
+func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any, error) {
+	var req struct {
+		Policy     *iamPolicy `json:"policy"`
+		UpdateMask string     `json:"updateMask"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Policy == nil {
+		return nil, badRequest("policy", "Request contains an invalid argument: policy is required.")
+	}
+	mask, err := parseMask(req.UpdateMask)
+	if err != nil {
+		return nil, err
+	}
+	want := *req.Policy
+	if err := validatePolicy(&want); err != nil {
+		return nil, err
+	}
+	var got iamPolicy
+	err = e.store.Update(func(tx emulator.Tx) error {
+		cur, err := e.readPolicy(tx, service, consumer)
+		if err != nil {
+			return err
+		}
+		if want.Etag != "" && want.Etag != cur.Etag {
+			return &gerr{status: http.StatusConflict, code: "ABORTED",
+				msg:     "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.",
+				details: []any{errorInfo("ETAG_MISMATCH", "servicemanagement.googleapis.com", nil)}}
+		}
+		got = cur
+		if mask["bindings"] {
+			got.Bindings = want.Bindings
+		}
+		if mask["auditConfigs"] {
+			got.AuditConfigs = want.AuditConfigs
+		}
+		got.Version = max(want.Version, 1)
+		if hasConditions(got.Bindings) && got.Version != 3 {
+			return badRequest("policy.version", "Policies with conditional role bindings must have version 3.")
+		}
+		got.Etag = newEtag()
+		if consumer != "" {
+			return tx.Put(bucketConsumers, service+"/"+consumer, got)
+		}
+		s, err := e.lookupService(tx, service)
+		if err != nil {
+			return err
+		}
+		s.Policy = &got
+		return tx.Put(bucketServices, service, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// parseMask reads a setIamPolicy update mask; an empty mask means
+// "bindings,etag".
+func parseMask(mask string) (map[string]bool, error) {
+	if mask == "" {
+		mask = "bindings,etag"
+	}
+	out := map[string]bool{}
+	for _, f := range strings.Split(mask, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "bindings", "etag", "version":
+			out[f] = true
+		case "auditConfigs", "audit_configs":
+			out["auditConfigs"] = true
+		default:
+			return nil, badRequest("update_mask", fmt.Sprintf("Invalid update_mask path: %q. Valid paths are bindings, etag, audit_configs and version.", f))
+		}
+	}
+	return out, nil
+}
+
+var memberPrefixes = []string{
+	"user:", "serviceAccount:", "group:", "domain:", "principal://", "principalSet://",
+	"deleted:user:", "deleted:serviceAccount:", "deleted:group:",
+	"projectOwner:", "projectEditor:", "projectViewer:",
+}
+
+// validatePolicy checks a policy to be set and drops bindings without
+// members and repeated members.
+func validatePolicy(p *iamPolicy) error {
+	switch p.Version {
+	case 0, 1, 3:
+	default:
+		return badRequest("policy.version", fmt.Sprintf("Invalid policy version: %d. Valid values are 0, 1 and 3.", p.Version))
+	}
+	total := 0
+	var kept []iamBinding
+	for i, b := range p.Bindings {
+		field := fmt.Sprintf("policy.bindings[%d]", i)
+		if !strings.HasPrefix(b.Role, "roles/") && !strings.Contains(b.Role, "/roles/") {
+			return badRequest(field+".role", fmt.Sprintf("Invalid role: %q. A role is roles/NAME or a custom role's resource name.", b.Role))
+		}
+		var members []string
+		for _, m := range b.Members {
+			if m != "allUsers" && m != "allAuthenticatedUsers" && !hasMemberPrefix(m) {
+				return badRequest(field+".members", fmt.Sprintf("Invalid principal: %q.", m))
+			}
+			if !slices.Contains(members, m) {
+				members = append(members, m)
+			}
+		}
+		if b.Condition != nil && strings.TrimSpace(b.Condition.Expression) == "" {
+			return badRequest(field+".condition.expression", "A condition needs a non-empty expression.")
+		}
+		if len(members) == 0 {
+			continue
+		}
+		total += len(members)
+		b.Members = members
+		kept = append(kept, b)
+	}
+	if total > maxPolicyMembers {
+		return badRequest("policy.bindings", fmt.Sprintf("The number of principals in the policy (%d) exceeds the maximum of %d.", total, maxPolicyMembers))
+	}
+	p.Bindings = kept
+	for i, a := range p.AuditConfigs {
+		for j, l := range a.AuditLogConfigs {
+			switch l.LogType {
+			case "LOG_TYPE_UNSPECIFIED", "ADMIN_READ", "DATA_WRITE", "DATA_READ":
+			default:
+				return badRequest(fmt.Sprintf("policy.audit_configs[%d].audit_log_configs[%d].log_type", i, j),
+					fmt.Sprintf("Invalid value for log_type: %q.", l.LogType))
+			}
+		}
+	}
+	return nil
+}
+
+func hasMemberPrefix(m string) bool {
+	for _, p := range memberPrefixes {
+		if strings.HasPrefix(m, p) && len(m) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasConditions(bs []iamBinding) bool {
+	for _, b := range bs {
+		if b.Condition != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Emulator) testIamPermissions(r *http.Request, service string) (any, error) {
+	var req struct {
+		Permissions []string `json:"permissions"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := e.store.View(func(tx emulator.Tx) error {
+		_, err := e.lookupService(tx, service)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Permissions []string `json:"permissions,omitempty"`
+	}
+	for _, p := range req.Permissions {
+		if strings.HasPrefix(p, "servicemanagement.") {
+			resp.Permissions = append(resp.Permissions, p)
+		}
+	}
+	return resp, nil
+}

@@ -1,0 +1,350 @@
+package endpointsiam
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+	servicemanagement "google.golang.org/api/servicemanagement/v1"
+
+	"reconcile/resources"
+	"reconcile/resources/httpretry"
+)
+
+// scopeCloudPlatform is the OAuth 2 scope requested with Application Default
+// Credentials; it covers services.getIamPolicy and consumers.getIamPolicy.
+const scopeCloudPlatform = "https://www.googleapis.com/auth/cloud-platform"
+
+// Config says how the lookups reach Service Management.
+type Config struct {
+	// Endpoint overrides the API base URL, for example an emulator's URL
+	// followed by "/". A missing final "/" is added. Empty means the public
+	// endpoint https://servicemanagement.googleapis.com/.
+	Endpoint string
+	// AccessToken, when set, is sent as a static OAuth 2 bearer token (the
+	// emulator's); otherwise Application Default Credentials are used. It
+	// must never be logged or put in an error.
+	AccessToken string
+	// HTTPClient supplies the base transport and timeout; nil means
+	// http.DefaultTransport. Retries and authentication are layered on top
+	// of its transport, so it must not add credentials itself.
+	HTTPClient *http.Client
+}
+
+// conn builds the Service Management client on first use and keeps it.
+type conn struct {
+	cfg Config
+
+	mu  sync.Mutex
+	svc *servicemanagement.APIService // nil until the first successful build
+}
+
+func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.svc != nil {
+		return c.svc, nil
+	}
+	var ts oauth2.TokenSource
+	quotaProject := os.Getenv("GOOGLE_CLOUD_QUOTA_PROJECT")
+	if c.cfg.AccessToken != "" {
+		ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.cfg.AccessToken, TokenType: "Bearer"})
+	} else {
+		// The token source outlives this call: refreshes must not fail
+		// because the first Invoke's context has ended.
+		creds, err := google.FindDefaultCredentials(context.WithoutCancel(ctx), scopeCloudPlatform)
+		if err != nil {
+			return nil, fmt.Errorf("endpointsiam: find Google Application Default Credentials: %w", err)
+		}
+		ts = creds.TokenSource
+		if quotaProject == "" {
+			quotaProject = quotaProjectOf(creds.JSON)
+		}
+	}
+	hc := &http.Client{}
+	if c.cfg.HTTPClient != nil {
+		*hc = *c.cfg.HTTPClient
+	}
+	var base http.RoundTripper = http.DefaultTransport
+	if hc.Transport != nil {
+		base = hc.Transport
+	}
+	base = &httpretry.Transport{Base: base}
+	if quotaProject != "" {
+		base = userProject{project: quotaProject, base: base}
+	}
+	hc.Transport = &oauth2.Transport{Source: oauth2.ReuseTokenSource(nil, ts), Base: base}
+	opts := []option.ClientOption{option.WithHTTPClient(hc)}
+	if ep := c.cfg.Endpoint; ep != "" {
+		if !strings.HasSuffix(ep, "/") {
+			ep += "/"
+		}
+		opts = append(opts, option.WithEndpoint(ep))
+	}
+	svc, err := servicemanagement.NewService(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("endpointsiam: create Service Management client: %w", err)
+	}
+	c.svc = svc
+	return svc, nil
+}
+
+// quotaProjectOf returns the quota_project_id of a credentials file, which
+// user credentials need to call Service Management (the Google SDK's own
+// transport sends it as X-Goog-User-Project; ours must too).
+func quotaProjectOf(credsJSON []byte) string {
+	var f struct {
+		QuotaProjectID string `json:"quota_project_id"`
+	}
+	if len(credsJSON) == 0 || json.Unmarshal(credsJSON, &f) != nil {
+		return ""
+	}
+	return f.QuotaProjectID
+}
+
+// userProject sets X-Goog-User-Project, the project billed for quota.
+type userProject struct {
+	project string
+	base    http.RoundTripper
+}
+
+func (u userProject) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set("X-Goog-User-Project", u.project)
+	return u.base.RoundTrip(r)
+}
+
+// ServiceIamPolicy is the gcp:endpoints:getServiceIamPolicy lookup.
+type ServiceIamPolicy struct{ c *conn }
+
+// ConsumersIamPolicy is the gcp:endpoints:getServiceConsumersIamPolicy
+// lookup.
+type ConsumersIamPolicy struct{ c *conn }
+
+var (
+	_ resources.Function = (*ServiceIamPolicy)(nil)
+	_ resources.Function = (*ConsumersIamPolicy)(nil)
+)
+
+// NewServiceIamPolicy returns the gcp:endpoints:getServiceIamPolicy lookup.
+// It connects on its first Invoke.
+func NewServiceIamPolicy(cfg Config) resources.Function {
+	return &ServiceIamPolicy{c: &conn{cfg: cfg}}
+}
+
+// NewConsumersIamPolicy returns the gcp:endpoints:getServiceConsumersIamPolicy
+// lookup. It connects on its first Invoke.
+func NewConsumersIamPolicy(cfg Config) resources.Function {
+	return &ConsumersIamPolicy{c: &conn{cfg: cfg}}
+}
+
+// Invoke reads the IAM policy of the managed service named by the argument
+// serviceName ("NAME" or "services/NAME"). The result holds id
+// ("services/NAME"), etag, policyData and serviceName as written. Bad
+// arguments are *resources.AttrError; a failed call wraps a
+// *resources.APIError (403 PERMISSION_DENIED for an unknown service).
+func (f *ServiceIamPolicy) Invoke(ctx context.Context, args resources.Attrs) (resources.Attrs, error) {
+	raw, name, err := serviceArg(args)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := f.c.service(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := "services/" + name
+	p, err := svc.Services.GetIamPolicy(id, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	if err != nil {
+		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, apiError(err))
+	}
+	data, err := policyData(p)
+	if err != nil {
+		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, err)
+	}
+	return resources.Attrs{
+		"id":          id,
+		"etag":        p.Etag,
+		"policyData":  data,
+		"serviceName": raw,
+	}, nil
+}
+
+// Invoke reads the IAM policy of the consumer binding named by the
+// arguments serviceName ("NAME" or "services/NAME") and consumerProject
+// ("PROJECT", "NAME/PROJECT" or "services/NAME/consumers/PROJECT"; a service
+// named there must agree with serviceName). The result holds id
+// ("services/NAME/consumers/PROJECT"), etag, policyData, and serviceName and
+// consumerProject as written. Errors are as for ServiceIamPolicy.Invoke.
+func (f *ConsumersIamPolicy) Invoke(ctx context.Context, args resources.Attrs) (resources.Attrs, error) {
+	rawService, name, err := serviceArg(args)
+	if err != nil {
+		return nil, err
+	}
+	rawConsumer, consumer, err := consumerArg(args, name)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := f.c.service(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := "services/" + name + "/consumers/" + consumer
+	p, err := svc.Services.Consumers.GetIamPolicy(id, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	if err != nil {
+		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, apiError(err))
+	}
+	data, err := policyData(p)
+	if err != nil {
+		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, err)
+	}
+	return resources.Attrs{
+		"id":              id,
+		"etag":            p.Etag,
+		"policyData":      data,
+		"serviceName":     rawService,
+		"consumerProject": rawConsumer,
+	}, nil
+}
+
+// stringArg returns the string argument key, or an AttrError when it is
+// missing, empty or not a string.
+func stringArg(args resources.Attrs, key string) (string, error) {
+	v, ok := args[key]
+	if !ok || v == nil {
+		return "", &resources.AttrError{Path: []string{key}, Err: errors.New("required")}
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", &resources.AttrError{Path: []string{key}, Err: fmt.Errorf("must be a string, not %T", v)}
+	}
+	if s == "" {
+		return "", &resources.AttrError{Path: []string{key}, Err: errors.New("must not be empty")}
+	}
+	return s, nil
+}
+
+// serviceArg returns serviceName as written and the bare service name.
+func serviceArg(args resources.Attrs) (raw, name string, err error) {
+	raw, err = stringArg(args, "serviceName")
+	if err != nil {
+		return "", "", err
+	}
+	name = strings.TrimPrefix(raw, "services/")
+	if name == "" || strings.Contains(name, "/") {
+		return "", "", &resources.AttrError{Path: []string{"serviceName"},
+			Err: fmt.Errorf("%q is not a service name: want NAME or services/NAME", raw)}
+	}
+	return raw, name, nil
+}
+
+// consumerArg returns consumerProject as written and the bare consumer
+// project, checking that a service named in it is service.
+func consumerArg(args resources.Attrs, service string) (raw, consumer string, err error) {
+	raw, err = stringArg(args, "consumerProject")
+	if err != nil {
+		return "", "", err
+	}
+	bad := func(format string, a ...any) error {
+		return &resources.AttrError{Path: []string{"consumerProject"}, Err: fmt.Errorf(format, a...)}
+	}
+	parts := strings.Split(raw, "/")
+	var inService string
+	switch {
+	case len(parts) == 1:
+		consumer = parts[0]
+	case len(parts) == 2:
+		inService, consumer = parts[0], parts[1]
+	case len(parts) == 4 && parts[0] == "services" && parts[2] == "consumers":
+		inService, consumer = parts[1], parts[3]
+	default:
+		return "", "", bad("%q is not a consumer project: want PROJECT, SERVICE/PROJECT or services/SERVICE/consumers/PROJECT", raw)
+	}
+	if consumer == "" || (len(parts) > 1 && inService == "") {
+		return "", "", bad("%q is not a consumer project: want PROJECT, SERVICE/PROJECT or services/SERVICE/consumers/PROJECT", raw)
+	}
+	if inService != "" && inService != service {
+		return "", "", bad("%q names service %q but serviceName is %q", raw, inService, service)
+	}
+	return raw, consumer, nil
+}
+
+// policyData renders the policy as the Terraform data sources do: the JSON
+// of a Policy holding only auditConfigs and bindings, empty fields omitted.
+// The generated types marshal in struct order (auditConfigs, bindings;
+// condition, members, role), the order cloudresourcemanager's Policy has.
+func policyData(p *servicemanagement.Policy) (string, error) {
+	b, err := json.Marshal(&servicemanagement.Policy{AuditConfigs: p.AuditConfigs, Bindings: p.Bindings})
+	if err != nil {
+		return "", fmt.Errorf("encode policy data: %w", err)
+	}
+	return string(b), nil
+}
+
+// apiError turns a *googleapi.Error into a *resources.APIError; other errors
+// (connection failures, a cancelled context) are returned unchanged.
+func apiError(err error) error {
+	var gerr *googleapi.Error
+	if !errors.As(err, &gerr) {
+		return err
+	}
+	ae := &resources.APIError{Service: "gcp", Status: gerr.Code, Message: gerr.Message}
+	var body struct {
+		Error struct {
+			Status string `json:"status"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(gerr.Body), &body) == nil {
+		ae.Code = body.Error.Status
+	}
+	if ae.Code == "" {
+		ae.Code = statusName(gerr.Code)
+	}
+	if ae.Message == "" {
+		ae.Message = strings.TrimSpace(gerr.Body)
+		if len(ae.Message) > 200 {
+			ae.Message = ae.Message[:200] + "..."
+		}
+		if ae.Message == "" {
+			ae.Message = http.StatusText(gerr.Code)
+		}
+	}
+	return ae
+}
+
+// statusName maps an HTTP status to the google.rpc.Code name Google's front
+// ends pair with it, for error bodies that do not carry one.
+func statusName(httpStatus int) string {
+	switch httpStatus {
+	case http.StatusBadRequest:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusConflict:
+		return "ABORTED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusNotImplemented:
+		return "UNIMPLEMENTED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	if httpStatus >= 500 {
+		return "INTERNAL"
+	}
+	return ""
+}
