@@ -78,13 +78,16 @@ func summaryText(p *Plan, n actionCounts) string {
 	return "Plan: " + n.phrase() + "."
 }
 
-// visibleChanges returns the changes a reader is shown: all but no-ops.
+// visibleChanges returns the changes a reader is shown: all but no-ops and
+// reads whose result is what state already holds.
 func visibleChanges(p *Plan) []*Change {
 	var out []*Change
 	for i := range p.Changes {
-		if p.Changes[i].Action != NoOp {
-			out = append(out, &p.Changes[i])
+		c := &p.Changes[i]
+		if c.Action == NoOp || (c.Action == Read && !c.Deferred && c.Before != nil && canonicalJSON(c.Before) == canonicalJSON(c.After)) {
+			continue
 		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -333,8 +333,12 @@ func (c *cli) reportApply(res *engine.ApplyResult, destroy bool) int {
 		}
 		if len(res.Outputs) > 0 {
 			fmt.Fprintf(w, "\nOutputs:\n")
+			width := 0
+			for k := range res.Outputs {
+				width = max(width, len(k))
+			}
 			for _, k := range sortedNames(res.Outputs) {
-				fmt.Fprintf(w, "  %s = %s\n", k, engine.DisplayValue(res.Outputs[k]))
+				fmt.Fprintf(w, "  %-*s = %s\n", width, k, engine.DisplayValue(res.Outputs[k]))
 			}
 		}
 	}

@@ -1,0 +1,636 @@
+package aiendpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"reconcile/resources/emulator"
+)
+
+// Lifecycle states (shared by endpoints, models and projects).
+const (
+	stateCreating = "CREATING"
+	stateActive   = "ACTIVE"
+	stateUpdating = "UPDATING"
+	stateDeleting = "DELETING"
+	stateDeleted  = "DELETED"
+	stateFailed   = "FAILED"
+)
+
+// Pending operations of an endpoint.
+const (
+	opCreate = "create"
+	opUpdate = "update"
+	opMove   = "move" // change of compartment: UPDATING, no work request
+	opDelete = "delete"
+)
+
+// endpointView is the Endpoint JSON of GetEndpoint; with TimeUpdated cleared
+// it is the EndpointSummary of ListEndpoints.
+type endpointView struct {
+	ID               string                    `json:"id"`
+	DisplayName      string                    `json:"displayName"`
+	CompartmentID    string                    `json:"compartmentId"`
+	ProjectID        string                    `json:"projectId"`
+	TimeCreated      string                    `json:"timeCreated"`
+	LifecycleState   string                    `json:"lifecycleState"`
+	ModelID          string                    `json:"modelId"`
+	Alias            *string                   `json:"alias,omitempty"`
+	Description      *string                   `json:"description,omitempty"`
+	TimeUpdated      string                    `json:"timeUpdated,omitempty"`
+	LifecycleDetails *string                   `json:"lifecycleDetails,omitempty"`
+	InferenceUnits   int                       `json:"inferenceUnits"`
+	FreeformTags     map[string]string         `json:"freeformTags"`
+	DefinedTags      map[string]map[string]any `json:"definedTags"`
+	SystemTags       map[string]map[string]any `json:"systemTags"`
+}
+
+// endpointRecord is what the store holds per endpoint: the view as of the
+// last settled transition, plus the transition in progress.
+type endpointRecord struct {
+	View      endpointView `json:"view"`
+	Pending   *pendingOp   `json:"pending,omitempty"`
+	DeletedAt *time.Time   `json:"deletedAt,omitempty"`
+}
+
+// pendingOp is a transition that ends at Done; it is applied by settle the
+// first time the endpoint is looked at on or after Done.
+type pendingOp struct {
+	Op            string    `json:"op"`
+	WorkRequestID string    `json:"workRequestId,omitempty"`
+	Done          time.Time `json:"done"`
+}
+
+type createEndpointDetails struct {
+	CompartmentID  *string                   `json:"compartmentId"`
+	ModelID        *string                   `json:"modelId"`
+	DisplayName    *string                   `json:"displayName"`
+	Alias          *string                   `json:"alias"`
+	Description    *string                   `json:"description"`
+	InferenceUnits *int                      `json:"inferenceUnits"`
+	FreeformTags   map[string]string         `json:"freeformTags"`
+	DefinedTags    map[string]map[string]any `json:"definedTags"`
+}
+
+type updateEndpointDetails struct {
+	DisplayName    *string                   `json:"displayName"`
+	Alias          *string                   `json:"alias"`
+	Description    *string                   `json:"description"`
+	ModelID        *string                   `json:"modelId"`
+	InferenceUnits *int                      `json:"inferenceUnits"`
+	FreeformTags   map[string]string         `json:"freeformTags"`
+	DefinedTags    map[string]map[string]any `json:"definedTags"`
+}
+
+// retryTokenRecord remembers the first successful answer to a request
+// carrying an opc-retry-token.
+type retryTokenRecord struct {
+	Method   string            `json:"method"`
+	Path     string            `json:"path"`
+	BodyHash string            `json:"bodyHash"`
+	EntityID string            `json:"entityId"`
+	Status   int               `json:"status"`
+	Header   map[string]string `json:"header,omitempty"`
+	Body     json.RawMessage   `json:"body,omitempty"`
+	Created  time.Time         `json:"created"`
+}
+
+func decodeBody(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errorf(http.StatusBadRequest, "CannotParseRequest", "the request body is empty")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return errorf(http.StatusBadRequest, "InvalidParameter", "invalid value for %q: %v", te.Field, err)
+		}
+		return errorf(http.StatusBadRequest, "CannotParseRequest", "the request body is not valid JSON: %v", err)
+	}
+	return nil
+}
+
+func validateEndpointFields(displayName, description *string, units *int) error {
+	if displayName != nil && (*displayName == "" || len(*displayName) > 255) {
+		return errorf(http.StatusBadRequest, "InvalidParameter", "displayName must be 1 to 255 characters long")
+	}
+	if description != nil && len(*description) > 400 {
+		return errorf(http.StatusBadRequest, "InvalidParameter", "description must be at most 400 characters long")
+	}
+	if units != nil && *units < 1 {
+		return errorf(http.StatusBadRequest, "InvalidParameter", "inferenceUnits must be at least 1")
+	}
+	return nil
+}
+
+func (e *Emulator) createEndpoint(r *http.Request, _ []string, body []byte) (*response, error) {
+	var d createEndpointDetails
+	if err := decodeBody(body, &d); err != nil {
+		return nil, err
+	}
+	if d.CompartmentID == nil || *d.CompartmentID == "" {
+		return nil, errorf(http.StatusBadRequest, "MissingParameter", "compartmentId is required")
+	}
+	if d.ModelID == nil || *d.ModelID == "" {
+		return nil, errorf(http.StatusBadRequest, "MissingParameter", "modelId is required")
+	}
+	if err := validateEndpointFields(d.DisplayName, d.Description, d.InferenceUnits); err != nil {
+		return nil, err
+	}
+	token, err := requestRetryToken(r)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	delay := e.getDelays().create
+	var resp *response
+	err = e.store.Update(func(tx emulator.Tx) error {
+		if replay, err := e.replay(tx, token, r, body, now); replay != nil || err != nil {
+			resp = replay
+			return err
+		}
+		if ok, err := compartmentExists(tx, *d.CompartmentID); err != nil || !ok {
+			if err == nil {
+				err = errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "compartment %s was not found or you are not authorized to use it", *d.CompartmentID)
+			}
+			return err
+		}
+		var m modelView
+		if found, err := tx.Get(bucketModels, *d.ModelID, &m); err != nil || !found {
+			if err == nil {
+				err = errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "model %s was not found or you are not authorized to use it", *d.ModelID)
+			}
+			return err
+		}
+		id := e.newOCID("ailanguageendpoint")
+		wrID := e.newOCID("ailanguageworkrequest")
+		v := endpointView{
+			ID: id, CompartmentID: *d.CompartmentID, ProjectID: m.ProjectID, ModelID: m.ID,
+			TimeCreated: fmtTime(now), TimeUpdated: fmtTime(now), LifecycleState: stateCreating,
+			Alias: d.Alias, Description: d.Description, InferenceUnits: 1,
+			FreeformTags: d.FreeformTags, DefinedTags: d.DefinedTags, SystemTags: map[string]map[string]any{},
+		}
+		if d.DisplayName != nil {
+			v.DisplayName = *d.DisplayName
+		} else {
+			v.DisplayName = "ailanguageendpoint" + now.Format("20060102150405")
+		}
+		if d.InferenceUnits != nil {
+			v.InferenceUnits = *d.InferenceUnits
+		}
+		if v.FreeformTags == nil {
+			v.FreeformTags = map[string]string{}
+		}
+		if v.DefinedTags == nil {
+			v.DefinedTags = map[string]map[string]any{}
+		}
+		rec := endpointRecord{View: v, Pending: &pendingOp{Op: opCreate, WorkRequestID: wrID, Done: now.Add(delay)}}
+		if err := tx.Put(bucketEndpoints, id, rec); err != nil {
+			return err
+		}
+		if err := e.startWorkRequest(tx, wrID, "CREATE_ENDPOINT", v, now, delay); err != nil {
+			return err
+		}
+		var err error
+		resp, err = jsonResponse(http.StatusOK, v, map[string]string{
+			"etag":                etagOf(v),
+			"location":            locationOf(r, id),
+			"opc-work-request-id": wrID,
+		})
+		if err != nil {
+			return err
+		}
+		return e.remember(tx, token, r, body, id, resp, now)
+	})
+	return resp, err
+}
+
+func locationOf(r *http.Request, id string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + apiPrefix + "/endpoints/" + id
+}
+
+func (e *Emulator) getEndpoint(_ *http.Request, args []string, _ []byte) (*response, error) {
+	now := e.now().UTC()
+	var resp *response
+	err := e.store.Update(func(tx emulator.Tx) error {
+		rec, err := e.loadEndpoint(tx, args[0], now)
+		if err != nil {
+			return err
+		}
+		resp, err = jsonResponse(http.StatusOK, rec.View, map[string]string{"etag": etagOf(rec.View)})
+		return err
+	})
+	return resp, err
+}
+
+func (e *Emulator) listEndpoints(r *http.Request, _ []string, _ []byte) (*response, error) {
+	q := r.URL.Query()
+	compartment := q.Get("compartmentId")
+	if compartment == "" {
+		return nil, errorf(http.StatusBadRequest, "MissingParameter", "compartmentId is required")
+	}
+	state := q.Get("lifecycleState")
+	if state != "" && !validState(state) {
+		return nil, errorf(http.StatusBadRequest, "InvalidParameter", "invalid lifecycleState %q", state)
+	}
+	now := e.now().UTC()
+	var items []endpointView
+	err := e.store.Update(func(tx emulator.Tx) error {
+		if ok, err := compartmentExists(tx, compartment); err != nil || !ok {
+			if err == nil {
+				err = errNotFound()
+			}
+			return err
+		}
+		return e.eachEndpoint(tx, now, func(rec *endpointRecord) {
+			v := rec.View
+			switch {
+			case v.CompartmentID != compartment,
+				!matchParam(q, "endpointId", v.ID),
+				!matchParam(q, "projectId", v.ProjectID),
+				!matchParam(q, "displayName", v.DisplayName),
+				!matchParam(q, "modelId", v.ModelID),
+				state != "" && v.LifecycleState != state:
+				return
+			}
+			v.TimeUpdated = "" // EndpointSummary has no timeUpdated
+			items = append(items, v)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return listPage(q, items, sortKeys[endpointView]{
+		name:    func(v endpointView) string { return v.DisplayName },
+		created: func(v endpointView) string { return v.TimeCreated },
+	})
+}
+
+func matchParam(q map[string][]string, key, value string) bool {
+	want := q[key]
+	return len(want) == 0 || want[0] == "" || want[0] == value
+}
+
+func validState(s string) bool {
+	switch s {
+	case stateCreating, stateActive, stateUpdating, stateDeleting, stateDeleted, stateFailed:
+		return true
+	}
+	return false
+}
+
+// mutable loads an endpoint for a mutation and applies the checks every
+// mutation shares: existence, if-match, and a state that allows changes.
+func (e *Emulator) mutable(tx emulator.Tx, r *http.Request, id string, now time.Time) (*endpointRecord, error) {
+	rec, err := e.loadEndpoint(tx, id, now)
+	if err != nil {
+		return nil, err
+	}
+	if rec.View.LifecycleState == stateDeleted {
+		return nil, errNotFound()
+	}
+	if m := r.Header.Get("if-match"); m != "" && m != "*" && m != etagOf(rec.View) {
+		return nil, errorf(http.StatusPreconditionFailed, "NoEtagMatch", "the if-match value %q does not match the current etag of endpoint %s", m, id)
+	}
+	return rec, nil
+}
+
+func incorrectState(rec *endpointRecord) error {
+	switch s := rec.View.LifecycleState; s {
+	case stateCreating, stateUpdating, stateDeleting:
+		return errorf(http.StatusConflict, "IncorrectState", "endpoint %s is in state %s; retry when the operation in progress has finished", rec.View.ID, s)
+	case stateFailed:
+		return errorf(http.StatusConflict, "Conflict", "endpoint %s is in state FAILED; a failed endpoint can only be deleted", rec.View.ID)
+	}
+	return nil
+}
+
+func (e *Emulator) updateEndpoint(r *http.Request, args []string, body []byte) (*response, error) {
+	var d updateEndpointDetails
+	if err := decodeBody(body, &d); err != nil {
+		return nil, err
+	}
+	if err := validateEndpointFields(d.DisplayName, d.Description, d.InferenceUnits); err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	delay := e.getDelays().update
+	var resp *response
+	err := e.store.Update(func(tx emulator.Tx) error {
+		rec, err := e.mutable(tx, r, args[0], now)
+		if err != nil {
+			return err
+		}
+		if err := incorrectState(rec); err != nil {
+			return err
+		}
+		v := &rec.View
+		if d.ModelID != nil && *d.ModelID != v.ModelID {
+			var m modelView
+			found, err := tx.Get(bucketModels, *d.ModelID, &m)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "model %s was not found or you are not authorized to use it", *d.ModelID)
+			}
+			if m.LifecycleState != stateActive {
+				return errorf(http.StatusBadRequest, "InvalidParameter", "model %s is in state %s; only an ACTIVE model can be deployed", m.ID, m.LifecycleState)
+			}
+			v.ModelID, v.ProjectID = m.ID, m.ProjectID
+		}
+		if d.DisplayName != nil {
+			v.DisplayName = *d.DisplayName
+		}
+		if d.Alias != nil {
+			v.Alias = d.Alias
+		}
+		if d.Description != nil {
+			v.Description = d.Description
+		}
+		if d.InferenceUnits != nil {
+			v.InferenceUnits = *d.InferenceUnits
+		}
+		if d.FreeformTags != nil {
+			v.FreeformTags = d.FreeformTags
+		}
+		if d.DefinedTags != nil {
+			v.DefinedTags = d.DefinedTags
+		}
+		wrID := e.newOCID("ailanguageworkrequest")
+		v.LifecycleState, v.LifecycleDetails, v.TimeUpdated = stateUpdating, nil, fmtTime(now)
+		rec.Pending = &pendingOp{Op: opUpdate, WorkRequestID: wrID, Done: now.Add(delay)}
+		if err := tx.Put(bucketEndpoints, v.ID, rec); err != nil {
+			return err
+		}
+		if err := e.startWorkRequest(tx, wrID, "UPDATE_ENDPOINT", *v, now, delay); err != nil {
+			return err
+		}
+		resp = &response{status: http.StatusAccepted, header: map[string]string{"opc-work-request-id": wrID}}
+		return nil
+	})
+	return resp, err
+}
+
+func (e *Emulator) deleteEndpoint(r *http.Request, args []string, _ []byte) (*response, error) {
+	now := e.now().UTC()
+	delay := e.getDelays().delete
+	var resp *response
+	err := e.store.Update(func(tx emulator.Tx) error {
+		rec, err := e.mutable(tx, r, args[0], now)
+		if err != nil {
+			return err
+		}
+		v := &rec.View
+		switch v.LifecycleState {
+		case stateDeleting: // already under way: answer with the same work request
+			resp = &response{status: http.StatusAccepted, header: map[string]string{"opc-work-request-id": rec.Pending.WorkRequestID}}
+			return nil
+		case stateCreating, stateUpdating:
+			return incorrectState(rec)
+		}
+		wrID := e.newOCID("ailanguageworkrequest")
+		v.LifecycleState, v.TimeUpdated = stateDeleting, fmtTime(now)
+		rec.Pending = &pendingOp{Op: opDelete, WorkRequestID: wrID, Done: now.Add(delay)}
+		if err := tx.Put(bucketEndpoints, v.ID, rec); err != nil {
+			return err
+		}
+		if err := e.startWorkRequest(tx, wrID, "DELETE_ENDPOINT", *v, now, delay); err != nil {
+			return err
+		}
+		resp = &response{status: http.StatusAccepted, header: map[string]string{"opc-work-request-id": wrID}}
+		return nil
+	})
+	return resp, err
+}
+
+func (e *Emulator) changeEndpointCompartment(r *http.Request, args []string, body []byte) (*response, error) {
+	var d struct {
+		CompartmentID *string `json:"compartmentId"`
+	}
+	if err := decodeBody(body, &d); err != nil {
+		return nil, err
+	}
+	if d.CompartmentID == nil || *d.CompartmentID == "" {
+		return nil, errorf(http.StatusBadRequest, "MissingParameter", "compartmentId is required")
+	}
+	token, err := requestRetryToken(r)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	delay := e.getDelays().update
+	var resp *response
+	err = e.store.Update(func(tx emulator.Tx) error {
+		if replay, err := e.replay(tx, token, r, body, now); replay != nil || err != nil {
+			resp = replay
+			return err
+		}
+		rec, err := e.mutable(tx, r, args[0], now)
+		if err != nil {
+			return err
+		}
+		if err := incorrectState(rec); err != nil {
+			return err
+		}
+		if ok, err := compartmentExists(tx, *d.CompartmentID); err != nil || !ok {
+			if err == nil {
+				err = errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "compartment %s was not found or you are not authorized to use it", *d.CompartmentID)
+			}
+			return err
+		}
+		v := &rec.View
+		if v.CompartmentID != *d.CompartmentID {
+			v.CompartmentID = *d.CompartmentID
+			v.LifecycleState, v.TimeUpdated = stateUpdating, fmtTime(now)
+			rec.Pending = &pendingOp{Op: opMove, Done: now.Add(delay)}
+			if err := tx.Put(bucketEndpoints, v.ID, rec); err != nil {
+				return err
+			}
+		}
+		resp = &response{status: http.StatusOK}
+		return e.remember(tx, token, r, body, v.ID, resp, now)
+	})
+	return resp, err
+}
+
+// loadEndpoint reads and settles an endpoint; a missing or purged one is
+// 404 NotAuthorizedOrNotFound.
+func (e *Emulator) loadEndpoint(tx emulator.Tx, id string, now time.Time) (*endpointRecord, error) {
+	var rec endpointRecord
+	found, err := tx.Get(bucketEndpoints, id, &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, errNotFound()
+	}
+	gone, err := e.settle(tx, &rec, now)
+	if err != nil {
+		return nil, err
+	}
+	if gone {
+		return nil, errNotFound()
+	}
+	return &rec, nil
+}
+
+// eachEndpoint settles every endpoint and calls fn with those still visible.
+func (e *Emulator) eachEndpoint(tx emulator.Tx, now time.Time, fn func(*endpointRecord)) error {
+	var recs []endpointRecord
+	if err := tx.List(bucketEndpoints, func(_ string, raw []byte) error {
+		var rec endpointRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i := range recs {
+		gone, err := e.settle(tx, &recs[i], now)
+		if err != nil {
+			return err
+		}
+		if !gone {
+			fn(&recs[i])
+		}
+	}
+	return nil
+}
+
+// settle applies the endpoint's pending transition if it is due, finishing
+// its work request, and purges an endpoint deleted more than
+// deletedRetention ago (reporting it gone). It writes what it changes.
+func (e *Emulator) settle(tx emulator.Tx, rec *endpointRecord, now time.Time) (gone bool, err error) {
+	if p := rec.Pending; p != nil && !now.Before(p.Done) {
+		v := &rec.View
+		var failure string
+		switch p.Op {
+		case opCreate:
+			if failure, err = modelProblem(tx, v.ModelID); err != nil {
+				return false, err
+			}
+			if failure != "" {
+				v.LifecycleState, v.LifecycleDetails = stateFailed, &failure
+			} else {
+				v.LifecycleState, v.LifecycleDetails = stateActive, nil
+			}
+		case opUpdate, opMove:
+			v.LifecycleState = stateActive
+		case opDelete:
+			v.LifecycleState = stateDeleted
+			done := p.Done
+			rec.DeletedAt = &done
+		}
+		v.TimeUpdated = fmtTime(p.Done)
+		rec.Pending = nil
+		if p.WorkRequestID != "" {
+			if err := finishWorkRequest(tx, p.WorkRequestID, p.Done, failure); err != nil {
+				return false, err
+			}
+		}
+		if err := tx.Put(bucketEndpoints, v.ID, rec); err != nil {
+			return false, err
+		}
+	}
+	if rec.DeletedAt != nil && now.Sub(*rec.DeletedAt) > deletedRetention {
+		return true, tx.Delete(bucketEndpoints, rec.View.ID)
+	}
+	return false, nil
+}
+
+// modelProblem explains why a model cannot be deployed, or returns "".
+func modelProblem(tx emulator.Tx, id string) (string, error) {
+	var m modelView
+	found, err := tx.Get(bucketModels, id, &m)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "Deployment failed: model " + id + " no longer exists", nil
+	}
+	if m.LifecycleState != stateActive {
+		msg := "Deployment failed: model " + id + " is in state " + m.LifecycleState + ", only an ACTIVE model can be deployed"
+		if m.LifecycleDetails != nil && *m.LifecycleDetails != "" {
+			msg += " (" + *m.LifecycleDetails + ")"
+		}
+		return msg, nil
+	}
+	return "", nil
+}
+
+func compartmentExists(tx emulator.Tx, id string) (bool, error) {
+	var c compartmentRecord
+	return tx.Get(bucketCompartments, id, &c)
+}
+
+func requestRetryToken(r *http.Request) (string, error) {
+	t := r.Header.Get("opc-retry-token")
+	if len(t) > maxRetryTokenLen {
+		return "", errorf(http.StatusBadRequest, "InvalidParameter", "opc-retry-token must be at most %d characters long", maxRetryTokenLen)
+	}
+	return t, nil
+}
+
+// bodyHash hashes a JSON body independently of key order and spacing.
+func bodyHash(body []byte) string {
+	var v any
+	if err := json.Unmarshal(body, &v); err == nil {
+		if canon, err := json.Marshal(v); err == nil {
+			body = canon
+		}
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// replay answers a request whose retry token was seen in the last 24 hours:
+// the original answer for the same request, 409 Conflict for a different
+// one, 409 InvalidatedRetryToken when the entity has since been deleted. It
+// returns nil, nil for a new token.
+func (e *Emulator) replay(tx emulator.Tx, token string, r *http.Request, body []byte, now time.Time) (*response, error) {
+	if token == "" {
+		return nil, nil
+	}
+	var rec retryTokenRecord
+	found, err := tx.Get(bucketRetryTokens, token, &rec)
+	if err != nil || !found || now.Sub(rec.Created) > retryTokenTTL {
+		return nil, err
+	}
+	if rec.Method != r.Method || rec.Path != r.URL.Path || rec.BodyHash != bodyHash(body) {
+		return nil, errorf(http.StatusConflict, "Conflict", "the opc-retry-token was already used for a different request")
+	}
+	ep, err := e.loadEndpoint(tx, rec.EntityID, now)
+	if err != nil {
+		if errors.As(err, new(*apiError)) {
+			err = nil
+		} else {
+			return nil, err
+		}
+	}
+	if ep == nil || ep.View.LifecycleState == stateDeleting || ep.View.LifecycleState == stateDeleted {
+		return nil, errorf(http.StatusConflict, "InvalidatedRetryToken", "the resource created with this opc-retry-token has been deleted; use a new token")
+	}
+	return &response{status: rec.Status, header: rec.Header, body: rec.Body}, nil
+}
+
+// remember stores the answer to a request carrying a retry token.
+func (e *Emulator) remember(tx emulator.Tx, token string, r *http.Request, body []byte, entity string, resp *response, now time.Time) error {
+	if token == "" {
+		return nil
+	}
+	return tx.Put(bucketRetryTokens, token, retryTokenRecord{
+		Method: r.Method, Path: r.URL.Path, BodyHash: bodyHash(body), EntityID: entity,
+		Status: resp.status, Header: resp.header, Body: resp.body, Created: now,
+	})
+}
