@@ -144,7 +144,7 @@ func (e *Emulator) Seed() error {
 		if !found {
 			region := regionKey(e.creds.OCIRegion)
 			ids = seedIDs{
-				Compartment:      e.creds.OCITenancy,
+				Compartment: e.creds.OCITenancy,
 				// Fixed ids, so that specs written for the emulator work
 				// on every machine and after every reset.
 				OtherCompartment: "ocid1.compartment.oc1..aaaaaaaaemulatorother",
