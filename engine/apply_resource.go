@@ -21,17 +21,26 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 		return a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
 	}
 	desired = (&planner{reg: a.reg}).normalize(r.Type, desired)
+	// Ignored fields keep the value the plan compared against (the prior or
+	// live one, or the imported object's), as the plan shows them.
+	switch c.Action {
+	case Update, Replace, Import:
+		for _, po := range r.Options.IgnoreChanges {
+			if !containsUnknown(c.After[po.Top]) {
+				applyIgnore(po, c.After, desired)
+			}
+		}
+	}
 	if err := checkAgainstPlan(r, c, desired); err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
-	opts, err := (&planner{spec: a.spec, reg: a.reg, results: map[string]*nodeResult{}}).evalOptionsWith(r, a.evaluator(ctx))
+	pl := &planner{spec: a.spec, reg: a.reg, results: map[string]*nodeResult{}}
+	opts, err := pl.evalOptionsWith(r, a.evaluator(ctx))
 	if err != nil {
-		return a.fail(r.Name, r.Pos, err)
-	}
-	for _, po := range r.Options.IgnoreChanges {
-		if prior, ok := a.prior[r.Name]; ok {
-			applyIgnore(po, prior.Inputs, desired)
+		if len(pl.diags) > 0 {
+			err = DiagError(pl.diags)
 		}
+		return a.fail(r.Name, r.Pos, err)
 	}
 	rec := state.Record{Name: r.Name, Type: r.Type, Kind: KindResource, Dependencies: a.resourceDeps(r.Name),
 		Protect: opts.protect, RetainOnDelete: opts.retainOnDelete, DeleteBeforeReplace: opts.deleteBeforeReplace}
