@@ -105,7 +105,7 @@ type cmdOpts struct {
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, applyCmd, destroyCmd, stateCmd, schemaCmd, emulateCmd, versionCmd,
+		validateCmd, planCmd, applyCmd, destroyCmd, driftCmd, stateCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 
@@ -173,7 +173,7 @@ func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
 	}
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "Usage: reconcile %s %s\n\n%s\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("reconcile "+cmd.name+" "+cmd.args), cmd.summary)
 		if cmd.detail != "" {
 			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(cmd.detail))
 		}
@@ -188,14 +188,19 @@ func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
 func (c *cli) runCommand(cmd *command, args []string) int {
 	fs, o := c.flagSet(cmd)
 	fs.SetOutput(c.stderr)
+	// The flag package prints the usage on -h and on errors alike, to its
+	// output; help belongs on stdout, so print it ourselves.
+	usage := fs.Usage
+	fs.Usage = func() {}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fs.SetOutput(c.stdout)
-				fs.Usage()
+				usage()
 				return exitOK
 			}
+			usage()
 			return exitError
 		}
 		rest := fs.Args()

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"flag"
+
+	"reconcile/engine"
+	"reconcile/state"
+)
+
+var driftCmd = &command{
+	name: "drift", args: "[-f PATH]", spec: true,
+	summary: "Report where the cloud moved away from what was last applied. Changes nothing.",
+	detail: `Drift reads every managed resource, get and lookup recorded in state from the
+cloud, in parallel, and compares it with what was last applied:
+  - each input field that differs, with the applied and the live value
+    (secrets are named but never shown);
+  - resources deleted outside reconcile;
+  - lookups whose results changed (a new IAM policy etag, and which members
+    were added to or removed from which role).
+Only fields that were applied are compared: a field the specs leave to the
+cloud, output-only fields (state, timeUpdated, systemTags) and fields named by
+ignoreChanges are never drift. Set-like lists (bindings, principals) compare
+without regard to order.
+
+The specs (-f) are read for ignoreChanges. Run it from cron: --output json is
+a versioned format (docs/drift-json.md) to forward to alerting, --output
+markdown suits an issue or chat message, and text ends with a one-line summary.
+
+Exit status: 0 no drift, 2 drift, 1 error (also when some node could not be read).`,
+	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
+		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many cloud reads run at once")
+	},
+	run: runDrift,
+}
+
+func runDrift(c *cli, o *cmdOpts, args []string) int {
+	if len(args) > 0 {
+		return c.errorf("drift takes no arguments, got %q (use -f PATH for the specs)", args)
+	}
+	spec, ok := c.loadSpec()
+	if !ok {
+		return exitError
+	}
+	reg, cleanup, err := c.registry()
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	defer cleanup()
+	st, err := state.Open(c.g.statePath, state.Options{ReadOnly: true, LockTimeout: c.g.lockTimeout, Command: "reconcile drift"})
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	defer st.Close()
+	rep, err := engine.Drift(c.ctx, spec, st, reg, c.g.parallelism)
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	switch c.g.output {
+	case "json":
+		err = engine.RenderDriftJSON(c.stdout, rep)
+	case "markdown":
+		err = engine.RenderDriftMarkdown(c.stdout, rep)
+	default:
+		err = engine.RenderDriftText(c.stdout, rep)
+	}
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	switch {
+	case len(rep.Errors) > 0:
+		return exitError
+	case rep.HasDrift():
+		return exitChanges
+	}
+	return exitOK
+}

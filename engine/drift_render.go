@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// DriftJSONVersion is the format version of RenderDriftJSON.
+const DriftJSONVersion = "1.0"
+
+func (r *DriftReport) counts() (changed, deleted, results int) {
+	for _, it := range r.Items {
+		switch it.Status {
+		case DriftChanged:
+			changed++
+		case DriftDeleted:
+			deleted++
+		case DriftResult:
+			results++
+		}
+	}
+	return
+}
+
+// Summary is the one-line verdict of a drift report.
+func (r *DriftReport) Summary() string {
+	c, d, l := r.counts()
+	errs := ""
+	if len(r.Errors) > 0 {
+		errs = fmt.Sprintf("; %d could not be read", len(r.Errors))
+	}
+	if !r.HasDrift() {
+		return fmt.Sprintf("No drift: %d resources and lookups match what was last applied%s.", r.Checked, errs)
+	}
+	return fmt.Sprintf("Drift: %d changed, %d deleted, %d with new lookup results (%d checked)%s.", c, d, l, r.Checked, errs)
+}
+
+func driftHeadline(it DriftItem) string {
+	switch it.Status {
+	case DriftDeleted:
+		return "was deleted outside reconcile"
+	case DriftResult:
+		if it.Kind == KindLookup {
+			return "returns a new result"
+		}
+		return "changed since it was last read"
+	}
+	return "was changed outside reconcile"
+}
+
+// RenderDriftText writes the report for people, ending with the summary
+// line. Values are shown as in plans; secrets never are.
+func RenderDriftText(w io.Writer, r *DriftReport) error {
+	var b strings.Builder
+	for _, it := range r.Items {
+		fmt.Fprintf(&b, "  # %s (%s) %s\n", it.Addr, it.Type, driftHeadline(it))
+		if it.ID != "" {
+			fmt.Fprintf(&b, "    id: %s\n", it.ID)
+		}
+		width := 0
+		for _, f := range it.Fields {
+			width = max(width, len(f.Path))
+		}
+		for _, f := range it.Fields {
+			if f.Path == "policyData" && len(it.Details) > 0 {
+				continue // the details say what changed, member by member
+			}
+			fmt.Fprintf(&b, "  ~ %-*s  applied %s, live %s\n", width, f.Path, render1(f.Applied), render1(f.Live))
+		}
+		for _, d := range it.Details {
+			fmt.Fprintf(&b, "    %s\n", d)
+		}
+		b.WriteString("\n")
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "  ! %s could not be read: %v\n", e.Addr, e.Err)
+	}
+	if len(r.Errors) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(r.Summary())
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type driftJSON struct {
+	FormatVersion string          `json:"format_version"`
+	Lineage       string          `json:"lineage"`
+	Serial        int64           `json:"serial"`
+	Checked       int             `json:"checked"`
+	Drifted       int             `json:"drifted"`
+	HasDrift      bool            `json:"has_drift"`
+	Items         []driftItemJSON `json:"items"`
+	Errors        []driftErrJSON  `json:"errors"`
+	Summary       string          `json:"summary"`
+}
+
+type driftItemJSON struct {
+	Address string           `json:"address"`
+	Type    string           `json:"type"`
+	Kind    string           `json:"kind"`
+	ID      string           `json:"id"`
+	Status  DriftStatus      `json:"status"`
+	Fields  []driftFieldJSON `json:"fields"`
+	Details []string         `json:"details"`
+}
+
+type driftFieldJSON struct {
+	Path      string `json:"path"`
+	Applied   any    `json:"applied"`
+	Live      any    `json:"live"`
+	Sensitive bool   `json:"sensitive"`
+}
+
+type driftErrJSON struct {
+	Address string `json:"address"`
+	Error   string `json:"error"`
+}
+
+// RenderDriftJSON writes the report in the versioned JSON format documented
+// in docs/drift-json.md. Secret values are null with "sensitive": true.
+func RenderDriftJSON(w io.Writer, r *DriftReport) error {
+	out := driftJSON{FormatVersion: DriftJSONVersion, Lineage: r.Lineage, Serial: r.Serial, Checked: r.Checked,
+		Drifted: len(r.Items), HasDrift: r.HasDrift(), Items: []driftItemJSON{}, Errors: []driftErrJSON{}, Summary: r.Summary()}
+	for _, it := range r.Items {
+		j := driftItemJSON{Address: it.Addr, Type: it.Type, Kind: it.Kind, ID: it.ID, Status: it.Status, Fields: []driftFieldJSON{}, Details: it.Details}
+		if j.Details == nil {
+			j.Details = []string{}
+		}
+		for _, f := range it.Fields {
+			sensitive := containsSecret(f.Applied) || containsSecret(f.Live)
+			fj := driftFieldJSON{Path: f.Path, Sensitive: sensitive}
+			if !sensitive {
+				fj.Applied, fj.Live = JSONValue(f.Applied), JSONValue(f.Live)
+			}
+			j.Fields = append(j.Fields, fj)
+		}
+		out.Items = append(out.Items, j)
+	}
+	for _, e := range r.Errors {
+		out.Errors = append(out.Errors, driftErrJSON{Address: e.Addr, Error: e.Err.Error()})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// RenderDriftMarkdown writes the report for an issue or a chat message.
+func RenderDriftMarkdown(w io.Writer, r *DriftReport) error {
+	var b strings.Builder
+	if !r.HasDrift() && len(r.Errors) == 0 {
+		fmt.Fprintf(&b, "### :white_check_mark: No drift\n\n%s\n", mdEscape(r.Summary()))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, "### :warning: Drift detected\n\n%s\n\n", mdEscape(r.Summary()))
+	if len(r.Items) > 0 {
+		b.WriteString("| resource | type | what | fields |\n|---|---|---|---|\n")
+		for _, it := range r.Items {
+			var fields []string
+			for _, f := range it.Fields {
+				fields = append(fields, mdCode(f.Path))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCode(it.Addr), mdCode(it.Type), string(it.Status), strings.Join(fields, ", "))
+		}
+		var text strings.Builder
+		RenderDriftText(&text, &DriftReport{Items: r.Items, Checked: r.Checked})
+		b.WriteString("\n<details><summary>Details</summary>\n\n")
+		b.WriteString(mdFence("", text.String()))
+		b.WriteString("\n</details>\n")
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "\n- :x: %s could not be read: %s", mdCode(e.Addr), mdEscape(e.Err.Error()))
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
