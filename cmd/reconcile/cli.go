@@ -105,7 +105,7 @@ type cmdOpts struct {
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, applyCmd, destroyCmd, driftCmd, stateCmd, schemaCmd, emulateCmd, versionCmd,
+		validateCmd, planCmd, applyCmd, destroyCmd, driftCmd, importCmd, stateCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 

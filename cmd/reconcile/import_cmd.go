@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"reconcile/engine"
+	"reconcile/state"
+)
+
+var importCmd = &command{
+	name: "import", args: "NAME ID --type TYPE",
+	summary: "Adopt an existing object into state and print the YAML that declares it.",
+	detail: `Import reads the object ID of type TYPE from the cloud, records it in state as
+NAME, and prints the spec text that declares it as it is. Paste that into your
+specs: the next plan then shows no changes for it. Nothing in the cloud changes.
+
+To adopt an object during an apply instead, declare it with options.import: ID.
+
+Exit status: 0 imported, 1 error.`,
+	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
+		fs.StringVar(&o.typ, "type", "", "the resource type, e.g. oci:AiLanguage:Endpoint (required)")
+	},
+	run: func(c *cli, o *cmdOpts, args []string) int {
+		if len(args) != 2 {
+			return c.errorf("import takes NAME and ID, got %d argument(s); e.g. reconcile import sentiment ocid1.ailanguageendpoint.oc1... --type oci:AiLanguage:Endpoint", len(args))
+		}
+		if o.typ == "" {
+			return c.errorf("import needs --type TYPE; run 'reconcile schema' for the types")
+		}
+		reg, cleanup, err := c.registry()
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		defer cleanup()
+		st, err := state.Open(c.g.statePath, state.Options{LockTimeout: c.g.lockTimeout, Command: "reconcile import"})
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		defer st.Close()
+		rec, err := engine.ImportResource(c.ctx, st, reg, args[0], o.typ, args[1])
+		if err != nil {
+			return c.errorf("import %s: %v", args[0], err)
+		}
+		text, err := engine.DeclarationYAML(rec)
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		fmt.Fprintf(c.stderr, "Imported %s (%s) as %q. Add this to your specs:\n\n", rec.ID, rec.Type, rec.Name)
+		fmt.Fprint(c.stdout, text)
+		return exitOK
+	},
+}

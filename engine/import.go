@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"reconcile/resources"
+	"reconcile/schemas"
+	"reconcile/state"
+)
+
+// ImportResource reads the object id of type typ and records it in state under
+// name, as a managed resource whose applied inputs are its live inputs. It
+// refuses a name already in state.
+func ImportResource(ctx context.Context, st *state.Store, reg resources.Registry, name, typ, id string) (state.Record, error) {
+	s, ok := schemas.Lookup(typ)
+	if !ok {
+		return state.Record{}, fmt.Errorf("unknown type %q%s", typ, didYouMean(typ, allTokens()))
+	}
+	if s.Kind != schemas.Resource {
+		return state.Record{}, fmt.Errorf("%s is a lookup; only resources can be imported", s.Token)
+	}
+	if _, exists, err := st.Get(name); err != nil {
+		return state.Record{}, err
+	} else if exists {
+		return state.Record{}, fmt.Errorf("%q is already in state; choose another name or remove it first with 'reconcile state rm %s'", name, name)
+	}
+	d, ok := reg.Drivers[s.Token]
+	if !ok {
+		return state.Record{}, fmt.Errorf("no driver is configured for %s", s.Token)
+	}
+	got, err := d.Read(ctx, id)
+	if errors.Is(err, resources.ErrNotFound) {
+		return state.Record{}, fmt.Errorf("%s %q does not exist", s.Token, id)
+	}
+	if err != nil {
+		return state.Record{}, fmt.Errorf("read %s %q: %w", s.Token, id, err)
+	}
+	live := map[string]any(resources.CanonAttrs(got))
+	inputs := inputsOf(s, live)
+	for k, v := range inputs {
+		if compareForm(s.Root.Properties[k], v) == nil {
+			delete(inputs, k) // empty: leave it to the cloud
+		}
+	}
+	outputs := map[string]any{}
+	for k, v := range live {
+		if _, isInput := inputs[k]; !isInput {
+			outputs[k] = v
+		}
+	}
+	outputs["id"] = id
+	rec, err := st.Put(state.Record{Name: name, Type: s.Token, Kind: KindResource, ID: id, Inputs: inputs, Outputs: outputs})
+	if err != nil {
+		return state.Record{}, fmt.Errorf("write state: %w", err)
+	}
+	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "import " + name, Counts: map[string]int{"import": 1}})
+	return rec, nil
+}
+
+// DeclarationYAML returns the spec text that declares rec as it is, so that
+// the next plan shows no changes for it.
+func DeclarationYAML(rec state.Record) (string, error) {
+	props := &yaml.Node{Kind: yaml.MappingNode}
+	for _, k := range sortedKeys(rec.Inputs) {
+		v := &yaml.Node{}
+		if err := v.Encode(rec.Inputs[k]); err != nil {
+			return "", err
+		}
+		props.Content = append(props.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
+	}
+	res := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: "type"}, {Kind: yaml.ScalarNode, Value: rec.Type},
+		{Kind: yaml.ScalarNode, Value: "properties"}, props,
+	}}
+	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: "resources"},
+		{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: rec.Name}, res}},
+	}}
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return "", err
+	}
+	return b.String(), enc.Close()
+}
