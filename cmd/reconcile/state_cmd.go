@@ -54,7 +54,7 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 			return c.errorf("%v", err)
 		}
 		if c.g.output == "json" {
-			var out []map[string]any
+			out := []map[string]any{} // [] rather than null when empty
 			for _, r := range recs {
 				out = append(out, map[string]any{"name": r.Name, "type": r.Type, "kind": r.Kind, "id": r.ID, "tainted": r.Tainted != "", "protect": r.Protect})
 			}
@@ -89,8 +89,12 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 			return c.errorf("no node named %q in state%s; run 'reconcile state list'", rest[0], c.suggestRecord(st, rest[0]))
 		}
 		if c.g.output == "json" {
+			deps := rec.Dependencies
+			if deps == nil {
+				deps = []string{} // [] rather than null
+			}
 			return c.writeJSON(map[string]any{"name": rec.Name, "type": rec.Type, "kind": rec.Kind, "id": rec.ID,
-				"inputs": engine.JSONValue(rec.Inputs), "outputs": engine.JSONValue(rec.Outputs), "dependencies": rec.Dependencies,
+				"inputs": engine.JSONValue(rec.Inputs), "outputs": engine.JSONValue(rec.Outputs), "dependencies": deps,
 				"protect": rec.Protect, "tainted": rec.Tainted, "serial": rec.Serial, "updatedAt": rec.UpdatedAt})
 		}
 		w := c.stdout
@@ -137,6 +141,9 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 			return c.errorf("%v", err)
 		}
 		if c.g.output == "json" {
+			if hs == nil {
+				hs = []state.HistoryEntry{} // [] rather than null when empty
+			}
 			return c.writeJSON(hs)
 		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)

@@ -1,0 +1,320 @@
+package main
+
+// In-process tests of the command line: run() with buffers, no network.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// runCLI runs reconcile in-process with no stdin.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var so, se bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &so, &se)
+	if strings.Contains(se.String(), "goroutine ") || strings.Contains(se.String(), "panic:") {
+		t.Errorf("reconcile %v printed a stack trace:\n%s", args, se.String())
+	}
+	return code, so.String(), se.String()
+}
+
+func TestCLIHelpForEveryCommand(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range commands() {
+		for _, args := range [][]string{{cmd.name, "-h"}, {cmd.name, "--help"}, {"help", cmd.name}} {
+			code, out, errOut := runCLI(t, args...)
+			if code != 0 {
+				t.Errorf("reconcile %v: exit %d, want 0\n%s", args, code, errOut)
+			}
+			if !strings.HasPrefix(out, "Usage: reconcile "+cmd.name) {
+				t.Errorf("reconcile %v: stdout does not start with the usage line:\n%s", args, out)
+			}
+			if !strings.Contains(out, cmd.summary) || !strings.Contains(out, "-output") {
+				t.Errorf("reconcile %v: usage lacks the summary or the global flags:\n%s", args, out)
+			}
+			if errOut != "" {
+				t.Errorf("reconcile %v: help wrote to stderr: %s", args, errOut)
+			}
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		code, out, _ := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("reconcile %v: exit %d\n%s", args, code, out)
+		}
+		for _, cmd := range commands() {
+			if !strings.Contains(out, "  "+cmd.name+" ") {
+				t.Errorf("reconcile %v does not list %s:\n%s", args, cmd.name, out)
+			}
+		}
+	}
+	// No command at all: usage on stderr, exit 1.
+	code, out, errOut := runCLI(t)
+	if code != 1 || out != "" || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("reconcile with no command: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestCLIEmulateHelpDocumentsAdminAPI(t *testing.T) {
+	t.Parallel()
+	_, out, _ := runCLI(t, "emulate", "-h")
+	for _, s := range []string{"/_emulator/credentials", "/_emulator/settings", "latencyMs", "faultRate", "createDelayMs", "--emulator=http://"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("emulate -h does not mention %s", s)
+		}
+	}
+}
+
+func TestCLIUnknownCommandSuggests(t *testing.T) {
+	t.Parallel()
+	for typo, want := range map[string]string{"pln": "plan", "aply": "apply", "valdate": "validate", "stat": "state"} {
+		code, out, errOut := runCLI(t, typo)
+		if code != 1 {
+			t.Errorf("reconcile %s: exit %d, want 1", typo, code)
+		}
+		if out != "" {
+			t.Errorf("reconcile %s wrote to stdout: %q", typo, out)
+		}
+		if !strings.Contains(errOut, `unknown command "`+typo+`"`) || !strings.Contains(errOut, `did you mean "`+want+`"`) {
+			t.Errorf("reconcile %s: stderr %q, want a suggestion of %q", typo, errOut, want)
+		}
+	}
+	code, _, errOut := runCLI(t, "state", "lst")
+	if code != 1 || !strings.Contains(errOut, `did you mean "list"`) {
+		t.Errorf("reconcile state lst: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestCLIBadFlag(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"plan", "--nope"},
+		{"apply", "--parallelism", "many"},
+		{"plan", "--lock-timeout", "soon"},
+		{"validate", "--config", "novalue"},
+		{"plan", "--emulator=ftp://x"},
+		{"version", "-f", "x.yaml"}, // version takes no -f
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 1 {
+			t.Errorf("reconcile %v: exit %d, want 1", args, code)
+		}
+		if errOut == "" {
+			t.Errorf("reconcile %v: nothing on stderr", args)
+		}
+		if out != "" {
+			t.Errorf("reconcile %v wrote to stdout: %q", args, out)
+		}
+	}
+}
+
+func TestCLIOutputFormatRefused(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"plan", "validate", "version", "state"} {
+		code, _, errOut := runCLI(t, cmd, "--output", "yaml")
+		if code != 1 || !strings.Contains(errOut, "--output must be text, json or markdown") || !strings.Contains(errOut, `"yaml"`) {
+			t.Errorf("reconcile %s --output yaml: exit %d, stderr %q", cmd, code, errOut)
+		}
+	}
+}
+
+// The five types of the SPEC, by canonical token and kind.
+var wantTypes = map[string]string{
+	"gcp:endpoints:getServiceIamPolicy":          "function",
+	"gcp:endpoints:getServiceConsumersIamPolicy": "function",
+	"oci:AiLanguage:Endpoint":                    "resource",
+	"datadog:RestrictionPolicy":                  "resource",
+	"datadog:getCurrentUser":                     "function",
+}
+
+func TestCLISchemaList(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLI(t, "schema")
+	if code != 0 {
+		t.Fatalf("schema: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(wantTypes) {
+		t.Errorf("schema lists %d types, want %d:\n%s", len(lines), len(wantTypes), out)
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			t.Errorf("schema line %q: want TYPE KIND", line)
+			continue
+		}
+		kind, ok := wantTypes[f[0]]
+		if !ok {
+			t.Errorf("schema lists an unexpected type %q", f[0])
+		} else if kind != f[1] {
+			t.Errorf("schema: %s is a %s, want %s", f[0], f[1], kind)
+		}
+	}
+}
+
+func TestCLISchemaType(t *testing.T) {
+	t.Parallel()
+	for arg, token := range map[string]string{
+		"oci:ai_language:Endpoint":                          "oci:AiLanguage:Endpoint",
+		"oci:AiLanguage/endpoint:Endpoint":                  "oci:AiLanguage:Endpoint",
+		"datadog:index/restrictionPolicy:RestrictionPolicy": "datadog:RestrictionPolicy",
+		"gcp:endpoints:getServiceIamPolicy":                 "gcp:endpoints:getServiceIamPolicy",
+		"datadog:getCurrentUser":                            "datadog:getCurrentUser",
+	} {
+		code, out, errOut := runCLI(t, "schema", arg)
+		if code != 0 {
+			t.Errorf("schema %s: exit %d: %s", arg, code, errOut)
+			continue
+		}
+		var doc struct {
+			Token      string                     `json:"x-token"`
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Errorf("schema %s does not print JSON: %v\n%s", arg, err, out)
+			continue
+		}
+		if doc.Token != token || doc.Type != "object" || len(doc.Properties) == 0 {
+			t.Errorf("schema %s: x-token %q type %q, %d properties", arg, doc.Token, doc.Type, len(doc.Properties))
+		}
+	}
+	code, out, _ := runCLI(t, "schema", "oci:ai_language:Endpoint")
+	if code == 0 {
+		var doc struct {
+			Properties map[string]struct {
+				Default any `json:"default"`
+			} `json:"properties"`
+		}
+		json.Unmarshal([]byte(out), &doc)
+		if d, ok := doc.Properties["inferenceUnits"].Default.(float64); !ok || d != 1 {
+			t.Errorf("schema oci:AiLanguage:Endpoint: inferenceUnits default = %v, want 1", doc.Properties["inferenceUnits"].Default)
+		}
+	}
+	code, _, errOut := runCLI(t, "schema", "datadog:RestrictionPolicyy")
+	if code != 1 || !strings.Contains(errOut, `did you mean "datadog:RestrictionPolicy"`) {
+		t.Errorf("schema of a misspelt type: exit %d, stderr %q", code, errOut)
+	}
+	code, out, _ = runCLI(t, "schema", "document")
+	if code != 0 || !json.Valid([]byte(out)) {
+		t.Errorf("schema document: exit %d, valid JSON %v", code, json.Valid([]byte(out)))
+	}
+}
+
+var posRE = regexp.MustCompile(`(?m)^testdata/invalid\.yaml:(\d+):(\d+): `)
+
+func TestCLIValidate(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLI(t, "validate", "-f", "testdata/valid.yaml")
+	if code != 0 {
+		t.Fatalf("validate of a valid spec: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "The specs are valid: 2 resources, 3 variables, 3 outputs.") {
+		t.Errorf("validate: stdout %q", out)
+	}
+	code, out, _ = runCLI(t, "validate", "-f", "testdata/valid.yaml", "--output", "json")
+	var v struct {
+		Valid     bool `json:"valid"`
+		Resources int  `json:"resources"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || !v.Valid || v.Resources != 2 {
+		t.Errorf("validate --output json: exit %d, %s", code, out)
+	}
+
+	code, out, errOut = runCLI(t, "validate", "-f", "testdata/invalid.yaml")
+	if code != 1 {
+		t.Fatalf("validate of an invalid spec: exit %d, want 1\n%s", code, out)
+	}
+	// All the errors at once, each FILE:LINE:COL, in file order.
+	want := []struct {
+		line, col string
+		text      string
+	}{
+		{"8", "7", `unknown field "displayNme"`},
+		{"9", "23", `"inferenceUnits"`},
+		{"13", "29", `unknown reference ${nope.id}`},
+	}
+	got := posRE.FindAllStringSubmatchIndex(errOut, -1)
+	if len(got) != len(want) {
+		t.Fatalf("validate: %d positioned errors, want %d:\n%s", len(got), len(want), errOut)
+	}
+	for i, w := range want {
+		m := got[i]
+		line, col := errOut[m[2]:m[3]], errOut[m[4]:m[5]]
+		end := len(errOut)
+		if i+1 < len(got) {
+			end = got[i+1][0]
+		}
+		msg := errOut[m[1]:end]
+		if line != w.line || col != w.col || !strings.Contains(msg, w.text) {
+			t.Errorf("error %d: %s:%s: %q, want %s:%s: ...%s...", i, line, col, msg, w.line, w.col, w.text)
+		}
+	}
+	if !strings.Contains(errOut, `did you mean "displayName"`) {
+		t.Errorf("validate: no suggestion for displayNme:\n%s", errOut)
+	}
+
+	code, _, errOut = runCLI(t, "validate", "-f", "testdata/does-not-exist.yaml")
+	if code != 1 || !strings.Contains(errOut, "does-not-exist.yaml") {
+		t.Errorf("validate of a missing file: exit %d, stderr %q", code, errOut)
+	}
+	code, _, _ = runCLI(t, "validate", "-f", "testdata/valid.yaml", "extra")
+	if code != 1 {
+		t.Errorf("validate with an argument: exit %d, want 1", code)
+	}
+}
+
+func TestCLIVersion(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
+		code, out, _ := runCLI(t, args...)
+		if code != 0 || out != "reconcile "+version+"\n" {
+			t.Errorf("reconcile %v: exit %d, stdout %q", args, code, out)
+		}
+	}
+	code, out, _ := runCLI(t, "version", "--output", "json")
+	var v map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != version {
+		t.Errorf("version --output json: exit %d, %s", code, out)
+	}
+}
+
+func TestCLIStateEmpty(t *testing.T) {
+	t.Parallel()
+	path := t.TempDir() + "/none.db"
+	code, out, errOut := runCLI(t, "state", "list", "--state", path)
+	if code != 0 || !strings.Contains(out, "is empty") {
+		t.Errorf("state list of a missing state: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "state", "list", "--state", path, "--output", "json")
+	var list []any
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list == nil || len(list) != 0 {
+		t.Errorf("state list --output json of an empty state: exit %d, stdout %q, want []", code, out)
+	}
+	code, _, _ = runCLI(t, "state")
+	if code != 1 {
+		t.Errorf("state without a subcommand: exit %d, want 1", code)
+	}
+	code, _, _ = runCLI(t, "state", "show", "x", "--state", path)
+	if code != 1 {
+		t.Errorf("state show of a missing node: exit %d, want 1", code)
+	}
+}
+
+func TestCLIValidateDirectory(t *testing.T) {
+	t.Parallel()
+	// Every *.yaml and *.yml of the directory, merged; other files ignored.
+	code, out, errOut := runCLI(t, "validate", "-f", "testdata/split")
+	if code != 0 || !strings.Contains(out, "1 resources, 1 variables") {
+		t.Errorf("validate -f testdata/split: exit %d\n%s%s", code, out, errOut)
+	}
+	// A name declared in two files: an error naming both places.
+	code, _, errOut = runCLI(t, "validate", "-f", "testdata/dup")
+	if code != 1 || !strings.Contains(errOut, "testdata/dup/b.yaml:2:3: ") || !strings.Contains(errOut, "testdata/dup/a.yaml:2:3") {
+		t.Errorf("validate -f testdata/dup: exit %d, stderr:\n%s", code, errOut)
+	}
+}
