@@ -1,0 +1,265 @@
+//go:build conformance
+
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/DataDog/datadog-api-client-go/v2/api/datadog"
+	"github.com/DataDog/datadog-api-client-go/v2/api/datadogV2"
+
+	"reconcile/resources/emulator/server"
+)
+
+// datadogContext carries the keys and selects server index 1
+// ("{protocol}://{name}") pointed at the emulator, as cloud-apis.md 3.7
+// describes.
+func datadogContext(ctx context.Context, srv *server.Server, apiKey, appKey string) context.Context {
+	ctx = context.WithValue(ctx, datadog.ContextAPIKeys, map[string]datadog.APIKey{
+		"apiKeyAuth": {Key: apiKey},
+		"appKeyAuth": {Key: appKey},
+	})
+	ctx = context.WithValue(ctx, datadog.ContextServerIndex, 1)
+	return context.WithValue(ctx, datadog.ContextServerVariables, map[string]string{
+		"protocol": "http",
+		"name":     strings.TrimPrefix(srv.URL, "http://"),
+	})
+}
+
+// wantDatadogError checks the status and the decoded APIErrorResponse.
+func wantDatadogError(t *testing.T, what string, resp *http.Response, err error, status int, messages ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: succeeded, want %d", what, status)
+	}
+	if resp == nil || resp.StatusCode != status {
+		t.Fatalf("%s: %v (response %v), want status %d", what, err, resp, status)
+	}
+	var ge datadog.GenericOpenAPIError
+	if !errors.As(err, &ge) {
+		t.Fatalf("%s: error %T is not a datadog.GenericOpenAPIError: %v", what, err, err)
+	}
+	model, ok := ge.Model().(datadogV2.APIErrorResponse)
+	if !ok || model.UnparsedObject != nil {
+		t.Fatalf("%s: the SDK did not decode an APIErrorResponse: model %#v, body %s", what, ge.Model(), ge.Body())
+	}
+	if !slices.Equal(model.Errors, messages) {
+		t.Fatalf("%s: errors %q, want %q", what, model.Errors, messages)
+	}
+}
+
+func bindingsOf(t *testing.T, what string, p datadogV2.RestrictionPolicyResponse, id string) []datadogV2.RestrictionPolicyBinding {
+	t.Helper()
+	if p.UnparsedObject != nil || p.Data.UnparsedObject != nil || p.Data.Attributes.UnparsedObject != nil {
+		t.Fatalf("%s: the SDK could not decode the response: %v", what, p.UnparsedObject)
+	}
+	if len(p.AdditionalProperties)+len(p.Data.AdditionalProperties)+len(p.Data.Attributes.AdditionalProperties) > 0 {
+		t.Errorf("%s: fields outside the spec: %v %v %v", what, p.AdditionalProperties, p.Data.AdditionalProperties, p.Data.Attributes.AdditionalProperties)
+	}
+	if p.Data.Id != id || p.Data.Type != datadogV2.RESTRICTIONPOLICYTYPE_RESTRICTION_POLICY {
+		t.Fatalf("%s: data id %q type %q, want %q restriction_policy", what, p.Data.Id, p.Data.Type, id)
+	}
+	if p.Data.Attributes.Bindings == nil {
+		t.Fatalf("%s: bindings are nil, want an array", what)
+	}
+	for _, b := range p.Data.Attributes.Bindings {
+		if b.UnparsedObject != nil {
+			t.Fatalf("%s: binding not decoded: %v", what, b.UnparsedObject)
+		}
+	}
+	return p.Data.Attributes.Bindings
+}
+
+func sameBindings(got, want []datadogV2.RestrictionPolicyBinding) bool {
+	return slices.EqualFunc(got, want, func(a, b datadogV2.RestrictionPolicyBinding) bool {
+		return a.Relation == b.Relation && slices.Equal(a.Principals, b.Principals)
+	})
+}
+
+func policyRequest(id string, bindings ...datadogV2.RestrictionPolicyBinding) datadogV2.RestrictionPolicyUpdateRequest {
+	return *datadogV2.NewRestrictionPolicyUpdateRequest(*datadogV2.NewRestrictionPolicy(
+		*datadogV2.NewRestrictionPolicyAttributes(bindings), id, datadogV2.RESTRICTIONPOLICYTYPE_RESTRICTION_POLICY))
+}
+
+func TestDatadogRestrictionPolicy(t *testing.T) {
+	srv, _ := startEmulator(t)
+	ctx := datadogContext(testContext(t), srv, srv.Creds.DatadogAPIKey, srv.Creds.DatadogAppKey)
+	client := datadog.NewAPIClient(datadog.NewConfiguration())
+	users := datadogV2.NewUsersApi(client)
+	policies := datadogV2.NewRestrictionPoliciesApi(client)
+
+	// The current user, and the org id the "org:" principals need.
+	me, resp, err := users.GetCurrentUser(ctx)
+	if err != nil {
+		t.Fatalf("GetCurrentUser: %v", err)
+	}
+	if resp.StatusCode != 200 || me.UnparsedObject != nil || me.Data == nil || me.Data.UnparsedObject != nil {
+		t.Fatalf("GetCurrentUser: status %d, unparsed %v, data %+v", resp.StatusCode, me.UnparsedObject, me.Data)
+	}
+	rel := me.Data.Relationships
+	if me.Data.Id == nil || me.Data.Type == nil || *me.Data.Type != datadogV2.USERSTYPE_USERS || me.Data.Attributes == nil || me.Data.Attributes.UnparsedObject != nil ||
+		rel == nil || rel.UnparsedObject != nil || rel.Org == nil || rel.Org.Data.Type != datadogV2.ORGANIZATIONSTYPE_ORGS {
+		t.Fatalf("GetCurrentUser: data %+v, relationships %+v", me.Data, rel)
+	}
+	orgID := rel.Org.Data.Id
+	if len(orgID) != 36 {
+		t.Errorf("GetCurrentUser: org id %q is not a UUID", orgID)
+	}
+	var roleID string
+	if rel.Roles != nil && len(rel.Roles.Data) > 0 && rel.Roles.Data[0].Id != nil {
+		roleID = *rel.Roles.Data[0].Id
+	} else {
+		t.Fatalf("GetCurrentUser: no role in relationships %+v", rel)
+	}
+	var sawOrg bool
+	for i, inc := range me.Included {
+		if inc.UnparsedObject != nil {
+			t.Errorf("GetCurrentUser: included[%d] not decoded: %v", i, inc.UnparsedObject)
+		}
+		if inc.Organization != nil && inc.Organization.Id != nil && *inc.Organization.Id == orgID {
+			sawOrg = true
+		}
+	}
+	if !sawOrg {
+		t.Errorf("GetCurrentUser: the org %s is not among the included objects", orgID)
+	}
+
+	// Upsert (create), get, replace, delete.
+	const rid = "dashboard:abc-def-ghi"
+	first := []datadogV2.RestrictionPolicyBinding{
+		{Relation: "editor", Principals: []string{"org:" + orgID}},
+		{Relation: "viewer", Principals: []string{"role:" + roleID, "user:" + *me.Data.Id}},
+	}
+	up, resp, err := policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, first...))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("UpdateRestrictionPolicy (create): %v (%v)", err, resp)
+	}
+	if got := bindingsOf(t, "UpdateRestrictionPolicy (create)", up, rid); !sameBindings(got, first) {
+		t.Errorf("UpdateRestrictionPolicy (create): bindings %+v, want %+v", got, first)
+	}
+	got, _, err := policies.GetRestrictionPolicy(ctx, rid)
+	if err != nil {
+		t.Fatalf("GetRestrictionPolicy: %v", err)
+	}
+	if b := bindingsOf(t, "GetRestrictionPolicy", got, rid); !sameBindings(b, first) {
+		t.Errorf("GetRestrictionPolicy: bindings %+v, want %+v", b, first)
+	}
+
+	second := []datadogV2.RestrictionPolicyBinding{{Relation: "viewer", Principals: []string{"org:" + orgID}}}
+	up, _, err = policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, second...),
+		*datadogV2.NewUpdateRestrictionPolicyOptionalParameters().WithAllowSelfLockout(true))
+	if err != nil {
+		t.Fatalf("UpdateRestrictionPolicy (replace): %v", err)
+	}
+	if b := bindingsOf(t, "UpdateRestrictionPolicy (replace)", up, rid); !sameBindings(b, second) {
+		t.Errorf("UpdateRestrictionPolicy (replace): bindings %+v, want %+v", b, second)
+	}
+	got, _, err = policies.GetRestrictionPolicy(ctx, rid)
+	if err != nil {
+		t.Fatalf("GetRestrictionPolicy after the replace: %v", err)
+	}
+	if b := bindingsOf(t, "GetRestrictionPolicy after the replace", got, rid); !sameBindings(b, second) {
+		t.Errorf("GetRestrictionPolicy after the replace: bindings %+v, want only %+v", b, second)
+	}
+
+	resp, err = policies.DeleteRestrictionPolicy(ctx, rid)
+	if err != nil || resp.StatusCode != 204 {
+		t.Fatalf("DeleteRestrictionPolicy: %v (%v)", err, resp)
+	}
+	got, _, err = policies.GetRestrictionPolicy(ctx, rid)
+	if err != nil {
+		t.Fatalf("GetRestrictionPolicy after the delete: %v", err)
+	}
+	if b := bindingsOf(t, "GetRestrictionPolicy after the delete", got, rid); len(b) != 0 {
+		t.Errorf("GetRestrictionPolicy after the delete: bindings %+v, want none", b)
+	}
+	resp, err = policies.DeleteRestrictionPolicy(ctx, rid)
+	if err != nil || resp.StatusCode != 204 {
+		t.Errorf("DeleteRestrictionPolicy without a policy: %v (%v), want 204", err, resp)
+	}
+
+	// A resource that never had a policy: 200 with "bindings": [].
+	got, resp, err = policies.GetRestrictionPolicy(ctx, "dashboard:test-get")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GetRestrictionPolicy without a policy: %v (%v)", err, resp)
+	}
+	if b := bindingsOf(t, "GetRestrictionPolicy without a policy", got, "dashboard:test-get"); len(b) != 0 {
+		t.Errorf("GetRestrictionPolicy without a policy: bindings %+v", b)
+	}
+
+	// A private location keeps its own "pl:" prefix after the type.
+	const pl = "synthetics-private-location:pl:conformance-1234"
+	if _, _, err := policies.UpdateRestrictionPolicy(ctx, pl, policyRequest(pl, second...)); err != nil {
+		t.Fatalf("UpdateRestrictionPolicy(%s): %v", pl, err)
+	}
+	got, _, err = policies.GetRestrictionPolicy(ctx, pl)
+	if err != nil {
+		t.Fatalf("GetRestrictionPolicy(%s): %v", pl, err)
+	}
+	if b := bindingsOf(t, "GetRestrictionPolicy("+pl+")", got, pl); !sameBindings(b, second) {
+		t.Errorf("GetRestrictionPolicy(%s): bindings %+v, want %+v", pl, b, second)
+	}
+
+	// A malformed resource id.
+	_, resp, err = policies.GetRestrictionPolicy(ctx, "malformed")
+	wantDatadogError(t, "GetRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
+	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "malformed", policyRequest("malformed", second...))
+	wantDatadogError(t, "UpdateRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
+}
+
+// TestDatadogReplacedServers wires the client the other way cloud-apis.md
+// 3.7 describes: cfg.Servers replaced, cfg.OperationServers cleared.
+func TestDatadogReplacedServers(t *testing.T) {
+	srv, _ := startEmulator(t)
+	cfg := datadog.NewConfiguration()
+	cfg.Servers = datadog.ServerConfigurations{{URL: srv.URL}}
+	cfg.OperationServers = map[string]datadog.ServerConfigurations{}
+	client := datadog.NewAPIClient(cfg)
+	ctx := context.WithValue(testContext(t), datadog.ContextAPIKeys, map[string]datadog.APIKey{
+		"apiKeyAuth": {Key: srv.Creds.DatadogAPIKey},
+		"appKeyAuth": {Key: srv.Creds.DatadogAppKey},
+	})
+	me, _, err := datadogV2.NewUsersApi(client).GetCurrentUser(ctx)
+	if err != nil {
+		t.Fatalf("GetCurrentUser: %v", err)
+	}
+	if me.Data == nil || me.Data.Relationships == nil || me.Data.Relationships.Org == nil || me.Data.Relationships.Org.Data.Id == "" {
+		t.Fatalf("GetCurrentUser: %+v", me.Data)
+	}
+	got, _, err := datadogV2.NewRestrictionPoliciesApi(client).GetRestrictionPolicy(ctx, "slo:0123")
+	if err != nil {
+		t.Fatalf("GetRestrictionPolicy: %v", err)
+	}
+	bindingsOf(t, "GetRestrictionPolicy", got, "slo:0123")
+}
+
+func TestDatadogBadKeys(t *testing.T) {
+	srv, _ := startEmulator(t)
+	client := datadog.NewAPIClient(datadog.NewConfiguration())
+	users := datadogV2.NewUsersApi(client)
+	policies := datadogV2.NewRestrictionPoliciesApi(client)
+	for name, keys := range map[string][2]string{
+		"bad api key": {"0123456789abcdef0123456789abcdef", srv.Creds.DatadogAppKey},
+		"bad app key": {srv.Creds.DatadogAPIKey, "0123456789abcdef0123456789abcdef01234567"},
+		"no keys":     {"", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := datadogContext(testContext(t), srv, keys[0], keys[1])
+			_, resp, err := users.GetCurrentUser(ctx)
+			wantDatadogError(t, "GetCurrentUser", resp, err, 403, "Forbidden")
+			_, resp, err = policies.GetRestrictionPolicy(ctx, "dashboard:abc-def-ghi")
+			wantDatadogError(t, "GetRestrictionPolicy", resp, err, 403, "Forbidden")
+			_, resp, err = policies.UpdateRestrictionPolicy(ctx, "dashboard:abc-def-ghi", policyRequest("dashboard:abc-def-ghi"))
+			wantDatadogError(t, "UpdateRestrictionPolicy", resp, err, 403, "Forbidden")
+			resp, err = policies.DeleteRestrictionPolicy(ctx, "dashboard:abc-def-ghi")
+			if err == nil || resp == nil || resp.StatusCode != 403 {
+				t.Fatalf("DeleteRestrictionPolicy: %v (%v), want 403", err, resp)
+			}
+		})
+	}
+}
