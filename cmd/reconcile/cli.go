@@ -77,6 +77,7 @@ type cli struct {
 	stderr io.Writer
 	g      globals
 	cmd    string
+	set    map[string]bool // flags given on the command line
 }
 
 type command struct {
@@ -210,6 +211,8 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	c.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
 	switch c.g.output {
 	case "text", "json", "markdown":
 	default:

@@ -212,6 +212,9 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		return c.errorf("%s takes at most one argument (a plan file), got %q", c.cmd, args)
 	}
 	var pf *engine.PlanFile
+	if len(args) == 1 && c.set["f"] {
+		return c.errorf("apply takes either -f PATH or a plan file, not both: the plan file records the specs it was made from")
+	}
 	if len(args) == 1 {
 		f, err := os.Open(args[0])
 		if err != nil {
@@ -224,7 +227,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		}
 		pf = &p
 		c.g.specPath = p.SpecPath
-		if c.g.statePath == ".reconcile/state.db" && p.StatePath != "" {
+		if !c.set["state"] && p.StatePath != "" {
 			c.g.statePath = p.StatePath
 		}
 		for k, v := range p.Config {
@@ -388,6 +391,9 @@ func (p *progressPrinter) event(e engine.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	el := e.Elapsed.Round(time.Second)
+	if e.Elapsed < 10*time.Second {
+		el = e.Elapsed.Round(100 * time.Millisecond)
+	}
 	switch e.Phase {
 	case engine.Started:
 		if e.ID != "" {
