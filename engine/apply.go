@@ -145,7 +145,8 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 	res := &ApplyResult{Counts: a.counts, Failed: a.failed}
 	for _, name := range sortedKeys(errs) {
 		if errors.Is(errs[name], errSkipped) {
-			if c, ok := a.changes[displayName(name)]; ok && c.Action != NoOp {
+			// A delete's change is keyed by its node name, not its address.
+			if c, ok := a.changes[name]; ok && c.Action != NoOp {
 				res.Skipped = append(res.Skipped, displayName(name))
 				a.emit(Event{Addr: c.Addr, Type: c.Type, Action: c.Action, Phase: Skipped})
 			}
@@ -275,8 +276,14 @@ func (a *applier) runVariable(ctx context.Context, v *Variable) error {
 		if inv.Return != "" {
 			val = c.After[inv.Return]
 		}
+		// The plan read it: record its arguments (known, as they were then)
+		// with the result, so that drift can read it again.
+		args, err := (&evaluator{spec: a.spec, env: envFunc(a.lookup)}).eval(inv.Args)
+		if err != nil {
+			return a.fail(v.Name, v.Pos, err)
+		}
 		a.setValue(v.Name, val)
-		return a.recordLookup(c, c.After, c.After)
+		return a.recordLookup(c, args.(map[string]any), c.After)
 	}
 	if isLookup {
 		inv := v.Expr.(*Invoke)

@@ -24,7 +24,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 	// Ignored fields keep the value the plan compared against (the prior or
 	// live one, or the imported object's), as the plan shows them.
 	switch c.Action {
-	case Update, Replace, Import:
+	case NoOp, Update, Replace, Import:
 		for _, po := range r.Options.IgnoreChanges {
 			if !containsUnknown(c.After[po.Top]) {
 				applyIgnore(po, c.After, desired)
@@ -56,11 +56,17 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 	switch c.Action {
 	case NoOp:
 		before := c.Before
-		a.setValue(r.Name, before)
+		// References see the desired inputs, secrets included (state and
+		// plan files hold them sealed), with the prior outputs.
+		a.setValue(r.Name, updatedView(r.Schema, before, desired))
 		rec.ID = prior.ID
 		rec.Inputs = prior.Inputs
 		rec.Outputs = outputsOnly(r, before, prior.Outputs)
-		return a.put(r.Name, r.Pos, rec)
+		rec.Deposed = prior.Deposed
+		if err := a.put(r.Name, r.Pos, rec); err != nil {
+			return err
+		}
+		return a.deleteDeposed(ctx, r, c, d, timeout("delete"))
 
 	case Create:
 		return a.create(ctx, r, c, d, rec, desired, want, timeout("create"))
@@ -70,7 +76,11 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 		if err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("update %s %q: %w", r.Type, prior.ID, err))
 		}
-		return a.record(r, rec, prior.ID, desired, got, Update)
+		rec.Deposed = prior.Deposed
+		if err := a.record(r, rec, prior.ID, desired, got, Update); err != nil {
+			return err
+		}
+		return a.deleteDeposed(ctx, r, c, d, timeout("delete"))
 
 	case Import:
 		got, err := a.driverRead(ctx, r, c.ImportID)
@@ -153,6 +163,42 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 		return nil
 	}
 	return a.fail(r.Name, r.Pos, fmt.Errorf("unexpected action %s", c.Action))
+}
+
+// deleteDeposed deletes the objects that an earlier replacement left in
+// state as deposed because their delete failed, and records the ones that
+// still could not be deleted.
+func (a *applier) deleteDeposed(ctx context.Context, r *Resource, c *Change, d resources.Driver, timeout time.Duration) error {
+	cur, ok, err := a.st.Get(r.Name)
+	if err != nil {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("read state: %w", err))
+	}
+	if !ok || len(cur.Deposed) == 0 {
+		return nil
+	}
+	if d == nil {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
+	}
+	var remaining []string
+	var firstErr error
+	for _, old := range cur.Deposed {
+		_, err := a.operation(ctx, c, Delete, timeout, func(ctx context.Context) (string, error) {
+			err := d.Delete(ctx, old)
+			if errors.Is(err, resources.ErrNotFound) {
+				err = nil
+			}
+			return old, err
+		})
+		if err != nil {
+			remaining = append(remaining, old)
+			firstErr = a.fail(r.Name, r.Pos, fmt.Errorf("delete replaced %s %q: %w (it stays in state and is deleted on the next apply)", r.Type, old, err))
+		}
+	}
+	cur.Deposed = remaining
+	if _, err := a.st.Put(cur); err != nil {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
+	}
+	return firstErr
 }
 
 // create records the intent, calls the driver and records the result.

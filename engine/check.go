@@ -44,7 +44,7 @@ func (l *loader) check() {
 			}
 		}
 		for _, d := range r.Options.DependsOn {
-			if l.checkRef(d, name) {
+			if l.checkRef(d, name) && !l.broken[d.Root] {
 				if _, ok := s.Resources[d.Root]; !ok {
 					l.errorf(d.P, "dependsOn %s must name a resource; %q is not one", d, d.Root)
 				}
@@ -55,9 +55,8 @@ func (l *loader) check() {
 		l.checkRefs(s.Outputs[name].Expr, "")
 		l.checkInvokes(s.Outputs[name].Expr)
 	}
-	if l.diags.HasErrors() {
-		return
-	}
+	// Cycles are looked for even when other errors were found, so that all
+	// are reported at once; names that failed to load are not in the graph.
 	g := buildGraph(s)
 	for _, cyc := range g.cycles() {
 		first := cyc[0]
@@ -92,7 +91,13 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 	_, isConfig := s.Config[r.Root]
 	v, isVar := s.Variables[r.Root]
 	res, isRes := s.Resources[r.Root]
+	if l.broken[r.Root] {
+		return true // its own error has been reported
+	}
 	if !isConfig && !isVar && !isRes {
+		if l.partial {
+			return false // it may be declared in what could not be read
+		}
 		var names []string
 		for _, m := range []map[string]Pos{l.where} {
 			for n := range m {
@@ -177,7 +182,19 @@ func (l *loader) reportViolations(s *schemas.Schema, obj *Object, inst map[strin
 
 func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) Diagnostics {
 	var out Diagnostics
-	for _, v := range s.Validate(inst) {
+	vs := s.Validate(inst)
+	// A misspelt field is reported as unknown; the required field it was
+	// meant to be is then not reported missing as well.
+	meant := map[string]bool{}
+	for _, v := range vs {
+		if v.Kind == schemas.Unknown {
+			parent := v.Path[:len(v.Path)-1]
+			if m := suggest(v.Path[len(v.Path)-1], fieldNames(s.Root, parent)); m != "" {
+				meant[strings.Join(append(parent[:len(parent):len(parent)], m), "/")] = true
+			}
+		}
+	}
+	for _, v := range vs {
 		key := strings.Join(v.Path, "/")
 		if dyn[key] {
 			continue
@@ -185,7 +202,7 @@ func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map
 		switch v.Kind {
 		case schemas.Missing:
 			parent := v.Path[:len(v.Path)-1]
-			if dyn[strings.Join(parent, "/")] {
+			if dyn[strings.Join(parent, "/")] || meant[key] {
 				continue
 			}
 			pos, _ := exprPos(obj, parent)
@@ -205,6 +222,15 @@ func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map
 			out = append(out, errorf(pos, "field %q of %s is an output and cannot be set", strings.Join(v.Path, "."), s.Token))
 		default:
 			pos, _ := exprPos(obj, v.Path)
+			if v.Kind == schemas.TypeMismatch {
+				// A block list or mapping starts on the line after its
+				// key: point at the key, which the message names.
+				if e, ok := exprAt(obj, v.Path); ok && isCollection(e) {
+					if kp, raw := exprKeyPos(obj, v.Path); raw != "" {
+						pos = kp
+					}
+				}
+			}
 			out = append(out, errorf(pos, "field %q: %s", displayPath(v.Path), v.Message))
 		}
 	}
@@ -340,6 +366,37 @@ func exprPos(e Expr, path []string) (Pos, bool) {
 		}
 	}
 	return e.Pos(), true
+}
+
+// exprAt returns the expression at path inside e.
+func exprAt(e Expr, path []string) (Expr, bool) {
+	for _, seg := range path {
+		switch x := e.(type) {
+		case *Object:
+			en := x.Get(seg)
+			if en == nil {
+				return nil, false
+			}
+			e = en.Value
+		case *List:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x.Items) {
+				return nil, false
+			}
+			e = x.Items[i]
+		default:
+			return nil, false
+		}
+	}
+	return e, true
+}
+
+func isCollection(e Expr) bool {
+	switch e.(type) {
+	case *List, *Object:
+		return true
+	}
+	return false
 }
 
 // exprKeyPos returns the position of the key at the end of path and its

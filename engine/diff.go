@@ -39,6 +39,55 @@ func seal(v any, salt string) any {
 	return v
 }
 
+// sealLike returns a copy of live, an object as the cloud returns it, with
+// the values sealed where desired holds a Secret, so that a secret input
+// the cloud echoes in clear compares with the desired value (sealed with
+// the same salt) without being kept in clear. Lists are matched by index;
+// a list whose length differs is sealed whole when desired holds a secret
+// in it.
+func sealLike(live, desired any, salt string) any {
+	switch d := desired.(type) {
+	case Secret:
+		if live == nil || isSealed(live) {
+			return live
+		}
+		return seal(Secret{Value: live}, salt)
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			break
+		}
+		out := make(map[string]any, len(l))
+		for k, v := range l {
+			if dv, ok := d[k]; ok {
+				v = sealLike(v, dv, salt)
+			}
+			out[k] = v
+		}
+		return out
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			break
+		}
+		if len(l) != len(d) {
+			if containsSecret(d) {
+				return seal(Secret{Value: l}, salt)
+			}
+			return l
+		}
+		out := make([]any, len(l))
+		for i, v := range l {
+			out[i] = sealLike(v, d[i], salt)
+		}
+		return out
+	}
+	if containsSecret(desired) && live != nil {
+		return seal(Secret{Value: live}, salt)
+	}
+	return live
+}
+
 // isSealed reports whether v is a sealed secret.
 func isSealed(v any) bool {
 	m, ok := v.(map[string]any)

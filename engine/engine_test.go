@@ -2,11 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"reconcile/engine"
 	"reconcile/resources"
@@ -14,16 +18,22 @@ import (
 )
 
 // fakeCloud is a test driver: objects live in a map; each operation can be
-// made to fail through the function fields.
+// made to fail through the function fields, which are safe when unset and
+// are called with the cloud's lock held.
 type fakeCloud struct {
 	mu      sync.Mutex
 	objects map[string]resources.Attrs
 	next    int
 	calls   []string
+	reads   int
 
+	// failCreate fails a create before anything is made.
 	failCreate func(want resources.Attrs) error
-	failUpdate func(id string) error
-	failDelete func(id string) error
+	// taintCreate fails a create after the object was made: Create returns
+	// the new id together with the error, as an endpoint that ends FAILED.
+	taintCreate func(want resources.Attrs) error
+	failUpdate  func(id string) error
+	failDelete  func(id string) error
 }
 
 func newFakeCloud() *fakeCloud { return &fakeCloud{objects: map[string]resources.Attrs{}} }
@@ -32,9 +42,70 @@ func (f *fakeCloud) log(format string, args ...any) {
 	f.calls = append(f.calls, fmt.Sprintf(format, args...))
 }
 
+// callLog returns the calls made so far: "create DISPLAYNAME",
+// "update ID", "delete ID".
+func (f *fakeCloud) callLog() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// readCount returns how many times Read was called.
+func (f *fakeCloud) readCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
+// put stores an object made outside reconcile.
+func (f *fakeCloud) put(id string, attrs resources.Attrs) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := resources.Attrs{"id": id}
+	for k, v := range attrs {
+		o[k] = v
+	}
+	f.objects[id] = o
+}
+
+// remove deletes an object outside reconcile.
+func (f *fakeCloud) remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.objects, id)
+}
+
+// object returns a copy of the object id, if it exists.
+func (f *fakeCloud) object(id string) (resources.Attrs, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o, ok := f.objects[id]
+	if !ok {
+		return nil, false
+	}
+	out := resources.Attrs{}
+	for k, v := range o {
+		out[k] = v
+	}
+	return out, true
+}
+
+// ids returns the ids of every object, sorted.
+func (f *fakeCloud) ids() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for id := range f.objects {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (f *fakeCloud) Read(_ context.Context, id string) (resources.Attrs, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
 	o, ok := f.objects[id]
 	if !ok {
 		return nil, resources.ErrNotFound
@@ -61,6 +132,13 @@ func (f *fakeCloud) Create(_ context.Context, want resources.Attrs) (string, res
 	for k, v := range want {
 		o[k] = v
 	}
+	if f.taintCreate != nil {
+		if err := f.taintCreate(want); err != nil {
+			o["state"] = "FAILED"
+			f.objects[id] = o
+			return id, nil, err
+		}
+	}
 	f.objects[id] = o
 	return id, o, nil
 }
@@ -81,7 +159,11 @@ func (f *fakeCloud) Update(_ context.Context, id string, _, want resources.Attrs
 	for k, v := range want {
 		o[k] = v
 	}
-	return o, nil
+	out := resources.Attrs{}
+	for k, v := range o {
+		out[k] = v
+	}
+	return out, nil
 }
 
 func (f *fakeCloud) Delete(_ context.Context, id string) error {
@@ -100,9 +182,52 @@ func (f *fakeCloud) Delete(_ context.Context, id string) error {
 	return nil
 }
 
+// fakeFunc is a test lookup: it records the arguments of every call and
+// answers with result (by default an id made from the arguments).
+type fakeFunc struct {
+	mu     sync.Mutex
+	calls  []resources.Attrs
+	result func(args resources.Attrs) (resources.Attrs, error)
+}
+
+// errNoCancel is returned by a fake whose context cannot be cancelled: the
+// engine must pass its caller's context down to every cloud call.
+var errNoCancel = errors.New("called with a context that cannot be cancelled")
+
+func (f *fakeFunc) Invoke(ctx context.Context, args resources.Attrs) (resources.Attrs, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ctx.Done() == nil {
+		return nil, errNoCancel
+	}
+	f.calls = append(f.calls, args)
+	if f.result != nil {
+		return f.result(args)
+	}
+	return resources.Attrs{"id": fmt.Sprint(args)}, nil
+}
+
+// invocations returns the arguments of every call so far.
+func (f *fakeFunc) invocations() []resources.Attrs {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]resources.Attrs(nil), f.calls...)
+}
+
+// Type tokens of the tests.
+const (
+	endpointToken = "oci:AiLanguage:Endpoint"
+	userToken     = "datadog:getCurrentUser"
+	iamToken      = "gcp:endpoints:getServiceIamPolicy"
+)
+
+// harness runs plans and applies against a fake cloud and a real state file
+// in a temporary directory.
 type harness struct {
 	t     *testing.T
 	cloud *fakeCloud
+	user  *fakeFunc // datadog:getCurrentUser
+	iam   *fakeFunc // gcp:endpoints:getServiceIamPolicy
 	path  string
 	reg   resources.Registry
 }
@@ -110,8 +235,18 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	c := newFakeCloud()
-	return &harness{t: t, cloud: c, path: filepath.Join(t.TempDir(), "state.db"),
-		reg: resources.Registry{Drivers: map[string]resources.Driver{"oci:AiLanguage:Endpoint": c}}}
+	user := &fakeFunc{result: func(resources.Attrs) (resources.Attrs, error) {
+		return resources.Attrs{"id": "user-1", "email": "ada@example.com", "handle": "ada@example.com", "name": "Ada", "orgId": "org-1"}, nil
+	}}
+	iam := &fakeFunc{result: func(args resources.Attrs) (resources.Attrs, error) {
+		name := fmt.Sprint(args["serviceName"])
+		return resources.Attrs{"id": "services/" + name, "etag": "etag-of-" + name, "policyData": "{}"}, nil
+	}}
+	return &harness{t: t, cloud: c, user: user, iam: iam, path: filepath.Join(t.TempDir(), "state.db"),
+		reg: resources.Registry{
+			Drivers:   map[string]resources.Driver{endpointToken: c},
+			Functions: map[string]resources.Function{userToken: user, iamToken: iam},
+		}}
 }
 
 func (h *harness) load(src string) *engine.Spec {
@@ -123,21 +258,40 @@ func (h *harness) load(src string) *engine.Spec {
 	return spec
 }
 
-func (h *harness) plan(src string, opts engine.PlanOptions) *engine.Plan {
+// makePlan plans src against the state file, read-only, and returns the
+// diagnostics instead of failing on them.
+func (h *harness) makePlan(src string, opts engine.PlanOptions) (*engine.Plan, engine.Diagnostics) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{ReadOnly: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer st.Close()
-	p, diags := engine.MakePlan(h.t.Context(), h.load(src), st, h.reg, opts)
+	return engine.MakePlan(h.t.Context(), h.load(src), st, h.reg, opts)
+}
+
+func (h *harness) plan(src string, opts engine.PlanOptions) *engine.Plan {
+	h.t.Helper()
+	p, diags := h.makePlan(src, opts)
 	if diags.HasErrors() {
 		h.t.Fatalf("plan: %v", diags.Err())
 	}
 	return p
 }
 
+// apply plans src with refresh and applies the plan.
 func (h *harness) apply(src string) (*engine.Plan, *engine.ApplyResult) {
+	h.t.Helper()
+	return h.applyWith(src, engine.PlanOptions{Refresh: true}, engine.ApplyOptions{Command: "apply"})
+}
+
+// destroy plans the deletion of everything and applies it.
+func (h *harness) destroy(src string) (*engine.Plan, *engine.ApplyResult) {
+	h.t.Helper()
+	return h.applyWith(src, engine.PlanOptions{Refresh: true, Destroy: true}, engine.ApplyOptions{Command: "destroy"})
+}
+
+func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOptions) (*engine.Plan, *engine.ApplyResult) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{})
 	if err != nil {
@@ -145,15 +299,90 @@ func (h *harness) apply(src string) (*engine.Plan, *engine.ApplyResult) {
 	}
 	defer st.Close()
 	spec := h.load(src)
-	p, diags := engine.MakePlan(h.t.Context(), spec, st, h.reg, engine.PlanOptions{Refresh: true})
+	p, diags := engine.MakePlan(h.t.Context(), spec, st, h.reg, po)
 	if diags.HasErrors() {
 		h.t.Fatalf("plan: %v", diags.Err())
 	}
-	res, err := engine.Apply(h.t.Context(), p, spec, st, h.reg, engine.ApplyOptions{Command: "apply"})
+	res, err := engine.Apply(h.t.Context(), p, spec, st, h.reg, ao)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return p, res
+}
+
+// mustApply applies src and fails the test if any node failed.
+func (h *harness) mustApply(src string) (*engine.Plan, *engine.ApplyResult) {
+	h.t.Helper()
+	p, res := h.apply(src)
+	if res.Err() != nil {
+		h.t.Fatalf("apply: %v: %v", res.Err(), res.Failed)
+	}
+	return p, res
+}
+
+// records reads every record of the state file, by name.
+func (h *harness) records() map[string]state.Record {
+	h.t.Helper()
+	st, err := state.Open(h.path, state.Options{ReadOnly: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer st.Close()
+	rs, err := st.List()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := map[string]state.Record{}
+	for _, r := range rs {
+		out[r.Name] = r
+	}
+	return out
+}
+
+// record reads one record of the state file; the test fails without it.
+func (h *harness) record(name string) state.Record {
+	h.t.Helper()
+	r, ok := h.records()[name]
+	if !ok {
+		h.t.Fatalf("state has no record %q", name)
+	}
+	return r
+}
+
+// meta reads the lineage and serial of the state file.
+func (h *harness) meta() state.Meta {
+	h.t.Helper()
+	st, err := state.Open(h.path, state.Options{ReadOnly: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer st.Close()
+	m, err := st.Meta()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return m
+}
+
+// change returns the change of addr in p; the test fails without it.
+func change(t *testing.T, p *engine.Plan, addr string) engine.Change {
+	t.Helper()
+	for _, c := range p.Changes {
+		if c.Addr == addr {
+			return c
+		}
+	}
+	t.Fatalf("plan has no change for %q; it has %s", addr, actions(p))
+	return engine.Change{}
+}
+
+// diagText joins the diagnostics, with their details, one per line.
+func diagText(ds engine.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String() + "\n")
+	}
+	return b.String()
 }
 
 func actions(p *engine.Plan) string {
@@ -199,5 +428,85 @@ func TestApplyCreatesThenNoChanges(t *testing.T) {
 	p2 := h.plan(twoEndpoints, engine.PlanOptions{Refresh: true})
 	if p2.HasChanges() {
 		t.Errorf("second plan = %q, want no changes", actions(p2))
+	}
+}
+
+// endpoint returns the YAML of one oci:AiLanguage:Endpoint resource named
+// name, with displayName and the compartment and model every test uses.
+// Each line of more is "key: value" (flow YAML allowed) and goes under
+// properties, or under options when it starts with "options.".
+func endpoint(name, displayName string, more ...string) string {
+	props := map[string]string{
+		"compartmentId": "ocid1.compartment.oc1..x",
+		"modelId":       "ocid1.ailanguagemodel.oc1..m1",
+		"displayName":   displayName,
+	}
+	var opts []string
+	for _, m := range more {
+		if o, ok := strings.CutPrefix(m, "options."); ok {
+			opts = append(opts, o)
+			continue
+		}
+		k, v, _ := strings.Cut(m, ":")
+		props[k] = strings.TrimSpace(v)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s:\n    type: oci:AiLanguage:Endpoint\n    properties:\n", name)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if props[k] == "" {
+			continue // a key given without a value is left out
+		}
+		fmt.Fprintf(&b, "      %s: %s\n", k, props[k])
+	}
+	if len(opts) > 0 {
+		b.WriteString("    options:\n")
+		for _, o := range opts {
+			fmt.Fprintf(&b, "      %s\n", o)
+		}
+	}
+	return b.String()
+}
+
+// resourcesOf is a spec declaring the given resources (from endpoint).
+func resourcesOf(rs ...string) string {
+	return "resources:\n" + strings.Join(rs, "")
+}
+
+// TestStateLock checks that a second writer cannot open a state that a
+// writer holds, and that it names the holder.
+func TestStateLock(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	st, err := state.Open(h.path, state.Options{Command: "reconcile apply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for name, opts := range map[string]state.Options{
+		"writer": {LockTimeout: 50 * time.Millisecond},
+		"reader": {LockTimeout: 50 * time.Millisecond, ReadOnly: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st2, err := state.Open(h.path, opts)
+			if err == nil {
+				st2.Close()
+				t.Fatalf("state.Open(%+v) while a writer holds the state succeeded, want a *state.LockedError", opts)
+			}
+			var le *state.LockedError
+			if !errors.As(err, &le) {
+				t.Fatalf("state.Open(%+v) = %v (%T), want a *state.LockedError", opts, err, err)
+			}
+			if le.Holder.PID != os.Getpid() || le.Holder.Command != "reconcile apply" {
+				t.Errorf("holder = %+v, want pid %d and command %q", le.Holder, os.Getpid(), "reconcile apply")
+			}
+			if !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+				t.Errorf("error %q does not name the holder's pid", err)
+			}
+		})
 	}
 }

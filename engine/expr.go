@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Expr is an expression of the spec language: a literal, a reference, an
@@ -83,6 +84,14 @@ type Invoke struct {
 	Return   string
 }
 
+// badExpr stands where an expression could not be parsed. An error has been
+// reported; the checks that follow take its value as unknown, so that they
+// do not report the same mistake again. It never reaches a loaded Spec.
+type badExpr struct {
+	P Pos
+}
+
+func (e *badExpr) Pos() Pos  { return e.P }
 func (e *Lit) Pos() Pos      { return e.P }
 func (e *Ref) Pos() Pos      { return e.P }
 func (e *Template) Pos() Pos { return e.P }
@@ -137,7 +146,7 @@ func parseTemplate(s string, pos Pos, offset func(int) Pos) (Expr, []Diagnostic)
 		if err != "" {
 			diags = append(diags, Diagnostic{Pos: offset(i), Summary: "invalid interpolation " + quoteTrunc(s[i:]) + ": " + err,
 				Detail: `write ${name}, ${name.field}, ${name.list[0]} or ${name["key"]}; write $${ for a literal "${"`})
-			return &Lit{P: pos, Value: s}, diags
+			return &badExpr{P: pos}, diags
 		}
 		ref.P = offset(i)
 		if text.Len() > 0 {
@@ -281,8 +290,17 @@ func parseBracket(s string) (Accessor, int, string) {
 	return Accessor{Index: n, IsIndex: true}, j + 1, ""
 }
 
-// String renders the access as written, for messages.
-func (r *Ref) String() string { return "${" + r.Text + "}" }
+// String renders the access as written, for messages. Characters that would
+// break a one-line message, such as a line break, are escaped.
+func (r *Ref) String() string {
+	for _, c := range r.Text {
+		if !unicode.IsPrint(c) {
+			q := strconv.Quote(r.Text)
+			return "${" + q[1:len(q)-1] + "}"
+		}
+	}
+	return "${" + r.Text + "}"
+}
 
 // refs calls fn for every reference in e, depth first.
 func refs(e Expr, fn func(*Ref)) {

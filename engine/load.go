@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -33,9 +34,17 @@ const builtinRoot = "pulumi"
 type loader struct {
 	diags Diagnostics
 	file  string
+	lines []string // of the file being loaded, for positions inside scalars
 	nodes int
 	spec  *Spec
 	where map[string]Pos // every declared name, for duplicate checks
+	// broken names were declared but could not be loaded (an error has been
+	// reported): references to them are not checked further.
+	broken map[string]bool
+	// partial is set when part of the input could not be read at all, so
+	// that names it may have declared are unknown: unknown references are
+	// then not reported, since they would only repeat that error.
+	partial bool
 }
 
 func (l *loader) errorf(pos Pos, format string, args ...any) *Diagnostic {
@@ -65,7 +74,8 @@ func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, Diagno
 			Resources: map[string]*Resource{},
 			Outputs:   map[string]*Output{},
 		},
-		where: map[string]Pos{},
+		where:  map[string]Pos{},
+		broken: map[string]bool{},
 	}
 	h := sha256.New()
 	sorted := append([]Source(nil), srcs...)
@@ -79,9 +89,7 @@ func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, Diagno
 		l.errorf(Pos{}, "no spec files found").Detail = "pass -f FILE or -f DIR, or run in a directory holding *.yaml specs"
 	}
 	l.resolveConfig(overrides)
-	if !l.diags.HasErrors() {
-		l.check()
-	}
+	l.check()
 	keys := make([]string, 0, len(l.spec.Values))
 	for k := range l.spec.Values {
 		keys = append(keys, k)
@@ -101,13 +109,17 @@ func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, Diagno
 func (l *loader) loadFile(src Source) {
 	l.file = src.Name
 	l.nodes = 0
+	l.lines = nil
 	if len(src.Data) > maxSourceBytes {
-		l.errorf(Pos{File: src.Name}, "file is %d bytes, over the limit of %d", len(src.Data), maxSourceBytes).Detail = "split the spec over several files of a directory"
+		l.errorf(Pos{File: src.Name, Line: 1, Col: 1}, "file is %d bytes, over the limit of %d", len(src.Data), maxSourceBytes).Detail = "split the spec over several files of a directory"
+		l.partial = true
 		return
 	}
+	l.lines = strings.Split(string(src.Data), "\n")
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src.Data, &doc); err != nil {
-		l.yamlError(err)
+		l.yamlError(err, src.Data)
+		l.partial = true
 		return
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -116,9 +128,11 @@ func (l *loader) loadFile(src Source) {
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		l.errorf(l.pos(root), "a spec file must be a mapping with keys such as resources, variables, outputs; got %s", kindName(root))
+		l.partial = true
 		return
 	}
 	if !l.budget(root, 0) {
+		l.partial = true
 		return
 	}
 	top := schemas.Document().Root
@@ -130,6 +144,7 @@ func (l *loader) loadFile(src Source) {
 			}
 			l.loadConfig(v)
 		case "variables":
+			l.section(v)
 			l.forMap(v, "variables", func(nk, nv *yaml.Node) {
 				if !l.declare(nk) {
 					return
@@ -137,12 +152,15 @@ func (l *loader) loadFile(src Source) {
 				l.spec.Variables[nk.Value] = &Variable{Name: nk.Value, Pos: l.pos(nk), Expr: l.expr(nv, nil)}
 			})
 		case "resources":
+			l.section(v)
 			l.forMap(v, "resources", func(nk, nv *yaml.Node) {
 				if !l.declare(nk) {
 					return
 				}
 				if r := l.loadResource(nk, nv); r != nil {
 					l.spec.Resources[r.Name] = r
+				} else {
+					l.broken[nk.Value] = true
 				}
 			})
 		case "outputs":
@@ -162,25 +180,165 @@ func (l *loader) loadFile(src Source) {
 				names = append(names, n)
 			}
 			l.errorf(l.pos(k), "unknown top-level key %q%s", k.Value, didYouMean(k.Value, names)).Detail = validList("keys", names)
+			// A misspelt section such as "resource:" declares nothing, but
+			// references to its entries are not worth a report each.
+			if v.Kind == yaml.MappingNode {
+				for i := 0; i < len(v.Content); i += 2 {
+					l.broken[v.Content[i].Value] = true
+				}
+			}
 		}
 	})
 }
 
+// section notes a config, variables or resources section that is not a
+// mapping: the names it was meant to declare are unknown.
+func (l *loader) section(n *yaml.Node) {
+	if n = deref(n); n.Kind != yaml.MappingNode && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		l.partial = true
+	}
+}
+
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func (l *loader) yamlError(err error) {
+// yamlParserErrors are the problems yaml.v3 reports from its parser, not its
+// scanner: for them it gives the 0-based line of the construct being parsed
+// (such as the "[" of an unclosed flow sequence) instead of a 1-based one.
+var yamlParserErrors = map[string]bool{
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"found undefined tag handle":             true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+}
+
+func (l *loader) yamlError(err error, src []byte) {
 	msg := err.Error()
 	if te, ok := err.(*yaml.TypeError); ok && len(te.Errors) > 0 {
 		msg = "yaml: " + te.Errors[0]
 	}
-	line := 1
+	line, hasLine := 1, false
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
+		msg, hasLine = m[2], true
+		if yamlParserErrors[msg] {
+			line++
+		}
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	l.errorf(Pos{File: l.file, Line: line, Col: 1}, "invalid YAML: %s", msg)
+	pos := Pos{File: l.file, Line: line, Col: 1}
+	detail := ""
+	switch {
+	case !hasLine:
+		// Reader errors (bad encoding, control characters) carry no line:
+		// find the first offending character.
+		if p, ok := badChar(src); ok {
+			pos.Line, pos.Col = p.Line, p.Col
+		}
+	case strings.Contains(msg, "tab character") || msg == "found character that cannot start any token":
+		// yaml.v3 gives the line of the token before a tab that breaks
+		// the indentation: find the tab.
+		last := len(l.lines)
+		if !strings.Contains(msg, "tab character") {
+			last = min(line, last)
+		}
+		for n := line; n <= last; n++ {
+			s := l.lines[n-1]
+			indent := s[:len(s)-len(strings.TrimLeft(s, " \t"))]
+			if i := strings.IndexByte(indent, '\t'); i >= 0 {
+				pos.Line, pos.Col = n, i+1
+				detail = "YAML does not allow tabs in indentation; indent with spaces"
+				break
+			}
+		}
+	case msg == "found unexpected end of stream":
+		// Most often a quoted string left open: yaml.v3 gives its line.
+		if line <= len(l.lines) {
+			if col := unclosed(l.lines[line-1], '"'); col > 0 {
+				pos.Col = col
+				detail = "a quoted string is not closed"
+			}
+		}
+	case yamlParserErrors[msg] && strings.HasPrefix(msg, "did not find expected ',' or "):
+		// An unclosed flow collection: point at its opening bracket.
+		if line <= len(l.lines) {
+			if col := unclosed(l.lines[line-1], msg[len(msg)-2]); col > 0 {
+				pos.Col = col
+			}
+		}
+	}
+	l.errorf(pos, "invalid YAML: %s", msg).Detail = detail
+}
+
+// unclosed returns the column of what is opened on line and not closed
+// there: with end '"', a quoted string; with end ']' or '}', the last flow
+// collection of that kind. It returns 0 when nothing is left open.
+func unclosed(line string, end byte) int {
+	open := byte('[')
+	if end == '}' {
+		open = '{'
+	}
+	var stack []int // byte offsets of open brackets
+	var quote byte
+	quoteAt := 0
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == '\'' && c == '\'' && i+1 < len(line) && line[i+1] == '\'':
+			i++ // '' is an escaped quote
+		case quote == '"' && c == '\\':
+			i++
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case (c == '"' || c == '\'') && (i == 0 || strings.IndexByte(" \t[{,:-", line[i-1]) >= 0):
+			quote, quoteAt = c, i
+		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			i = len(line)
+		case c == open:
+			stack = append(stack, i)
+		case c == end && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	switch {
+	case end == '"':
+		if quote == 0 {
+			return 0
+		}
+		return utf8.RuneCountInString(line[:quoteAt]) + 1
+	case len(stack) == 0:
+		return 0
+	}
+	return utf8.RuneCountInString(line[:stack[len(stack)-1]]) + 1
+}
+
+// badChar returns the position of the first byte of src that YAML refuses:
+// invalid UTF-8 or a control character other than tab, newline and carriage
+// return.
+func badChar(src []byte) (Pos, bool) {
+	line, col := 1, 1
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f || r >= 0x80 && r < 0xa0 && r != 0x85 || r == 0xfffe || r == 0xffff {
+			return Pos{Line: line, Col: col}, true
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return Pos{}, false
 }
 
 // budget walks n once to refuse alias bombs and deep nesting before any
@@ -219,6 +377,15 @@ func kindName(n *yaml.Node) string {
 		return "a scalar " + strconv.Quote(n.Value)
 	}
 	return "nothing"
+}
+
+// notMapping describes n where a plain mapping is wanted: a mapping there
+// is a function call.
+func notMapping(n *yaml.Node) string {
+	if n = deref(n); n.Kind == yaml.MappingNode {
+		return "a function call"
+	}
+	return kindName(n)
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -301,6 +468,7 @@ func (l *loader) loadConfig(n *yaml.Node) {
 		}
 		c := &ConfigDecl{Name: name, Pos: l.pos(k)}
 		l.spec.Config[name] = c
+		defaultPos := c.Pos
 		if v.Kind != yaml.MappingNode {
 			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
 				return // declared, required
@@ -319,6 +487,7 @@ func (l *loader) loadConfig(n *yaml.Node) {
 				c.Type = t
 			case "default", "value":
 				c.Default, c.HasDefault = l.literal(dv), true
+				defaultPos = l.pos(dv)
 			case "secret":
 				b, ok := l.boolLit(dv)
 				if !ok {
@@ -331,11 +500,12 @@ func (l *loader) loadConfig(n *yaml.Node) {
 				}
 				names := keysOf(declProps)
 				l.errorf(l.pos(dk), "unknown key %q in config %q%s", dk.Value, name, didYouMean(dk.Value, names)).Detail = validList("keys", names)
+				l.broken[name] = true // it may be a misspelt default: no "has no value" too
 			}
 		})
 		if c.HasDefault && c.Type != "" {
 			if msg := checkType(c.Type, c.Default); msg != "" {
-				l.errorf(c.Pos, "default of config %q: %s", name, msg)
+				l.errorf(defaultPos, "default of config %q: %s", name, msg)
 			}
 		}
 	})
@@ -424,7 +594,7 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 	}
 	for _, name := range names {
 		c := l.spec.Config[name]
-		if _, set := l.spec.Values[name]; set {
+		if _, set := l.spec.Values[name]; set || l.broken[name] {
 			continue
 		}
 		if !c.HasDefault {
@@ -546,30 +716,36 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 		return nil
 	}
 	rdoc := schemas.Document().Root.Properties["resources"].AdditionalProperties
-	var propsNode, optsNode, getNode *yaml.Node
+	var propsKey, propsNode, optsNode, getKey, getNode *yaml.Node
+	badType, unknownKey := false, false
 	l.eachKey(v, func(fk, fv *yaml.Node) {
 		switch fk.Value {
 		case "type":
-			if fv.Kind != yaml.ScalarNode || fv.Tag != "!!str" {
+			if fv.Kind != yaml.ScalarNode || fv.ShortTag() != "!!str" {
 				l.errorf(l.pos(fv), "type of resource %q must be a string, got %s", r.Name, kindName(fv))
+				badType = true
 				return
 			}
 			r.Type, r.TypePos = fv.Value, l.pos(fv)
 		case "properties":
-			propsNode = fv
+			propsKey, propsNode = fk, fv
 		case "options":
 			optsNode = fv
 		case "get":
-			getNode = fv
+			getKey, getNode = fk, fv
 		case "name", "description":
 		case "defaultProvider":
 			l.errorf(l.pos(fk), "defaultProvider is only for provider resources, which reconcile does not need").Detail = "credentials come from each vendor's usual places; remove this key"
 		default:
 			names := keysOf(rdoc.Properties)
 			l.errorf(l.pos(fk), "unknown key %q in resource %q%s", fk.Value, r.Name, didYouMean(fk.Value, names)).Detail = validList("keys", names)
+			unknownKey = true
 		}
 	})
 	if r.Type == "" {
+		if badType || unknownKey {
+			return nil // the type was given wrongly or under a misspelt key
+		}
 		l.errorf(r.Pos, "resource %q has no type", r.Name).Detail = "add type: with one of " + strings.Join(schemas.Tokens(), ", ")
 		return nil
 	}
@@ -588,20 +764,29 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 	}
 	r.Type, r.Schema = s.Token, s
 	if propsNode != nil && getNode != nil {
-		l.errorf(l.pos(getNode), "resource %q has both properties and get", r.Name).Detail = "get reads an existing resource and never manages it; remove one of them"
+		l.errorf(l.pos(getKey), "resource %q has both properties and get", r.Name).Detail = "get reads an existing resource and never manages it; remove one of them"
 	}
 	if propsNode != nil {
-		if obj, ok := l.expr(propsNode, s.Root).(*Object); ok {
-			r.Properties = obj
-		} else if !(propsNode.Kind == yaml.ScalarNode && propsNode.Tag == "!!null") {
-			l.errorf(l.pos(propsNode), "properties of %q must be a mapping, got %s", r.Name, kindName(propsNode))
+		switch e := l.expr(propsNode, s.Root).(type) {
+		case *Object:
+			e.P = l.pos(propsKey) // a missing field is reported here
+			r.Properties = e
+		case *badExpr:
+			unknownKey = true // reported; not known to be missing either
+		default:
+			if !(propsNode.Kind == yaml.ScalarNode && propsNode.Tag == "!!null") {
+				l.errorf(l.pos(propsNode), "properties of %q must be a mapping, got %s", r.Name, notMapping(propsNode))
+				unknownKey = true
+			}
 		}
 	}
-	if r.Properties == nil && getNode == nil {
+	if r.Properties == nil && getNode == nil && !unknownKey {
+		// With a misspelt key (such as "propertes") the properties are
+		// not known to be missing: they are left unchecked.
 		r.Properties = &Object{P: r.Pos}
 	}
 	if getNode != nil {
-		r.Get = l.loadGet(r, getNode)
+		r.Get = l.loadGet(r, getKey, getNode)
 	}
 	if optsNode != nil {
 		l.loadOptions(r, optsNode)
@@ -609,8 +794,9 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 	return r
 }
 
-func (l *loader) loadGet(r *Resource, n *yaml.Node) *GetSpec {
-	g := &GetSpec{P: l.pos(n)}
+func (l *loader) loadGet(r *Resource, key, n *yaml.Node) *GetSpec {
+	g := &GetSpec{P: l.pos(key)}
+	unknownKey := false
 	if n.Kind != yaml.MappingNode {
 		l.errorf(l.pos(n), "get of %q must be a mapping with id and optional state, got %s", r.Name, kindName(n))
 		return g
@@ -620,16 +806,20 @@ func (l *loader) loadGet(r *Resource, n *yaml.Node) *GetSpec {
 		case "id":
 			g.ID = l.expr(v, nil)
 		case "state":
-			if obj, ok := l.expr(v, r.Schema.Root).(*Object); ok {
-				g.State = obj
-			} else {
-				l.errorf(l.pos(v), "get.state of %q must be a mapping, got %s", r.Name, kindName(v))
+			switch e := l.expr(v, r.Schema.Root).(type) {
+			case *Object:
+				e.P = l.pos(k)
+				g.State = e
+			case *badExpr:
+			default:
+				l.errorf(l.pos(v), "get.state of %q must be a mapping, got %s", r.Name, notMapping(v))
 			}
 		default:
 			l.errorf(l.pos(k), "unknown key %q in get of %q%s", k.Value, r.Name, didYouMean(k.Value, []string{"id", "state"})).Detail = `valid keys: "id", "state"`
+			unknownKey = true
 		}
 	})
-	if g.ID == nil {
+	if g.ID == nil && !unknownKey {
 		l.errorf(g.P, "get of %q has no id", r.Name).Detail = "add id: with the id of the existing resource"
 	}
 	return g
@@ -650,7 +840,7 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 			if _, ok := x.Value.(bool); !ok {
 				l.errorf(l.pos(v), "%s must be true or false, got %s", k.Value, kindName(v))
 			}
-		case *Ref:
+		case *Ref, *badExpr:
 		default:
 			l.errorf(l.pos(v), "%s must be true, false or a ${...} reference, got %s", k.Value, kindName(v))
 		}
@@ -660,8 +850,12 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 		switch k.Value {
 		case "dependsOn":
 			l.listOf(k, v, func(item *yaml.Node) {
-				if ref, ok := l.expr(item, nil).(*Ref); ok && len(ref.Path) == 0 {
+				e := l.expr(item, nil)
+				if ref, ok := e.(*Ref); ok && len(ref.Path) == 0 {
 					o.DependsOn = append(o.DependsOn, ref)
+					return
+				}
+				if _, bad := e.(*badExpr); bad {
 					return
 				}
 				l.errorf(l.pos(item), "dependsOn entries must be references to resources such as ${name}, got %s", kindName(item))
@@ -774,13 +968,22 @@ func (l *loader) expr(n *yaml.Node, prop *schemas.Prop) Expr {
 		if len(n.Content) == 2 && strings.HasPrefix(strings.ToLower(n.Content[0].Value), "fn::") {
 			return l.call(n.Content[0], deref(n.Content[1]))
 		}
+		bad := false
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; strings.HasPrefix(strings.ToLower(k.Value), "fn::") {
+				l.errorf(l.pos(k), "%q must be the only key of its mapping to be a function call", k.Value)
+				bad = true
+			}
+		}
+		if bad {
+			// Neither a call nor a plain mapping: checking its entries
+			// would only repeat the error.
+			return &badExpr{P: pos}
+		}
 		obj := &Object{P: pos}
 		named := prop != nil && len(prop.Properties) > 0
 		firstAt := map[string]Entry{}
 		l.eachKey(n, func(k, v *yaml.Node) {
-			if strings.HasPrefix(strings.ToLower(k.Value), "fn::") {
-				l.errorf(l.pos(k), "%q must be the only key of its mapping to be a function call", k.Value)
-			}
 			key := k.Value
 			var sub *schemas.Prop
 			if named {
@@ -803,23 +1006,139 @@ func (l *loader) expr(n *yaml.Node, prop *schemas.Prop) Expr {
 	return &Lit{P: pos}
 }
 
-// offsetFunc maps a byte offset inside a scalar to its file position, exact
-// for single-line plain and quoted scalars.
+// offsetFunc maps a byte offset inside a scalar's value to its position in
+// the file. It reads the scalar's source text, so the position is exact for
+// plain and quoted scalars written on one line and for literal blocks (|);
+// inside other scalars (folded, or quoted over several lines) it is the
+// scalar's start.
 func (l *loader) offsetFunc(n *yaml.Node) func(int) Pos {
 	base := l.pos(n)
 	return func(i int) Pos {
-		if strings.Contains(n.Value[:min(i, len(n.Value))], "\n") {
-			return base
+		if line, col, ok := l.scalarOffset(n, i); ok {
+			return Pos{File: l.file, Line: line, Col: col}
 		}
-		p := base
-		switch n.Style {
-		case 0, yaml.FlowStyle:
-			p.Col += i
-		case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
-			p.Col += i + 1
-		}
-		return p
+		return base
 	}
+}
+
+// sourceLine returns a line (1-based) of the file being loaded, without its
+// line break.
+func (l *loader) sourceLine(line int) (string, bool) {
+	if line < 1 || line > len(l.lines) {
+		return "", false
+	}
+	s := strings.TrimSuffix(l.lines[line-1], "\r")
+	if line == 1 {
+		s = strings.TrimPrefix(s, "\ufeff") // yaml.v3 does not count a BOM
+	}
+	return s, true
+}
+
+// scalarOffset returns the line and column of byte i of n.Value in the
+// source, if it can be found exactly.
+func (l *loader) scalarOffset(n *yaml.Node, i int) (line, col int, ok bool) {
+	v := n.Value
+	if i < 0 || i > len(v) {
+		return 0, 0, false
+	}
+	runes := utf8.RuneCountInString
+	switch {
+	case n.Style&yaml.LiteralStyle != 0:
+		// Each line of the value is a source line after the indentation.
+		k := strings.Count(v[:i], "\n")
+		start := strings.LastIndexByte(v[:i], '\n') + 1
+		end := strings.IndexByte(v[start:], '\n')
+		if end < 0 {
+			end = len(v)
+		} else {
+			end += start
+		}
+		text := v[start:end]
+		src, ok := l.sourceLine(n.Line + 1 + k)
+		if !ok || !strings.HasSuffix(src, text) || strings.Trim(src[:len(src)-len(text)], " ") != "" {
+			return 0, 0, false
+		}
+		return n.Line + 1 + k, runes(src[:len(src)-len(text)]) + 1 + runes(v[start:i]), true
+	case n.Style&yaml.FoldedStyle != 0:
+		return 0, 0, false
+	}
+	src, ok := l.sourceLine(n.Line)
+	if !ok {
+		return 0, 0, false
+	}
+	start := 0 // byte index of column n.Column
+	for c := 1; c < n.Column && start < len(src); c++ {
+		_, size := utf8.DecodeRuneInString(src[start:])
+		start += size
+	}
+	at := func(ri int) (int, int, bool) { return n.Line, runes(src[:ri]) + 1, true }
+	single := n.Style&yaml.SingleQuotedStyle != 0
+	if !single && n.Style&yaml.DoubleQuotedStyle == 0 {
+		// A plain scalar is its source text, when it is on one line.
+		j := strings.Index(src[start:], v)
+		if j < 0 || strings.Contains(v, "\n") {
+			return 0, 0, false
+		}
+		return at(start + j + len(v[:i]))
+	}
+	quote := byte('"')
+	if single {
+		quote = '\''
+	}
+	j := strings.IndexByte(src[start:], quote)
+	if j < 0 {
+		return 0, 0, false
+	}
+	// Walk the source and the value together up to byte i of the value.
+	ri, vi := start+j+1, 0
+	for vi < i {
+		if ri >= len(src) {
+			return 0, 0, false // the scalar goes on to the next line
+		}
+		prev, c := ri, src[ri]
+		switch {
+		case single && c == '\'':
+			if ri+1 >= len(src) || src[ri+1] != '\'' {
+				return 0, 0, false
+			}
+			vi, ri = vi+1, ri+2
+		case !single && c == '"':
+			return 0, 0, false
+		case !single && c == '\\':
+			if ri+1 >= len(src) {
+				return 0, 0, false
+			}
+			size := 1
+			switch e := src[ri+1]; e {
+			case 'x', 'u', 'U':
+				digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+				if ri+2+digits > len(src) {
+					return 0, 0, false
+				}
+				r, err := strconv.ParseUint(src[ri+2:ri+2+digits], 16, 32)
+				if err != nil || utf8.RuneLen(rune(r)) < 0 {
+					return 0, 0, false
+				}
+				size = utf8.RuneLen(rune(r))
+				ri += digits
+			case 'N', '_':
+				size = 2
+			case 'L', 'P':
+				size = 3
+			}
+			vi, ri = vi+size, ri+2
+		default:
+			_, size := utf8.DecodeRuneInString(src[ri:])
+			if !strings.HasPrefix(v[vi:], src[ri:ri+size]) {
+				return 0, 0, false
+			}
+			vi, ri = vi+size, ri+size
+		}
+		if vi > i {
+			return at(prev) // i falls inside an escape
+		}
+	}
+	return at(ri)
 }
 
 var builtinFuncs = []string{"invoke", "join", "split", "select", "toJSON", "toBase64", "fromBase64", "secret", "unsecret", "readFile"}
@@ -831,10 +1150,17 @@ func (l *loader) call(k, v *yaml.Node) Expr {
 		// fn::pkg:name shorthand for an invoke without options or return.
 		inv := &Invoke{P: pos, FuncPos: pos}
 		l.resolveFunction(inv, name, pos)
-		if v.Kind == yaml.MappingNode {
-			inv.Args = l.expr(v, l.funcRoot(inv)).(*Object)
-		} else if !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
-			l.errorf(l.pos(v), "arguments of %s must be a mapping, got %s", k.Value, kindName(v))
+		switch e := l.expr(v, l.funcRoot(inv)).(type) {
+		case *Object:
+			inv.Args = e
+		case *badExpr:
+		default:
+			if !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
+				l.errorf(l.pos(v), "arguments of %s must be a mapping, got %s", k.Value, notMapping(v))
+			}
+		}
+		if inv.Args == nil {
+			inv.Args = &Object{P: pos}
 		}
 		return inv
 	}
@@ -845,8 +1171,8 @@ func (l *loader) call(k, v *yaml.Node) Expr {
 		}
 	}
 	if canon == "" {
-		l.errorf(pos, "unknown function %q%s", k.Value, didYouMean(name, builtinFuncs)).Detail = validList("functions", prefixed(builtinFuncs))
-		return &Lit{P: pos}
+		l.errorf(pos, "unknown function %q%s", k.Value, didYouMean(k.Value, prefixed(builtinFuncs))).Detail = validList("functions", prefixed(builtinFuncs))
+		return &badExpr{P: pos}
 	}
 	if canon != name {
 		l.warnf(pos, "function %q should be written %q", k.Value, "fn::"+canon)
@@ -885,7 +1211,8 @@ func (l *loader) invoke(pos Pos, v *yaml.Node) Expr {
 		l.errorf(l.pos(v), "fn::invoke takes a mapping with function and arguments, got %s", kindName(v))
 		return inv
 	}
-	var argsNode *yaml.Node
+	var argsKey, argsNode, retNode *yaml.Node
+	unknownKey := false
 	l.eachKey(v, func(k, x *yaml.Node) {
 		switch k.Value {
 		case "function":
@@ -896,27 +1223,38 @@ func (l *loader) invoke(pos Pos, v *yaml.Node) Expr {
 			inv.FuncPos = l.pos(x)
 			l.resolveFunction(inv, x.Value, l.pos(x))
 		case "arguments":
-			argsNode = x
+			argsKey, argsNode = k, x
 		case "return":
 			if x.Kind != yaml.ScalarNode || x.ShortTag() != "!!str" {
 				l.errorf(l.pos(x), "fn::invoke return must be a literal field name, got %s", kindName(x))
 				return
 			}
-			inv.Return = snakeToCamel(x.Value)
+			inv.Return, retNode = snakeToCamel(x.Value), x
 		case "options":
 			l.warnf(l.pos(k), "invoke options have no effect in reconcile")
 		default:
 			l.errorf(l.pos(k), "unknown key %q in fn::invoke%s", k.Value, didYouMean(k.Value, []string{"function", "arguments", "return", "options"})).Detail = `valid keys: "function", "arguments", "return", "options"`
+			unknownKey = true
 		}
 	})
+	if unknownKey && (argsNode == nil || inv.FuncPos == (Pos{})) {
+		// The unknown key may be the misspelt function or arguments: what
+		// they would have given is not reported missing.
+		return &badExpr{P: pos}
+	}
 	if inv.Function == "" && inv.FuncPos == (Pos{}) {
 		l.errorf(pos, "fn::invoke has no function").Detail = "add function: with one of " + strings.Join(functionTokens(), ", ")
 	}
 	if argsNode != nil {
-		if obj, ok := l.expr(argsNode, l.funcRoot(inv)).(*Object); ok {
-			inv.Args = obj
-		} else {
-			l.errorf(l.pos(argsNode), "fn::invoke arguments must be a mapping, got %s", kindName(argsNode))
+		switch e := l.expr(argsNode, l.funcRoot(inv)).(type) {
+		case *Object:
+			e.P = l.pos(argsKey) // a missing argument is reported here
+			inv.Args = e
+		case *badExpr:
+			return e
+		default:
+			l.errorf(l.pos(argsNode), "fn::invoke arguments must be a mapping, got %s", notMapping(argsNode))
+			return &badExpr{P: pos}
 		}
 	}
 	if inv.Args == nil {
@@ -924,7 +1262,7 @@ func (l *loader) invoke(pos Pos, v *yaml.Node) Expr {
 	}
 	if s, ok := schemas.Lookup(inv.Function); ok && inv.Return != "" {
 		if _, has := s.Root.Properties[inv.Return]; !has && inv.Return != "id" {
-			l.errorf(pos, "fn::invoke return: %s has no result %q%s", s.Token, inv.Return, didYouMean(inv.Return, s.Outputs())).Detail = validList("results", s.Outputs())
+			l.errorf(l.pos(retNode), "fn::invoke return: %s has no result %q%s", s.Token, retNode.Value, didYouMean(inv.Return, s.Outputs())).Detail = validList("results", s.Outputs())
 		}
 	}
 	return inv

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"reconcile/resources"
+	"reconcile/state"
 )
 
 // PlanFileVersion is the format version of saved plans.
@@ -166,4 +167,34 @@ func parseAction(s string) (Action, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ErrStalePlan is matched (with errors.Is) by the error CheckPlan returns
+// when a saved plan no longer fits the state or the specs.
+var ErrStalePlan = errors.New("stale plan")
+
+// stalePlanError is a CheckPlan failure: its text says what moved on and
+// what to do; it matches ErrStalePlan.
+type stalePlanError struct{ msg string }
+
+func (e *stalePlanError) Error() string        { return e.msg }
+func (e *stalePlanError) Is(target error) bool { return target == ErrStalePlan }
+
+// CheckPlan reports whether the saved plan pf may be applied to the state
+// described by meta with the specs in spec. It returns an error matching
+// ErrStalePlan when the plan was made for another state (lineage), when the
+// state changed since (serial), or when the specs or config values changed
+// (spec hash). A plan made before the state existed has no lineage and
+// fits a new state of serial 0.
+func CheckPlan(pf *PlanFile, meta state.Meta, spec *Spec) error {
+	p := pf.Plan
+	switch {
+	case p.Lineage != "" && meta.Lineage != p.Lineage:
+		return &stalePlanError{fmt.Sprintf("the plan file was made for another state (lineage %s, this state has %s); make a new plan", p.Lineage, meta.Lineage)}
+	case meta.Serial != p.Serial:
+		return &stalePlanError{fmt.Sprintf("the state changed since the plan was made (serial %d then, %d now); make a new plan with 'reconcile plan --out FILE'", p.Serial, meta.Serial)}
+	case spec.Hash != p.SpecHash:
+		return &stalePlanError{"the specs or config values changed since the plan was made; make a new plan with 'reconcile plan --out FILE' (secret config values must be passed again with --config)"}
+	}
+	return nil
 }

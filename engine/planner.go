@@ -31,6 +31,7 @@ type nodeResult struct {
 }
 
 type planner struct {
+	ctx     context.Context // for lookups run while evaluating
 	spec    *Spec
 	reg     resources.Registry
 	opts    PlanOptions
@@ -80,7 +81,7 @@ func MakePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Re
 	if err != nil {
 		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
 	}
-	p := &planner{spec: spec, reg: reg, opts: opts, prior: map[string]state.Record{}, results: map[string]*nodeResult{}, lineage: meta.Lineage}
+	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: map[string]state.Record{}, results: map[string]*nodeResult{}, lineage: meta.Lineage}
 	for _, r := range records {
 		p.prior[r.Name] = r
 	}
@@ -146,7 +147,11 @@ func (p *planner) invokeNow(inv *Invoke, args map[string]any) (map[string]any, e
 	if !ok {
 		return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
 	}
-	res, err := fn.Invoke(context.Background(), resources.Attrs(args))
+	ctx := p.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res, err := fn.Invoke(ctx, resources.Attrs(args))
 	if err != nil {
 		return nil, evalErrorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
 	}
@@ -386,7 +391,9 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		case err != nil:
 			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
 		}
-		before = live
+		// The cloud echoes secret inputs in clear: seal them as state
+		// does, so that they compare but are never shown or saved.
+		before = sealLike(live, desired, r.Name).(map[string]any)
 	}
 	c.Before = unsealForDisplay(before).(map[string]any)
 	if prior.Tainted != "" {
@@ -397,7 +404,9 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 	if len(changed) == 0 {
 		c.Action = NoOp
 		c.After = updatedView(r.Schema, before, desired)
-		p.set(r.Name, &nodeResult{value: before, change: c})
+		// References see the desired inputs (secrets wrapped, not sealed
+		// as in state) with the prior outputs.
+		p.set(r.Name, &nodeResult{value: c.After, change: c})
 		return nil
 	}
 	force := map[string]bool{}
@@ -434,6 +443,7 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 	if !p.opts.Refresh {
 		c.Reason = "adopted on apply, then updated in place if the specs differ"
 		c.After = createdView(r.Schema, desired)
+		c.After["id"] = r.Options.Import // known: it is the id adopted
 		p.set(r.Name, &nodeResult{value: c.After, change: c})
 		return nil
 	}
@@ -444,7 +454,8 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 	if err != nil {
 		return p.fail(r.Options.ImportPos, "import %q: read %s %q: %v", r.Name, r.Type, r.Options.Import, err)
 	}
-	c.Before, c.ID = live, r.Options.Import
+	live = sealLike(live, desired, r.Name).(map[string]any)
+	c.Before, c.ID = unsealForDisplay(live).(map[string]any), r.Options.Import
 	changed := diffInputs(r.Schema, inputsOf(r.Schema, live), desired, r.Options.IgnoreChanges, c)
 	if len(changed) > 0 {
 		c.Reason = "then updated in place: " + strings.Join(quoteAll(changed), ", ")

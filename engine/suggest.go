@@ -52,8 +52,12 @@ func validList(what string, names []string) string {
 	return fmt.Sprintf("valid %s: %s", what, strings.Join(q, ", "))
 }
 
+// levenshtein returns the edit distance between a and b, counting the swap
+// of two adjacent characters as one edit ("jion" is one edit from "join").
 func levenshtein(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
+	// rows i-2, i-1 and i of the optimal string alignment distance
+	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -67,8 +71,11 @@ func levenshtein(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
 }

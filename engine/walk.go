@@ -51,6 +51,13 @@ func walk(ctx context.Context, nodes []string, deps map[string][]string, paralle
 				finish(name, ctx.Err())
 				return
 			}
+			// select picks at random when both are ready: start nothing
+			// new once the context is done.
+			if err := ctx.Err(); err != nil {
+				<-sem
+				finish(name, err)
+				return
+			}
 			err := fn(ctx, name)
 			<-sem
 			finish(name, err)

@@ -1,0 +1,309 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"reconcile/engine"
+	"reconcile/resources"
+	"reconcile/state"
+)
+
+// chainDepth is how many resources each generated chain holds.
+const chainDepth = 10
+
+// benchSizes are the resource counts of the plan and validate benchmarks.
+var benchSizes = []int{1000, 10000}
+
+// genName is the name of the i-th generated resource.
+func genName(i int) string { return fmt.Sprintf("ep%05d", i) }
+
+// genSpec returns a spec of n oci:AiLanguage:Endpoint resources in chains
+// of chainDepth: each resource but the first of its chain refers to the
+// one before it with ${prev.id} in its description.
+func genSpec(n int) []byte {
+	var b strings.Builder
+	b.Grow(n * 256)
+	b.WriteString("config:\n  compartment:\n    type: string\n    default: ocid1.compartment.oc1..bench\nresources:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  %s:\n    type: oci:AiLanguage:Endpoint\n    properties:\n", genName(i))
+		b.WriteString("      compartmentId: ${compartment}\n      modelId: ocid1.ailanguagemodel.oc1..bench\n")
+		fmt.Fprintf(&b, "      displayName: endpoint-%d\n", i)
+		if i%chainDepth != 0 {
+			fmt.Fprintf(&b, "      description: ${%s.id}\n", genName(i-1))
+		}
+	}
+	return []byte(b.String())
+}
+
+// genID is the id the benchmarks give the i-th generated resource.
+func genID(i int) string { return "ocid1.ailanguageendpoint.oc1..bench" + fmt.Sprint(i) }
+
+// genRecords returns the state records of genSpec(n) as an apply would
+// leave them.
+func genRecords(n int) []state.Record {
+	recs := make([]state.Record, n)
+	for i := range n {
+		in := map[string]any{
+			"compartmentId":  "ocid1.compartment.oc1..bench",
+			"modelId":        "ocid1.ailanguagemodel.oc1..bench",
+			"displayName":    fmt.Sprintf("endpoint-%d", i),
+			"inferenceUnits": int64(1),
+		}
+		var deps []string
+		if i%chainDepth != 0 {
+			in["description"] = genID(i - 1)
+			deps = []string{genName(i - 1)}
+		}
+		recs[i] = state.Record{Name: genName(i), Type: endpointToken, Kind: state.KindResource, ID: genID(i),
+			Inputs: in, Outputs: map[string]any{"id": genID(i), "state": "ACTIVE", "projectId": "ocid1.project"}, Dependencies: deps}
+	}
+	return recs
+}
+
+// writeRecords puts recs into a new state file at path, from many
+// goroutines so that the store commits them in groups.
+func writeRecords(tb testing.TB, path string, recs []state.Record) {
+	tb.Helper()
+	st, err := state.Open(path, state.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	work := make(chan state.Record)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				if _, err := st.Put(r); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for _, r := range recs {
+		work <- r
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		tb.Fatal(err)
+	default:
+	}
+}
+
+func loadGenerated(tb testing.TB, src []byte) *engine.Spec {
+	tb.Helper()
+	spec, diags := engine.Load(tb.TempDir(), []engine.Source{{Name: "bench.yaml", Data: src}}, nil)
+	if diags.HasErrors() {
+		tb.Fatalf("load: %v", diags.Err())
+	}
+	return spec
+}
+
+// peakHeap samples HeapInuse while it runs, for a benchmark to report the
+// highest value seen (and the value at start) in MiB.
+type peakHeap struct {
+	stop chan struct{}
+	done chan struct{}
+	peak atomic.Uint64
+}
+
+func startPeakHeap() *peakHeap {
+	p := &peakHeap{stop: make(chan struct{}), done: make(chan struct{})}
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		for {
+			old := p.peak.Load()
+			if ms.HeapInuse <= old || p.peak.CompareAndSwap(old, ms.HeapInuse) {
+				return
+			}
+		}
+	}
+	sample()
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				sample()
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	return p
+}
+
+// report stops sampling and reports the peak as "peak-heap-MiB".
+func (p *peakHeap) report(b *testing.B) {
+	close(p.stop)
+	<-p.done
+	b.ReportMetric(float64(p.peak.Load())/(1<<20), "peak-heap-MiB")
+}
+
+func BenchmarkValidate(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			src := genSpec(n)
+			dir := b.TempDir()
+			srcs := []engine.Source{{Name: "bench.yaml", Data: src}}
+			runtime.GC()
+			peak := startPeakHeap()
+			b.ResetTimer()
+			for b.Loop() {
+				spec, diags := engine.Load(dir, srcs, nil)
+				if diags.HasErrors() || len(spec.Resources) != n {
+					b.Fatalf("load: %v, %d resources", diags.Err(), len(spec.Resources))
+				}
+			}
+			b.StopTimer()
+			peak.report(b)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
+		})
+	}
+}
+
+func BenchmarkPlanNoRefresh(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "state.db")
+			writeRecords(b, path, genRecords(n))
+			spec := loadGenerated(b, genSpec(n))
+			st, err := state.Open(path, state.Options{ReadOnly: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
+			opts := engine.PlanOptions{Refresh: false}
+
+			// Outside the timer: the state is up to date, so every change
+			// is a no-op.
+			p, diags := engine.MakePlan(b.Context(), spec, st, reg, opts)
+			if diags.HasErrors() {
+				b.Fatalf("plan: %v", diags.Err())
+			}
+			if len(p.Changes) != n || p.HasChanges() {
+				b.Fatalf("plan has %d changes (changes: %v), want %d no-ops", len(p.Changes), p.HasChanges(), n)
+			}
+			for _, c := range p.Changes {
+				if c.Action != engine.NoOp {
+					b.Fatalf("%s: %s, want no-op", c.Addr, c.Action)
+				}
+			}
+			p = nil
+			runtime.GC()
+			peak := startPeakHeap()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, diags := engine.MakePlan(b.Context(), spec, st, reg, opts); diags.HasErrors() {
+					b.Fatal(diags.Err())
+				}
+			}
+			b.StopTimer()
+			peak.report(b)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
+		})
+	}
+}
+
+func BenchmarkApply(b *testing.B) {
+	const n = 1000
+	b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+		spec := loadGenerated(b, genSpec(n))
+		var elapsed time.Duration
+		var peak *peakHeap
+		for b.Loop() {
+			b.StopTimer()
+			path := filepath.Join(b.TempDir(), "state.db")
+			st, err := state.Open(path, state.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
+			p, diags := engine.MakePlan(b.Context(), spec, st, reg, engine.PlanOptions{})
+			if diags.HasErrors() {
+				b.Fatal(diags.Err())
+			}
+			if peak == nil {
+				runtime.GC()
+				peak = startPeakHeap()
+			}
+			b.StartTimer()
+			start := time.Now()
+			res, err := engine.Apply(b.Context(), p, spec, st, reg, engine.ApplyOptions{})
+			elapsed += time.Since(start)
+			b.StopTimer()
+			if err != nil || res.Err() != nil || res.Counts[engine.Create] != n {
+				b.Fatalf("apply: %v, %v, counts %v", err, res.Failed, res.Counts)
+			}
+			st.Close()
+			b.StartTimer()
+		}
+		b.StopTimer()
+		peak.report(b)
+		b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N)/n, "ns/resource")
+	})
+}
+
+// benchDriver is a zero-latency driver for benchmarks: it keeps objects
+// in a sync.Map and records nothing else.
+type benchDriver struct {
+	next    atomic.Int64
+	objects sync.Map
+}
+
+func newBenchDriver() *benchDriver { return &benchDriver{} }
+
+func (d *benchDriver) Read(_ context.Context, id string) (resources.Attrs, error) {
+	o, ok := d.objects.Load(id)
+	if !ok {
+		return nil, resources.ErrNotFound
+	}
+	return o.(resources.Attrs), nil
+}
+
+func (d *benchDriver) Create(_ context.Context, want resources.Attrs) (string, resources.Attrs, error) {
+	id := fmt.Sprintf("ocid1.ailanguageendpoint.oc1..b%d", d.next.Add(1))
+	o := make(resources.Attrs, len(want)+3)
+	for k, v := range want {
+		o[k] = v
+	}
+	o["id"], o["state"], o["projectId"] = id, "ACTIVE", "ocid1.project"
+	d.objects.Store(id, o)
+	return id, o, nil
+}
+
+func (d *benchDriver) Update(_ context.Context, id string, _, want resources.Attrs) (resources.Attrs, error) {
+	o := make(resources.Attrs, len(want)+3)
+	for k, v := range want {
+		o[k] = v
+	}
+	o["id"] = id
+	d.objects.Store(id, o)
+	return o, nil
+}
+
+func (d *benchDriver) Delete(_ context.Context, id string) error {
+	d.objects.Delete(id)
+	return nil
+}

@@ -1,0 +1,590 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"reconcile/engine"
+	"reconcile/resources"
+	"reconcile/state"
+)
+
+// comparable strips what legitimately differs between two plans of the same
+// specs written differently: positions.
+func withoutPositions(p *engine.Plan) *engine.Plan {
+	out := *p
+	out.Changes = append([]engine.Change(nil), p.Changes...)
+	for i := range out.Changes {
+		out.Changes[i].Pos = engine.Pos{}
+	}
+	out.SpecHash = ""
+	return &out
+}
+
+func TestPlanFieldSpellings(t *testing.T) {
+	t.Parallel()
+	const camel = `
+resources:
+  a:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartmentId: ocid1.compartment.oc1..x
+      modelId: ocid1.ailanguagemodel.oc1..m1
+      displayName: first
+      inferenceUnits: 2
+      freeformTags: {cost_center: ml}
+    options:
+      ignoreChanges: [definedTags]
+  b:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartmentId: ${a.compartmentId}
+      modelId: ocid1.ailanguagemodel.oc1..m1
+      displayName: ${a.displayName}-b
+      description: ${a.freeformTags.cost_center}
+`
+	for name, src := range map[string]string{
+		"snake_case": `
+resources:
+  a:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartment_id: ocid1.compartment.oc1..x
+      model_id: ocid1.ailanguagemodel.oc1..m1
+      display_name: first
+      inference_units: 2
+      freeform_tags: {cost_center: ml}
+    options:
+      ignoreChanges: [defined_tags]
+  b:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartment_id: ${a.compartment_id}
+      model_id: ocid1.ailanguagemodel.oc1..m1
+      display_name: ${a.display_name}-b
+      description: ${a.freeform_tags.cost_center}
+`,
+		"mixed": `
+resources:
+  a:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartmentId: ocid1.compartment.oc1..x
+      model_id: ocid1.ailanguagemodel.oc1..m1
+      displayName: first
+      inference_units: 2
+      freeformTags: {cost_center: ml}
+    options:
+      ignoreChanges: [defined_tags]
+  b:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartment_id: ${a.compartmentId}
+      modelId: ocid1.ailanguagemodel.oc1..m1
+      displayName: ${a.display_name}-b
+      description: ${a.freeformTags.cost_center}
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			want := withoutPositions(h.plan(camel, engine.PlanOptions{}))
+			got := withoutPositions(h.plan(src, engine.PlanOptions{}))
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("plan of the %s spec differs from the camelCase one:\n got %+v\nwant %+v", name, got.Changes, want.Changes)
+			}
+			b := change(t, got, "b")
+			if b.After["displayName"] != "first-b" || b.After["compartmentId"] != "ocid1.compartment.oc1..x" || b.After["description"] != "ml" {
+				t.Errorf("b's planned inputs = %v, want the values read through a's fields", b.After)
+			}
+			// Applying one spelling and planning the other changes nothing.
+			h.mustApply(src)
+			if p := h.plan(camel, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+				t.Errorf("camelCase plan after applying the %s spec = %q, want no changes", name, actions(p))
+			}
+		})
+	}
+}
+
+func TestLoadRefusesBothSpellings(t *testing.T) {
+	t.Parallel()
+	src := resourcesOf(endpoint("a", "a", "display_name: other"))
+	_, diags := engine.Load(t.TempDir(), []engine.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
+	if !diags.HasErrors() || !strings.Contains(diagText(diags), "display") {
+		t.Errorf("Load of a spec with displayName and display_name = %q, want an error naming the field", diagText(diags))
+	}
+}
+
+func TestPlanGetStateMismatch(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		state string
+		want  string // a diagnostic containing this, or "" for none
+	}{
+		"matching state": {
+			state: "{displayName: legacy-name, inferenceUnits: 3}",
+		},
+		"camelCase field differs": {
+			state: "{displayName: other-name}",
+			want:  `spec.yaml:7:15: error: get "legacy": state field "displayName" is "other-name" in the specs but "legacy-name" in the cloud`,
+		},
+		"snake_case field differs": {
+			state: "{inference_units: 2}",
+			want:  `spec.yaml:7:15: error: get "legacy": state field "inference_units" is 2 in the specs but 3 in the cloud`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.cloud.put("ocid1.legacy", resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1",
+				"displayName": "legacy-name", "inferenceUnits": 3})
+			src := `
+resources:
+  legacy:
+    type: oci:AiLanguage:Endpoint
+    get:
+      id: ocid1.legacy
+      state: ` + tc.state + "\n"
+			_, diags := h.makePlan(src, engine.PlanOptions{})
+			got := diagText(diags)
+			if tc.want == "" {
+				if diags.HasErrors() {
+					t.Errorf("plan: %s, want no error", got)
+				}
+				return
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("plan diagnostics = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlanGetMissingObject(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	_, diags := h.makePlan("resources:\n  legacy:\n    type: oci:AiLanguage:Endpoint\n    get:\n      id: ocid1.gone\n", engine.PlanOptions{})
+	if want := `get "legacy": oci:AiLanguage:Endpoint "ocid1.gone" does not exist`; !strings.Contains(diagText(diags), want) {
+		t.Errorf("diagnostics = %q, want %q", diagText(diags), want)
+	}
+}
+
+func TestPlanProtect(t *testing.T) {
+	t.Parallel()
+	protected := endpoint("a", "a", "options.protect: true", "options.replaceOnChanges: [modelId]")
+	for name, tc := range map[string]struct {
+		src     string
+		destroy bool
+		want    []string
+	}{
+		"replacement": {
+			src:  resourcesOf(endpoint("a", "a", "modelId: ocid1.ailanguagemodel.oc1..m2", "options.protect: true", "options.replaceOnChanges: [modelId]")),
+			want: []string{`spec.yaml:2:3: error: resource "a" is protected and cannot be replaced`, `"modelId" cannot be updated in place`, "protect: false"},
+		},
+		"removal from the specs": {
+			src:  resourcesOf(endpoint("b", "b")),
+			want: []string{`error: resource "a" is protected and cannot be deleted`, "protect is recorded in state", "reconcile state rm a"},
+		},
+		"destroy": {
+			src:     resourcesOf(protected),
+			destroy: true,
+			want:    []string{`error: resource "a" is protected and cannot be deleted`},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.mustApply(resourcesOf(protected))
+			if r := h.record("a"); !r.Protect {
+				t.Fatalf("record.Protect = false, want true")
+			}
+			_, diags := h.makePlan(tc.src, engine.PlanOptions{Refresh: true, Destroy: tc.destroy})
+			got := diagText(diags)
+			if !diags.HasErrors() {
+				t.Fatalf("plan succeeded, want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("diagnostics = %q, want them to contain %q", got, w)
+				}
+			}
+			if log := h.cloud.callLog(); len(log) != 1 {
+				t.Errorf("calls = %q, want only the first create", log)
+			}
+		})
+	}
+}
+
+func TestPlanUnprotectThenDelete(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a", "options.protect: true")))
+	h.mustApply(resourcesOf(endpoint("a", "a", "options.protect: false")))
+	if r := h.record("a"); r.Protect {
+		t.Fatalf("record.Protect = true after setting protect: false and applying")
+	}
+	p, _ := h.mustApply(resourcesOf(endpoint("b", "b")))
+	if c := change(t, p, "a"); c.Action != engine.Delete {
+		t.Errorf("a: %s, want delete once unprotected", c.Action)
+	}
+}
+
+func TestPlanRefresh(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := resourcesOf(endpoint("a", "a"), endpoint("gone", "gone"))
+	h.mustApply(src)
+	id := h.record("a").ID
+	h.cloud.remove(id)
+	h.cloud.remove(h.record("gone").ID)
+
+	reads := h.cloud.readCount()
+	p := h.plan(src, engine.PlanOptions{Refresh: false})
+	if got := actions(p); got != "a:no-op gone:no-op" {
+		t.Errorf("plan without refresh = %q, want no-ops (state is trusted)", got)
+	}
+	if n := h.cloud.readCount() - reads; n != 0 {
+		t.Errorf("plan without refresh read %d objects, want none", n)
+	}
+
+	p = h.plan(src, engine.PlanOptions{Refresh: true})
+	c := change(t, p, "a")
+	if c.Action != engine.Create || c.Reason != "the object was deleted outside reconcile" || c.ID != "" {
+		t.Errorf("a = %s (%q, id %q), want create because it was deleted outside reconcile", c.Action, c.Reason, c.ID)
+	}
+	if n := h.cloud.readCount() - reads; n != 2 {
+		t.Errorf("plan with refresh read %d objects, want 2", n)
+	}
+
+	// Removed from the specs and already gone: forgotten, not deleted.
+	p = h.plan(resourcesOf(endpoint("a", "a")), engine.PlanOptions{Refresh: true})
+	if c := change(t, p, "gone"); c.Action != engine.Forget || !strings.Contains(c.Reason, "outside reconcile") {
+		t.Errorf("gone = %s (%q), want forget because it was already deleted", c.Action, c.Reason)
+	}
+
+	// Drift is compared with the live object when refreshing.
+	h.cloud.put(id, resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1", "displayName": "changed by hand", "inferenceUnits": 1})
+	p = h.plan(resourcesOf(endpoint("a", "a")), engine.PlanOptions{Refresh: true})
+	if c := change(t, p, "a"); c.Action != engine.Update || c.Before["displayName"] != "changed by hand" || c.After["displayName"] != "a" {
+		t.Errorf("a after drift = %s, before %v after %v, want an update back to a", c.Action, c.Before["displayName"], c.After["displayName"])
+	}
+}
+
+func TestPlanDestroy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := resourcesOf(endpoint("a", "a"), endpoint("b", "b", "description: ${a.id}"), endpoint("c", "c", "description: ${b.id}"))
+	h.mustApply(src)
+	p := h.plan(src, engine.PlanOptions{Destroy: true})
+	if !p.Destroy {
+		t.Errorf("plan.Destroy = false")
+	}
+	if got, want := actions(p), "c:delete b:delete a:delete"; got != want {
+		t.Errorf("destroy plan = %q, want %q", got, want)
+	}
+	recs := h.records()
+	for _, c := range p.Changes {
+		if c.ID != recs[c.Addr].ID || c.Before["id"] != recs[c.Addr].ID {
+			t.Errorf("%s: id %q before %v, want %q", c.Addr, c.ID, c.Before["id"], recs[c.Addr].ID)
+		}
+	}
+}
+
+// The plan made against a state records the state's lineage and serial and
+// the specs' hash; CheckPlan refuses it once any of them moved on.
+func TestCheckPlan(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := resourcesOf(endpoint("a", "a"))
+	h.mustApply(src)
+	next := resourcesOf(endpoint("a", "renamed"))
+	p := h.plan(next, engine.PlanOptions{})
+	m := h.meta()
+	if p.Lineage != m.Lineage || p.Serial != m.Serial || p.Serial == 0 {
+		t.Fatalf("plan lineage/serial = %q/%d, state %q/%d", p.Lineage, p.Serial, m.Lineage, m.Serial)
+	}
+	spec := h.load(next)
+	if p.SpecHash != spec.Hash || p.SpecHash == "" {
+		t.Fatalf("plan spec hash = %q, want the spec's %q", p.SpecHash, spec.Hash)
+	}
+	pf := &engine.PlanFile{Plan: p}
+	other := newHarness(t)
+	other.mustApply(src)
+
+	if err := engine.CheckPlan(pf, m, spec); err != nil {
+		t.Errorf("CheckPlan of a fresh plan = %v, want nil", err)
+	}
+	fresh := &engine.PlanFile{Plan: &engine.Plan{SpecHash: spec.Hash}}
+	if err := engine.CheckPlan(fresh, state.Meta{Lineage: "new-state"}, spec); err != nil {
+		t.Errorf("CheckPlan of a plan made before the state existed, against a new state = %v, want nil", err)
+	}
+	h.mustApply(resourcesOf(endpoint("a", "moved on")))
+	for name, tc := range map[string]struct {
+		meta state.Meta
+		spec *engine.Spec
+		want string
+	}{
+		"state changed":   {meta: h.meta(), spec: spec, want: "the state changed since the plan was made"},
+		"other state":     {meta: other.meta(), spec: spec, want: "the plan file was made for another state"},
+		"specs changed":   {meta: m, spec: h.load(src), want: "the specs or config values changed"},
+		"state recreated": {meta: state.Meta{Lineage: m.Lineage}, spec: spec, want: "serial"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := engine.CheckPlan(pf, tc.meta, tc.spec)
+			if !errors.Is(err, engine.ErrStalePlan) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckPlan = %v, want an ErrStalePlan saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlanFileRoundTrip(t *testing.T) {
+	t.Parallel()
+	const clear = "s3cr3t-clear-text"
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("old", "old")))
+	src := `
+variables:
+  policy:
+    fn::invoke:
+      function: gcp:endpoints:getServiceIamPolicy
+      arguments:
+        serviceName: ${a.id}
+` + resourcesOf(
+		endpoint("a", "a", "description: {fn::secret: "+clear+"}"),
+		endpoint("b", "b", "description: ${a.id}", "freeformTags: {token: {fn::secret: "+clear+"}, plain: x}"),
+	) + `
+outputs:
+  token:
+    fn::secret: ` + clear + `
+`
+	p := h.plan(src, engine.PlanOptions{})
+	pf := engine.PlanFile{Plan: p, SpecPath: "/abs/specs", StatePath: h.path, Config: map[string]string{"region": "eu"}}
+	var buf bytes.Buffer
+	if err := engine.WritePlanFile(&buf, pf, "v1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(buf.Bytes(), []byte(clear)) {
+		t.Fatalf("plan file holds the secret's clear text:\n%s", buf.Bytes())
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
+		t.Fatalf("plan file is not JSON: %v", err)
+	}
+	got, err := engine.ReadPlanFile(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SpecPath != pf.SpecPath || got.StatePath != pf.StatePath || !reflect.DeepEqual(got.Config, pf.Config) {
+		t.Errorf("read back paths/config = %q %q %v, want %q %q %v", got.SpecPath, got.StatePath, got.Config, pf.SpecPath, pf.StatePath, pf.Config)
+	}
+	gp := got.Plan
+	if gp.Lineage != p.Lineage || gp.Serial != p.Serial || gp.SpecHash != p.SpecHash || gp.Destroy != p.Destroy {
+		t.Errorf("read back lineage/serial/hash = %q/%d/%q, want %q/%d/%q", gp.Lineage, gp.Serial, gp.SpecHash, p.Lineage, p.Serial, p.SpecHash)
+	}
+	if actions(gp) != actions(p) {
+		t.Fatalf("read back actions = %q, want %q", actions(gp), actions(p))
+	}
+	for i, c := range gp.Changes {
+		w := p.Changes[i]
+		if c.Kind != w.Kind || c.Type != w.Type || c.Reason != w.Reason || c.ID != w.ID || c.Deferred != w.Deferred || c.Pos != w.Pos {
+			t.Errorf("change %d read back as %+v, want %+v", i, c, w)
+		}
+	}
+	b := change(t, gp, "b")
+	if _, ok := b.After["description"].(engine.Unknown); !ok {
+		t.Errorf("b.description read back as %#v, want Unknown", b.After["description"])
+	}
+	if _, ok := b.After["id"].(engine.Unknown); !ok {
+		t.Errorf("b.id read back as %#v, want Unknown", b.After["id"])
+	}
+	tags, _ := b.After["freeformTags"].(map[string]any)
+	if tags["plain"] != "x" {
+		t.Errorf("b.freeformTags.plain read back as %#v, want x", tags["plain"])
+	}
+	if s := engine.DisplayValue(tags["token"]); s != "(sensitive value)" {
+		t.Errorf("b.freeformTags.token displays as %s, want (sensitive value)", s)
+	}
+	if s := engine.DisplayValue(change(t, gp, "a").After["description"]); s != "(sensitive value)" {
+		t.Errorf("a.description displays as %s, want (sensitive value)", s)
+	}
+	if c := change(t, gp, "policy"); !c.Deferred {
+		t.Errorf("policy read back not deferred")
+	}
+	if c := change(t, gp, "old"); c.Action != engine.Delete || c.Before["displayName"] != "old" {
+		t.Errorf("old read back as %s before %v, want the delete with its prior attributes", c.Action, c.Before)
+	}
+	// The saved plan applies like the one it was made from.
+	st, err := state.Open(h.path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	spec := h.load(src)
+	meta, _ := st.Meta()
+	if err := engine.CheckPlan(&got, meta, spec); err != nil {
+		t.Fatalf("CheckPlan: %v", err)
+	}
+	res, err := engine.Apply(t.Context(), gp, spec, st, h.reg, engine.ApplyOptions{})
+	if err != nil || res.Err() != nil {
+		t.Fatalf("apply of the read-back plan: %v, %v", err, res.Failed)
+	}
+	if res.Counts[engine.Create] != 2 || res.Counts[engine.Delete] != 1 {
+		t.Errorf("counts = %v, want 2 creates and 1 delete", res.Counts)
+	}
+	data, err := os.ReadFile(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(clear)) {
+		t.Errorf("the state file holds the secret's clear text")
+	}
+}
+
+func TestReadPlanFileRejects(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		data string
+		want string
+	}{
+		"not JSON":      {data: "resources: {}", want: "not a reconcile plan file"},
+		"no spec hash":  {data: `{"version":1,"changes":[]}`, want: "not a reconcile plan file"},
+		"newer format":  {data: `{"version":99,"specHash":"h"}`, want: "newer than this reconcile"},
+		"bad action":    {data: `{"version":1,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}`, want: `unknown action "explode"`},
+		"no address":    {data: `{"version":1,"specHash":"h","changes":[{"action":"create"}]}`, want: "no address"},
+		"a state file?": {data: "\x00\x00\x00", want: "not a reconcile plan file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := engine.ReadPlanFile(strings.NewReader(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ReadPlanFile(%q) = %v, want an error containing %q", tc.data, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPlanGolden renders the plans of testdata/plan/<case>: spec.yaml
+// planned without refresh against the records of state.json (if any),
+// with the objects of observed.json (if any) in the fake cloud, compared
+// with want.txt.
+func TestPlanGolden(t *testing.T) {
+	t.Parallel()
+	dirs, err := filepath.Glob(filepath.Join("testdata", "plan", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 5 {
+		t.Fatalf("found %d golden cases under testdata/plan, want at least 5", len(dirs))
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			src, err := os.ReadFile(filepath.Join(dir, "spec.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err := os.ReadFile(filepath.Join(dir, "observed.json")); err == nil {
+				var objs map[string]resources.Attrs
+				if err := json.Unmarshal(data, &objs); err != nil {
+					t.Fatalf("observed.json: %v", err)
+				}
+				for id, o := range objs {
+					h.cloud.put(id, resources.CanonAttrs(o))
+				}
+			} else if !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if data, err := os.ReadFile(filepath.Join(dir, "state.json")); err == nil {
+				var recs []state.Record
+				if err := json.Unmarshal(data, &recs); err != nil {
+					t.Fatalf("state.json: %v", err)
+				}
+				st, err := state.Open(h.path, state.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range recs {
+					if _, err := st.Put(r); err != nil {
+						t.Fatalf("state.json: %v", err)
+					}
+				}
+				st.Close()
+			} else if !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			p, diags := h.makePlan(string(src), engine.PlanOptions{})
+			if diags.HasErrors() {
+				t.Fatalf("plan: %s", diagText(diags))
+			}
+			var buf bytes.Buffer
+			if err := engine.RenderText(&buf, p, engine.RenderOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join(dir, "want.txt"), buf.Bytes())
+		})
+	}
+}
+
+// Secret inputs stay secret after apply: a reference to one of an
+// unchanged resource sees the value, the cloud's echo of it is not shown
+// or saved when refreshing, and a change of it is still seen.
+func TestPlanSecretInputs(t *testing.T) {
+	t.Parallel()
+	const clear = "hush-hush-value"
+	h := newHarness(t)
+	spec := func(aName, secret string) string {
+		return resourcesOf(
+			endpoint("a", aName, "description: {fn::secret: "+secret+"}", "freeformTags: {token: {fn::secret: "+secret+"}, plain: x}"),
+			endpoint("b", "b", "description: ${a.description}"),
+		)
+	}
+	src := spec("a", clear)
+	h.mustApply(src)
+	if got := h.record("b").Inputs["description"]; got == clear || got == nil {
+		t.Errorf("b's recorded description = %v, want it sealed", got)
+	}
+	if obj, _ := h.cloud.object(h.record("b").ID); obj["description"] != clear {
+		t.Errorf("b's description in the cloud = %v, want the secret's value", obj["description"])
+	}
+	for _, refresh := range []bool{false, true} {
+		p := h.plan(src, engine.PlanOptions{Refresh: refresh})
+		if p.HasChanges() {
+			t.Errorf("plan (refresh=%v) after apply = %q, want no changes", refresh, actions(p))
+		}
+		p = h.plan(spec("renamed", clear), engine.PlanOptions{Refresh: refresh})
+		if got := actions(p); got != "a:update b:no-op" {
+			t.Errorf("plan (refresh=%v) of a rename = %q, want a:update b:no-op", refresh, got)
+		}
+		var buf bytes.Buffer
+		if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		if err := engine.RenderText(&buf, p, engine.RenderOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(buf.Bytes(), []byte(clear)) {
+			t.Errorf("plan (refresh=%v) file or text holds the secret's clear text:\n%s", refresh, buf.Bytes())
+		}
+		if !regexp.MustCompile(`~ displayName +=  ?"a" -> "renamed"`).MatchString(buf.String()) {
+			t.Errorf("rendered plan (refresh=%v) does not show the rename:\n%s", refresh, buf.String())
+		}
+		p = h.plan(spec("a", "another-secret"), engine.PlanOptions{Refresh: refresh})
+		if got := actions(p); got != "a:update b:update" {
+			t.Errorf("plan (refresh=%v) of a new secret value = %q, want a:update b:update", refresh, got)
+		}
+	}
+	// The rename applies, with b still seeing a's description.
+	h.mustApply(spec("renamed", clear))
+	if obj, _ := h.cloud.object(h.record("b").ID); obj["description"] != clear {
+		t.Errorf("b's description in the cloud = %v after a's rename, want the secret's value", obj["description"])
+	}
+}
