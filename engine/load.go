@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -81,7 +82,9 @@ func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, Diagno
 	sorted := append([]Source(nil), srcs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, src := range sorted {
-		fmt.Fprintf(h, "%s\x00%d\x00", src.Name, len(src.Data))
+		// The base name, not the path: a plan made from "-f specs" must
+		// match the same files read later through an absolute path.
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(src.Name), len(src.Data))
 		h.Write(src.Data)
 		l.loadFile(src)
 	}

@@ -256,13 +256,8 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		if err != nil {
 			return c.errorf("%v", err)
 		}
-		switch {
-		case meta.Lineage != pf.Plan.Lineage && pf.Plan.Lineage != "":
-			return c.errorf("the plan file was made for another state (lineage %s, this state has %s); make a new plan", pf.Plan.Lineage, meta.Lineage)
-		case meta.Serial != pf.Plan.Serial:
-			return c.errorf("the state changed since the plan was made (serial %d then, %d now); make a new plan with 'reconcile plan --out FILE'", pf.Plan.Serial, meta.Serial)
-		case spec.Hash != pf.Plan.SpecHash:
-			return c.errorf("the specs or config values changed since the plan was made; make a new plan with 'reconcile plan --out FILE' (secret config values must be passed again with --config)")
+		if err := engine.CheckPlan(pf, meta, spec); err != nil {
+			return c.errorf("%v", err)
 		}
 		plan = pf.Plan
 	} else {

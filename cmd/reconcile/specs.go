@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -106,46 +103,7 @@ func (c *cli) loadSpec() (*engine.Spec, bool) {
 		fmt.Fprintf(c.stderr, "%d error(s) in the specs; nothing was done\n", countErrors(diags))
 		return nil, false
 	}
-	spec.Hash = specDigest(dir, srcs, spec.Values)
 	return spec, true
-}
-
-// specDigest is the digest a saved plan records of the specs and config
-// values it was made from. engine.Load's own digest covers the source names
-// as given, which depend on the working directory and on how -f was
-// spelt, so that 'reconcile apply PLANFILE' (which reads the specs from the
-// absolute path recorded in the plan) always found them changed. This one
-// names each file relative to the project directory instead.
-func specDigest(dir string, srcs []engine.Source, values map[string]any) string {
-	type named struct {
-		name string
-		data []byte
-	}
-	files := make([]named, 0, len(srcs))
-	for _, s := range srcs {
-		name := s.Name
-		if abs, err := filepath.Abs(name); err == nil {
-			if rel, err := filepath.Rel(dir, abs); err == nil {
-				name = filepath.ToSlash(rel)
-			}
-		}
-		files = append(files, named{name, s.Data})
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
-	h := sha256.New()
-	io.WriteString(h, "reconcile specs v1\x00")
-	for _, f := range files {
-		fmt.Fprintf(h, "file\x00%s\x00%d\x00", f.name, len(f.data))
-		h.Write(f.data)
-	}
-	for _, k := range sortedNames(values) {
-		v, err := json.Marshal(values[k])
-		if err != nil {
-			v = []byte(fmt.Sprintf("%#v", values[k]))
-		}
-		fmt.Fprintf(h, "config\x00%s\x00%d\x00%s", k, len(v), v)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func countErrors(ds engine.Diagnostics) int {
