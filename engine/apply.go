@@ -155,6 +155,17 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 		}
 	}
 	sort.Slice(res.Failed, func(i, j int) bool { return res.Failed[i].Addr < res.Failed[j].Addr })
+	if plan.Destroy && len(res.Failed) == 0 && len(res.Skipped) == 0 {
+		// Every managed resource is gone: what lookups and gets read is
+		// no longer anybody's input.
+		for _, rec := range records {
+			if rec.Kind == KindLookup || rec.Kind == KindGet {
+				if err := st.Delete(rec.Name); err != nil && !errors.Is(err, state.ErrNoRecord) {
+					return res, fmt.Errorf("write state: %w", err)
+				}
+			}
+		}
+	}
 	if !plan.Destroy && len(res.Failed) == 0 && len(res.Skipped) == 0 {
 		ev := &evaluator{spec: spec, env: envFunc(a.lookup)}
 		res.Outputs = map[string]any{}

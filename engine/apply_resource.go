@@ -58,7 +58,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 		before := c.Before
 		// References see the desired inputs, secrets included (state and
 		// plan files hold them sealed), with the prior outputs.
-		a.setValue(r.Name, updatedView(r.Schema, before, desired))
+		a.setValue(r.Name, updatedView(r.Schema, before, desired, prior.Inputs))
 		rec.ID = prior.ID
 		rec.Inputs = prior.Inputs
 		rec.Outputs = outputsOnly(r, before, prior.Outputs)
@@ -95,7 +95,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 		}
 		a.count(Import)
 		cc := &Change{Addr: c.Addr}
-		if changed := diffInputs(r.Schema, live, desired, nil, cc); len(changed) > 0 {
+		if changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, nil, cc); len(changed) > 0 {
 			got, err = a.update(ctx, c, d, c.ImportID, live, want, timeout("update"))
 			if err != nil {
 				return a.fail(r.Name, r.Pos, fmt.Errorf("update imported %s %q: %w", r.Type, c.ImportID, err))

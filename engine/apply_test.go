@@ -774,3 +774,32 @@ variables:
 		}
 	}
 }
+
+// TestDestroyForgetsLookups checks that a destroy plan reads nothing and
+// that, once every managed resource is gone, state holds nothing either.
+func TestDestroyForgetsLookups(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	spec := `
+variables:
+  me:
+    fn::invoke:
+      function: datadog:getCurrentUser
+` + resourcesOf(endpoint("a", "owned-by-${me.id}"))
+	h.mustApply(spec)
+	if recs := h.records(); len(recs) != 2 {
+		t.Fatalf("after apply, state = %v, want the endpoint and the lookup", recs)
+	}
+	p, res := h.destroy(spec)
+	for _, c := range p.Changes {
+		if c.Action == engine.Read {
+			t.Errorf("destroy plan reads %s; a destroy should only delete", c.Addr)
+		}
+	}
+	if res.Err() != nil {
+		t.Fatalf("destroy failed: %v", res.Failed)
+	}
+	if recs := h.records(); len(recs) != 0 {
+		t.Errorf("after destroy, state = %v, want empty", recs)
+	}
+}

@@ -121,6 +121,23 @@ func unsealForDisplay(v any) any {
 	return v
 }
 
+// managedInputs keeps the inputs of attrs that reconcile manages: those the
+// specs set now (desired) or set at the last apply (applied). An input the
+// specs never set is the cloud's to choose (OCI names an endpoint when no
+// displayName is given), so it is never a difference; an input removed from
+// the specs since the last apply still is, so that apply clears it.
+func managedInputs(s *schemas.Schema, attrs, desired, applied map[string]any) map[string]any {
+	out := inputsOf(s, attrs)
+	for k := range out {
+		_, want := desired[k]
+		_, had := applied[k]
+		if !want && !had {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
 // diffInputs compares the prior inputs with the desired ones and returns the
 // sorted names of the top-level inputs that differ. Fields named by
 // ignoreChanges take their prior value in desired.

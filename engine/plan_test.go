@@ -588,3 +588,33 @@ func TestPlanSecretInputs(t *testing.T) {
 		t.Errorf("b's description in the cloud = %v after a's rename, want the secret's value", obj["description"])
 	}
 }
+
+// TestPlanLeavesUnsetInputsToTheCloud checks that an input the specs never
+// set (OCI names an endpoint when no displayName is given) is not a
+// difference, while one removed from the specs since the last apply is.
+func TestPlanLeavesUnsetInputsToTheCloud(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	spec := resourcesOf(endpoint("a", "", "description: first"))
+	h.mustApply(spec)
+	id := h.record("a").ID
+	obj, _ := h.cloud.object(id)
+	obj["displayName"] = "ailanguageendpoint20261121120000" // chosen by the cloud
+	h.cloud.put(id, obj)
+	if p := h.plan(spec, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+		t.Fatalf("plan after the cloud named the endpoint = %q, want no changes", actions(p))
+	}
+
+	p := h.plan(resourcesOf(endpoint("a", "", "description: second")), engine.PlanOptions{Refresh: true})
+	c := change(t, p, "a")
+	if c.Action != engine.Update || c.After["displayName"] != "ailanguageendpoint20261121120000" {
+		t.Errorf("update plan: %s with displayName %v, want update keeping the cloud's name", c.Action, c.After["displayName"])
+	}
+
+	p = h.plan(resourcesOf(endpoint("a", "")), engine.PlanOptions{Refresh: true})
+	if c := change(t, p, "a"); c.Action != engine.Update {
+		t.Errorf("plan after removing description from the specs = %s, want update (the applied value is cleared)", c.Action)
+	} else if _, kept := c.After["description"]; kept {
+		t.Errorf("After still holds description: %v", c.After)
+	}
+}

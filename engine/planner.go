@@ -194,8 +194,12 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 	if prior, ok := p.prior[v.Name]; ok {
 		c.Before = prior.Outputs
 	}
-	if containsUnknown(args) || p.opts.Destroy {
-		c.Deferred = !p.opts.Destroy
+	if p.opts.Destroy { // nothing to read: a destroy only deletes
+		p.set(v.Name, &nodeResult{value: Unknown{}})
+		return nil
+	}
+	if containsUnknown(args) {
+		c.Deferred = true
 		c.Reason = "an argument is known only after apply"
 		p.set(v.Name, &nodeResult{value: Unknown{}, change: c})
 		return nil
@@ -279,8 +283,12 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 		c.ID = prior.ID
 	}
 	idStr, _ := revealSecrets(id)
-	if containsUnknown(id) || p.opts.Destroy {
-		c.Deferred = !p.opts.Destroy
+	if p.opts.Destroy {
+		p.set(r.Name, &nodeResult{value: Unknown{}})
+		return nil
+	}
+	if containsUnknown(id) {
+		c.Deferred = true
 		c.After = map[string]any{"id": id}
 		p.set(r.Name, &nodeResult{value: Unknown{}, change: c})
 		return nil
@@ -400,10 +408,10 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		c.Action, c.Reason = Replace, "the previous create failed: "+prior.Tainted
 		return p.finishReplace(r, c, opts, desired)
 	}
-	changed := diffInputs(r.Schema, inputsOf(r.Schema, before), desired, r.Options.IgnoreChanges, c)
+	changed := diffInputs(r.Schema, managedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, c)
 	if len(changed) == 0 {
 		c.Action = NoOp
-		c.After = updatedView(r.Schema, before, desired)
+		c.After = updatedView(r.Schema, before, desired, prior.Inputs)
 		// References see the desired inputs (secrets wrapped, not sealed
 		// as in state) with the prior outputs.
 		p.set(r.Name, &nodeResult{value: c.After, change: c})
@@ -424,7 +432,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		return p.finishReplace(r, c, opts, desired)
 	}
 	c.Action = Update
-	c.After = updatedView(r.Schema, before, desired)
+	c.After = updatedView(r.Schema, before, desired, prior.Inputs)
 	p.set(r.Name, &nodeResult{value: c.After, change: c})
 	return nil
 }
@@ -456,11 +464,11 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 	}
 	live = sealLike(live, desired, r.Name).(map[string]any)
 	c.Before, c.ID = unsealForDisplay(live).(map[string]any), r.Options.Import
-	changed := diffInputs(r.Schema, inputsOf(r.Schema, live), desired, r.Options.IgnoreChanges, c)
+	changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, c)
 	if len(changed) > 0 {
 		c.Reason = "then updated in place: " + strings.Join(quoteAll(changed), ", ")
 	}
-	c.After = updatedView(r.Schema, live, desired)
+	c.After = updatedView(r.Schema, live, desired, nil)
 	p.set(r.Name, &nodeResult{value: c.After, change: c})
 	return nil
 }
@@ -639,11 +647,13 @@ func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
 }
 
 // updatedView is a resource after an in-place update: the prior outputs
-// with the desired inputs (an input left out of the specs is gone).
-func updatedView(s *schemas.Schema, before, desired map[string]any) map[string]any {
+// and unmanaged inputs (see managedInputs) with the desired inputs; an input
+// removed from the specs since the last apply is gone.
+func updatedView(s *schemas.Schema, before, desired, applied map[string]any) map[string]any {
 	out := make(map[string]any, len(before)+len(desired))
 	for k, v := range before {
-		if pr, ok := s.Root.Properties[k]; !ok || pr.ReadOnly {
+		_, had := applied[k]
+		if pr, ok := s.Root.Properties[k]; !ok || pr.ReadOnly || !had {
 			out[k] = v
 		}
 	}
