@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -132,7 +133,7 @@ func fuzzCheckLoad(t *testing.T, srcs []engine.Source) (*engine.Spec, engine.Dia
 	}
 	lines := map[string][]string{}
 	for _, src := range srcs {
-		lines[src.Name] = strings.Split(string(src.Data), "\n")
+		lines[src.Name] = fuzzLines.Split(string(src.Data), -1)
 	}
 	for i, d := range diags {
 		s := d.String()
@@ -168,6 +169,9 @@ func fuzzCheckLoad(t *testing.T, srcs []engine.Source) (*engine.Spec, engine.Dia
 	}
 	return spec, diags
 }
+
+// fuzzLines matches the line breaks of YAML, by which positions count lines.
+var fuzzLines = regexp.MustCompile("\r\n|\r|\n|\u0085|\u2028|\u2029")
 
 func fuzzRender(ds engine.Diagnostics) string {
 	var b strings.Builder
@@ -217,7 +221,7 @@ func FuzzTemplate(f *testing.F) {
 			if !ok {
 				continue // this style cannot hold the string after all
 			}
-			lines := strings.Split(src, "\n")
+			lines := fuzzLines.Split(src, -1)
 			for _, d := range diags {
 				if strings.HasPrefix(d.Summary, "dependency cycle") {
 					continue // at the variable's name

@@ -60,7 +60,13 @@ func (l *loader) warnf(pos Pos, format string, args ...any) {
 }
 
 func (l *loader) pos(n *yaml.Node) Pos {
-	return Pos{File: l.file, Line: n.Line, Col: n.Column}
+	p := Pos{File: l.file, Line: n.Line, Col: n.Column}
+	if last := len(l.lines); p.Line > last && last > 0 {
+		// An empty node at the end of the stream is placed on the line
+		// after the last: report the end of the last line instead.
+		p.Line, p.Col = last, utf8.RuneCountInString(l.lines[last-1])+1
+	}
+	return p
 }
 
 // Load parses, merges and checks spec sources. dir is the project directory.
@@ -118,7 +124,7 @@ func (l *loader) loadFile(src Source) {
 		l.partial = true
 		return
 	}
-	l.lines = strings.Split(string(src.Data), "\n")
+	l.lines = splitLines(string(src.Data))
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src.Data, &doc); err != nil {
 		l.yamlError(err, src.Data)
@@ -233,6 +239,8 @@ func (l *loader) yamlError(err error, src []byte) {
 		if yamlParserErrors[msg] {
 			line++
 		}
+		// A problem at the end of the stream is on the line after the last.
+		line = max(1, min(line, len(l.lines)))
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
@@ -263,21 +271,79 @@ func (l *loader) yamlError(err error, src []byte) {
 		}
 	case msg == "found unexpected end of stream":
 		// Most often a quoted string left open: yaml.v3 gives its line.
-		if line <= len(l.lines) {
-			if col := unclosed(l.lines[line-1], '"'); col > 0 {
-				pos.Col = col
-				detail = "a quoted string is not closed"
-			}
+		if col := unclosed(l.lines[line-1], '"'); col > 0 {
+			pos.Col = col
+			detail = "a quoted string is not closed"
+		}
+	case msg == "did not find expected key" || msg == "did not find expected '-' indicator" || msg == "did not find expected node content":
+		// yaml.v3 gives the line where the enclosing mapping or list
+		// starts; the mistake (often a wrong indentation) is further down.
+		if n, ok := problemLine(l.lines, err.Error(), line); ok {
+			s := l.lines[n-1]
+			pos.Line, pos.Col = n, utf8.RuneCountInString(s[:len(s)-len(strings.TrimLeft(s, " "))])+1
 		}
 	case yamlParserErrors[msg] && strings.HasPrefix(msg, "did not find expected ',' or "):
-		// An unclosed flow collection: point at its opening bracket.
-		if line <= len(l.lines) {
-			if col := unclosed(l.lines[line-1], msg[len(msg)-2]); col > 0 {
-				pos.Col = col
+		// An unclosed flow collection: point at its opening bracket, on the
+		// line given or, when yaml.v3 gave where it noticed, above it.
+		for n := line; n >= 1; n-- {
+			if col := unclosed(l.lines[n-1], msg[len(msg)-2]); col > 0 {
+				pos.Line, pos.Col = n, col
+				break
 			}
 		}
 	}
 	l.errorf(pos, "invalid YAML: %s", msg).Detail = detail
+}
+
+// problemLine returns the first line, from line from on, at which the file
+// fails to parse with the error text want: the line of the token yaml.v3
+// could not parse. It parses a few prefixes of the file (a binary search).
+func problemLine(lines []string, want string, from int) (int, bool) {
+	fails := func(n int) bool {
+		var doc yaml.Node
+		err := yaml.Unmarshal([]byte(strings.Join(lines[:n], "\n")), &doc)
+		return err != nil && err.Error() == want
+	}
+	lo, hi := max(from, 1), len(lines)
+	if lo > hi || !fails(hi) {
+		return 0, false
+	}
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, true
+}
+
+// splitLines splits s at the line breaks of YAML, by which yaml.v3 counts
+// lines: "\r\n", "\r", "\n", and U+0085, U+2028 and U+2029.
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); {
+		n := 0 // length of the break at i
+		switch {
+		case strings.HasPrefix(s[i:], "\r\n"):
+			n = 2
+		case s[i] == '\r' || s[i] == '\n':
+			n = 1
+		case strings.HasPrefix(s[i:], "\u0085"):
+			n = 2
+		case strings.HasPrefix(s[i:], "\u2028") || strings.HasPrefix(s[i:], "\u2029"):
+			n = 3
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		out = append(out, s[start:i])
+		i += n
+		start = i
+	}
+	return append(out, s[start:])
 }
 
 // unclosed returns the column of what is opened on line and not closed
@@ -325,21 +391,17 @@ func unclosed(line string, end byte) int {
 }
 
 // badChar returns the position of the first byte of src that YAML refuses:
-// invalid UTF-8 or a control character other than tab, newline and carriage
-// return.
+// invalid UTF-8 or a control character other than tab and the line breaks.
 func badChar(src []byte) (Pos, bool) {
-	line, col := 1, 1
-	for i := 0; i < len(src); {
-		r, size := utf8.DecodeRune(src[i:])
-		if r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f || r >= 0x80 && r < 0xa0 && r != 0x85 || r == 0xfffe || r == 0xffff {
-			return Pos{Line: line, Col: col}, true
+	for n, line := range splitLines(string(src)) {
+		col := 1
+		for i := 0; i < len(line); col++ {
+			r, size := utf8.DecodeRuneInString(line[i:])
+			if r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0xfffe || r == 0xffff {
+				return Pos{Line: n + 1, Col: col}, true
+			}
+			i += size
 		}
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-		i += size
 	}
 	return Pos{}, false
 }
@@ -720,7 +782,8 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 	}
 	rdoc := schemas.Document().Root.Properties["resources"].AdditionalProperties
 	var propsKey, propsNode, optsNode, getKey, getNode *yaml.Node
-	badType, unknownKey := false, false
+	// incomplete: an error already reported may explain what is missing
+	badType, incomplete := false, false
 	l.eachKey(v, func(fk, fv *yaml.Node) {
 		switch fk.Value {
 		case "type":
@@ -742,11 +805,11 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 		default:
 			names := keysOf(rdoc.Properties)
 			l.errorf(l.pos(fk), "unknown key %q in resource %q%s", fk.Value, r.Name, didYouMean(fk.Value, names)).Detail = validList("keys", names)
-			unknownKey = true
+			incomplete = true
 		}
 	})
 	if r.Type == "" {
-		if badType || unknownKey {
+		if badType || incomplete {
 			return nil // the type was given wrongly or under a misspelt key
 		}
 		l.errorf(r.Pos, "resource %q has no type", r.Name).Detail = "add type: with one of " + strings.Join(schemas.Tokens(), ", ")
@@ -775,15 +838,15 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			e.P = l.pos(propsKey) // a missing field is reported here
 			r.Properties = e
 		case *badExpr:
-			unknownKey = true // reported; not known to be missing either
+			incomplete = true // reported; not known to be missing either
 		default:
 			if !(propsNode.Kind == yaml.ScalarNode && propsNode.Tag == "!!null") {
 				l.errorf(l.pos(propsNode), "properties of %q must be a mapping, got %s", r.Name, notMapping(propsNode))
-				unknownKey = true
+				incomplete = true
 			}
 		}
 	}
-	if r.Properties == nil && getNode == nil && !unknownKey {
+	if r.Properties == nil && getNode == nil && !incomplete {
 		// With a misspelt key (such as "propertes") the properties are
 		// not known to be missing: they are left unchecked.
 		r.Properties = &Object{P: r.Pos}
@@ -1030,7 +1093,7 @@ func (l *loader) sourceLine(line int) (string, bool) {
 	if line < 1 || line > len(l.lines) {
 		return "", false
 	}
-	s := strings.TrimSuffix(l.lines[line-1], "\r")
+	s := l.lines[line-1]
 	if line == 1 {
 		s = strings.TrimPrefix(s, "\ufeff") // yaml.v3 does not count a BOM
 	}
