@@ -45,10 +45,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state | \
 	  awk '/^Benchmark/ { printf "%-52s %14s %s  %s %s  %s %s\n", $$1, $$3, $$4, $$5, $$6, $$7, $$8 } /^(ok|FAIL)/ { print }'
 
-# Fuzz the spec loader (FUZZTIME=10m for a long run).
+# Fuzz the spec loader, the interpolation parser, the plan-file reader and
+# the state decoder, one after the other (FUZZTIME=10m for a long run).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./engine -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzReadPlanFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./state -run '^$$' -fuzz '^FuzzStateDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 clean:
 	rm -rf bin .reconcile

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,12 @@ type ApplyOptions struct {
 	ProgressInterval time.Duration
 	// Command is recorded in the state history ("apply", "destroy").
 	Command string
+	// Stop, once closed, makes Apply start no new operation, while the
+	// operations already running go on to their end (cancel ctx to abandon
+	// them too); the result lists what was left undone. Nil means the stop
+	// channel of the StopControl in ctx, if there is one (see
+	// WithStopControl), else never.
+	Stop <-chan struct{}
 }
 
 // Phase of an Event.
@@ -65,14 +72,35 @@ type ApplyResult struct {
 	Failed  []NodeError
 	Skipped []string // not run because a dependency failed, sorted
 	Outputs map[string]any
+
+	// Stopped, when not empty, says why the apply was stopped before
+	// everything was done (the StopControl's reason, "stopped" or
+	// "cancelled"); NotStarted and Interrupted then say what was left undone.
+	Stopped string
+	// NotStarted lists the nodes with a planned change that did not start
+	// because the apply was stopped, sorted.
+	NotStarted []string
+	// Interrupted lists the nodes whose operation was running when the
+	// context was cancelled (a forced stop, or the end of the grace period
+	// of a graceful one). A create among them is resolved by the next
+	// apply (see ResolveIntents).
+	Interrupted []NodeError
 }
 
 // Err returns nil when every node succeeded.
 func (r *ApplyResult) Err() error {
-	if len(r.Failed) == 0 {
-		return nil
+	switch {
+	case r.Stopped != "":
+		return fmt.Errorf("the apply was %s: %d operations were interrupted and %d not started", r.Stopped, len(r.Interrupted), len(r.NotStarted))
+	case len(r.Failed) > 0:
+		return fmt.Errorf("%d of the planned operations failed", len(r.Failed))
 	}
-	return fmt.Errorf("%d of the planned operations failed", len(r.Failed))
+	return nil
+}
+
+// Complete reports whether every planned operation was carried out.
+func (r *ApplyResult) Complete() bool {
+	return len(r.Failed) == 0 && len(r.Skipped) == 0 && len(r.NotStarted) == 0 && len(r.Interrupted) == 0
 }
 
 const deletePrefix = "\x00delete:"
@@ -84,6 +112,9 @@ type applier struct {
 	opts    ApplyOptions
 	changes map[string]*Change
 	prior   map[string]state.Record
+	// intents are the creates an earlier run left unresolved, by node.
+	intents map[string]state.Intent
+	sc      *StopControl // nil without one in ctx
 
 	mu      sync.Mutex
 	values  map[string]any
@@ -133,29 +164,67 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
+	intents, err := st.Intents()
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
 	a := &applier{spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
-		values: map[string]any{}, counts: map[Action]int{}}
+		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, sc: stopControlFrom(ctx)}
 	for _, r := range records {
 		a.prior[r.Name] = r
 	}
+	for _, in := range intents {
+		a.intents[in.Name] = in
+	}
+	stop := opts.Stop
+	if a.sc != nil {
+		a.sc.applying.Add(1)
+		defer a.sc.applying.Add(-1)
+		if stop == nil {
+			stop = a.sc.ch
+		}
+	}
 	nodes, deps := a.schedule(plan)
-	errs := walk(ctx, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
+	errs := walkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
 		return a.run(ctx, name)
 	})
-	res := &ApplyResult{Counts: a.counts, Failed: a.failed}
+	res := &ApplyResult{Counts: a.counts}
+	failed := map[string]bool{}
+	for _, f := range a.failed {
+		failed[f.Addr] = true
+		if ctx.Err() != nil && (errors.Is(f.Err, context.Canceled) || errors.Is(f.Err, ctx.Err())) {
+			res.Interrupted = append(res.Interrupted, f)
+		} else {
+			res.Failed = append(res.Failed, f)
+		}
+	}
 	for _, name := range sortedKeys(errs) {
-		if errors.Is(errs[name], errSkipped) {
-			// A delete's change is keyed by its node name, not its address.
-			if c, ok := a.changes[name]; ok && c.Action != NoOp {
-				res.Skipped = append(res.Skipped, displayName(name))
-				a.emit(Event{Addr: c.Addr, Type: c.Type, Action: c.Action, Phase: Skipped})
-			}
-		} else if errors.Is(errs[name], context.Canceled) {
+		err := errs[name]
+		// A delete's change is keyed by its node name, not its address.
+		c, ok := a.changes[name]
+		if !ok || c.Action == NoOp || failed[displayName(name)] {
+			continue
+		}
+		switch {
+		case errors.Is(err, errSkipped):
 			res.Skipped = append(res.Skipped, displayName(name))
+			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: c.Action, Phase: Skipped})
+		case err == errStopped || ctx.Err() != nil && err == ctx.Err():
+			res.NotStarted = append(res.NotStarted, displayName(name))
 		}
 	}
 	sort.Slice(res.Failed, func(i, j int) bool { return res.Failed[i].Addr < res.Failed[j].Addr })
-	if plan.Destroy && len(res.Failed) == 0 && len(res.Skipped) == 0 {
+	sort.Slice(res.Interrupted, func(i, j int) bool { return res.Interrupted[i].Addr < res.Interrupted[j].Addr })
+	if len(res.NotStarted) > 0 || len(res.Interrupted) > 0 {
+		res.Stopped = "cancelled"
+		if isClosed(stop) {
+			res.Stopped = "stopped"
+		}
+		if a.sc != nil && a.sc.Reason() != "" {
+			res.Stopped = "stopped by " + a.sc.Reason()
+		}
+	}
+	if plan.Destroy && res.Complete() {
 		// Every managed resource is gone: what lookups and gets read is
 		// no longer anybody's input.
 		for _, rec := range records {
@@ -166,7 +235,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 			}
 		}
 	}
-	if !plan.Destroy && len(res.Failed) == 0 && len(res.Skipped) == 0 {
+	if !plan.Destroy && res.Complete() {
 		ev := &evaluator{spec: spec, env: envFunc(a.lookup)}
 		res.Outputs = map[string]any{}
 		for _, name := range sortedKeys(spec.Outputs) {
@@ -180,6 +249,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 		counts[act.String()] = n
 	}
 	counts["failed"], counts["skipped"] = len(res.Failed), len(res.Skipped)
+	counts["interrupted"], counts["not_started"] = len(res.Interrupted), len(res.NotStarted)
 	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: counts}); err != nil {
 		return res, fmt.Errorf("record history: %w", err)
 	}
@@ -441,7 +511,15 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 		mu.Lock()
 		last = msg
 		mu.Unlock()
+		if isRetry(msg) {
+			// Every retry shows at once, not only at the next heartbeat.
+			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: c.ID})
+		}
 	})
+	if a.sc != nil {
+		a.sc.running.Add(1)
+		defer a.sc.running.Add(-1)
+	}
 	a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Started, ID: c.ID, Pos: c.Pos})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -513,3 +591,17 @@ func (a *applier) runDelete(ctx context.Context, c *Change) error {
 }
 
 var _ = strconv.Itoa
+
+// isRetry reports whether a progress message says that a call is retried
+// (as httpretry reports it: "...; retrying in 250ms (attempt 2)").
+func isRetry(msg string) bool { return strings.Contains(msg, "; retrying in ") }
+
+// isClosed reports whether ch is closed; a nil channel never is.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"reconcile/resources"
@@ -202,9 +203,49 @@ func (a *applier) deleteDeposed(ctx context.Context, r *Resource, c *Change, d r
 }
 
 // create records the intent, calls the driver and records the result.
+//
+// The intent (node, type, idempotency token, inputs with secrets sealed)
+// is written, and synced, before the driver is called, and cleared only
+// once the outcome is known: the object recorded, or the API's refusal
+// (a 4xx answer, bad inputs) showing that nothing was made. Otherwise (the
+// process dies, the apply is cancelled, the API never answered) the intent
+// stays, and the next run resolves it before planning (ResolveIntents).
+//
+// A node whose earlier create is still unresolved (ResolveIntents kept its
+// intent: it could not replay a create whose inputs held a secret, or the
+// API did not answer) is resolved here first, now that the specs give its
+// inputs in clear: when they are the same as the interrupted create's, the
+// driver's Recover looks for what that create made, with its token, and
+// what it finds is recorded as this create's result; a driver without
+// Recover gets the create with the interrupted create's token. With other
+// inputs the node is not created at all (see unresolvedError).
 func (a *applier) create(ctx context.Context, r *Resource, c *Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
+	sealed := seal(desired, r.Name).(map[string]any)
 	token := newToken()
-	if err := a.st.PutIntent(state.Intent{Name: r.Name, Type: r.Type, Token: token, Inputs: seal(desired, r.Name).(map[string]any), Time: time.Now().UTC()}); err != nil {
+	if in, ok := a.intents[r.Name]; ok {
+		if in.Type != r.Type || canonicalJSON(in.Inputs) != canonicalJSON(sealed) {
+			return a.fail(r.Name, r.Pos, unresolvedError(in))
+		}
+		token = in.Token
+		if rv, ok := d.(resources.Recoverer); ok {
+			var got resources.Attrs
+			id, err := a.operation(resources.WithIdempotencyToken(ctx, token), c, Create, timeout, func(ctx context.Context) (string, error) {
+				id, g, err := rv.Recover(ctx, resources.RecoverRequest{Token: in.Token, Want: want, Time: in.Time})
+				got = g
+				return id, err
+			})
+			if id == "" && err != nil {
+				return a.fail(r.Name, r.Pos, fmt.Errorf("an earlier create of %q, started %s, was interrupted, and what it made cannot be told: %w; not creating it again, which could make a second object",
+					r.Name, in.Time.UTC().Format(time.RFC3339), err))
+			}
+			if id != "" {
+				return a.finishCreate(ctx, r, rec, token, sealed, desired, id, got, err)
+			}
+			// It made nothing: create the node anew.
+			token = newToken()
+		}
+	}
+	if err := a.st.PutIntent(a.intentOf(r, rec, token, sealed)); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
 	var got resources.Attrs
@@ -213,28 +254,83 @@ func (a *applier) create(ctx context.Context, r *Resource, c *Change, d resource
 		got = g
 		return id, err
 	})
+	return a.finishCreate(ctx, r, rec, token, sealed, desired, id, got, err)
+}
+
+// finishCreate records the outcome of a create (id, got, err, as the
+// driver's Create returns them) made with token and clears its intent when
+// the outcome is known.
+func (a *applier) finishCreate(ctx context.Context, r *Resource, rec state.Record, token string, sealed, desired map[string]any, id string, got resources.Attrs, err error) error {
+	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && id == "" {
-		_ = a.st.ClearIntent(r.Name)
-		if len(rec.Deposed) > 0 {
-			// keep the old object recorded
+		if refused(err) && !interrupted {
+			_ = a.st.ClearIntent(r.Name)
 			return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w", r.Type, err))
 		}
-		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w", r.Type, err))
+		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (whether it made an object is not known yet: the next apply finds out with its idempotency token before planning)", r.Type, err))
 	}
-	if err != nil {
+	if err != nil && !interrupted {
 		rec.Tainted = err.Error()
 	}
 	if got == nil {
 		got = resources.Attrs{}
 	}
-	if e := a.record(r, rec, id, desired, got, Create); e != nil {
+	act := Create
+	if interrupted {
+		act = -1 // not done: not counted
+	}
+	if e := a.record(r, rec, id, desired, got, act); e != nil {
 		return e
+	}
+	if interrupted {
+		intent := a.intentOf(r, rec, token, sealed)
+		intent.ID = id
+		_ = a.st.PutIntent(intent)
+		// The object exists but its create did not finish: it is in state
+		// now, and the intent stays so that the next run waits for the
+		// create to end and records how it ended.
+		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (the object %q is recorded in state; the next apply checks how its create ended)", r.Type, err, id))
 	}
 	_ = a.st.ClearIntent(r.Name)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (the object %q stays in state and is replaced on the next apply)", r.Type, err, id))
 	}
 	return nil
+}
+
+// intentOf is the intent of a create of r with token and inputs, to be
+// recorded as rec.
+func (a *applier) intentOf(r *Resource, rec state.Record, token string, inputs map[string]any) state.Intent {
+	return state.Intent{Name: r.Name, Type: r.Type, Token: token, Inputs: inputs, Time: time.Now().UTC(),
+		Dependencies: rec.Dependencies, Protect: rec.Protect, RetainOnDelete: rec.RetainOnDelete, DeleteBeforeReplace: rec.DeleteBeforeReplace}
+}
+
+// refused reports whether err is the API's refusal of a request, which
+// made nothing: a 4xx answer other than a timeout, a conflict or a
+// throttle, or inputs the driver found wrong before calling the API.
+func refused(err error) bool {
+	var ae *resources.APIError
+	if errors.As(err, &ae) {
+		switch ae.Status {
+		case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+			return false
+		}
+		return ae.Status >= 400 && ae.Status < 500
+	}
+	var attr *resources.AttrError
+	return errors.As(err, &attr)
+}
+
+// unresolvedError is the failure of a node whose earlier, interrupted
+// create could not be resolved and whose inputs changed since, so that
+// replaying it with its token is impossible: creating the node again might
+// make a second object.
+func unresolvedError(in state.Intent) error {
+	return fmt.Errorf("an earlier create of %q (%s, started %s, idempotency token %s) was interrupted and could not be resolved, "+
+		"and the inputs changed since, so it cannot be replayed; not creating it again, which could make a second object. "+
+		"Look for an object the earlier create made; if there is one, adopt it with 'reconcile import %s ID --type %s' "+
+		"(or options.import), else run 'reconcile state rm %s' to forget the interrupted create",
+		in.Name, in.Type, in.Time.UTC().Format(time.RFC3339), in.Token, in.Name, in.Type, in.Name)
 }
 
 // update calls the driver's Update inside an operation.

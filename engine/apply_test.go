@@ -639,7 +639,10 @@ func TestApplyRecordsEachCreate(t *testing.T) {
 	n := 0
 	h.cloud.failCreate = func(resources.Attrs) error {
 		if n++; n == 3 {
-			return errors.New("connection reset")
+			// A refusal: the API made nothing, so no intent is left. (An
+			// error that leaves it unknown keeps the intent: see
+			// TestApplyKeepsIntentOfUnknownOutcome.)
+			return &resources.APIError{Service: "oci", Status: 400, Code: "InvalidParameter", Message: "no"}
 		}
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -63,7 +62,8 @@ func (r *DriftReport) HasDrift() bool { return len(r.Items) > 0 }
 // the cloud and compares it with what was last applied. It changes nothing.
 // Only inputs that were applied are compared (a field the specs leave to the
 // cloud is not drift), under each field's schema (sets, empty values),
-// after the driver's normalisation; output-only fields and fields named by
+// after the driver's normalisation; output-only fields, map entries the
+// cloud adds by itself (resources.VendorKeys) and fields named by
 // ignoreChanges in spec (which may be nil) are left out.
 func Drift(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, parallelism int) (*DriftReport, error) {
 	meta, err := st.Meta()
@@ -75,8 +75,35 @@ func Drift(ctx context.Context, spec *Spec, st *state.Store, reg resources.Regis
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	rep := &DriftReport{Lineage: meta.Lineage, Serial: meta.Serial}
-	byName := map[string]state.Record{}
+	for _, r := range refreshRecords(ctx, spec, reg, recs, parallelism) {
+		rep.Checked++
+		switch {
+		case r.err != nil:
+			rep.Errors = append(rep.Errors, DriftError{Addr: r.rec.Name, Err: r.err})
+		case r.item != nil:
+			rep.Items = append(rep.Items, *r.item)
+		}
+	}
+	return rep, nil
+}
+
+// refreshed is what reading one node of state from the cloud found.
+type refreshed struct {
+	rec  state.Record
+	item *DriftItem // nil when nothing drifted, or the node cannot be read again
+	// live is what the cloud has now: the attributes of a resource or a
+	// get, the result of a lookup; nil when the object is gone or the
+	// node was not read.
+	live map[string]any
+	err  error
+}
+
+// refreshRecords reads every record that can be read (all but resources
+// without an id) from the cloud, up to parallelism at once, and returns
+// what each one found, sorted by name.
+func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, recs []state.Record, parallelism int) []refreshed {
 	var names []string
+	byName := map[string]state.Record{}
 	for _, r := range recs {
 		if r.Kind == KindResource && r.ID == "" {
 			continue
@@ -84,121 +111,334 @@ func Drift(ctx context.Context, spec *Spec, st *state.Store, reg resources.Regis
 		byName[r.Name] = r
 		names = append(names, r.Name)
 	}
-	rep.Checked = len(names)
-	var mu sync.Mutex
+	sort.Strings(names)
+	out := make([]refreshed, len(names))
+	index := map[string]int{}
+	for i, n := range names {
+		index[n] = i
+	}
 	walk(ctx, names, nil, parallelism, func(ctx context.Context, name string) error {
-		item, err := driftOf(ctx, spec, reg, byName[name])
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			rep.Errors = append(rep.Errors, DriftError{Addr: name, Err: err})
-		} else if item != nil {
-			rep.Items = append(rep.Items, *item)
-		}
+		r := refreshRecord(ctx, spec, reg, byName[name])
+		out[index[name]] = r // each goroutine writes its own element
 		return nil
 	})
-	sort.Slice(rep.Items, func(i, j int) bool { return rep.Items[i].Addr < rep.Items[j].Addr })
-	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Addr < rep.Errors[j].Addr })
-	return rep, nil
+	for i, n := range names {
+		if out[i].rec.Name == "" { // not run: the context ended
+			out[i] = refreshed{rec: byName[n], err: context.Cause(ctx)}
+			if out[i].err == nil {
+				out[i].err = errors.New("not read")
+			}
+		}
+	}
+	return out
 }
 
-func driftOf(ctx context.Context, spec *Spec, reg resources.Registry, rec state.Record) (*DriftItem, error) {
+// refreshRecord reads one record's object (or lookup result) from the
+// cloud and compares it with what state holds.
+func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, rec state.Record) refreshed {
+	out := refreshed{rec: rec}
 	s, ok := schemas.Lookup(rec.Type)
 	if !ok {
-		return nil, fmt.Errorf("unknown type %s in state", rec.Type)
+		out.err = fmt.Errorf("unknown type %s in state", rec.Type)
+		return out
 	}
 	item := &DriftItem{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, ID: rec.ID}
 	switch rec.Kind {
 	case KindLookup:
 		fn, ok := reg.Functions[rec.Type]
 		if !ok {
-			return nil, fmt.Errorf("no driver is configured for %s", rec.Type)
+			out.err = fmt.Errorf("no driver is configured for %s", rec.Type)
+			return out
 		}
 		if containsSealed(rec.Inputs) {
-			return nil, nil // arguments were secret: they cannot be replayed
+			return out // arguments were secret: they cannot be replayed
 		}
 		res, err := fn.Invoke(ctx, resources.Attrs(rec.Inputs))
 		if err != nil {
-			return nil, err
+			out.err = err
+			return out
 		}
-		live := map[string]any(resources.CanonAttrs(res))
-		for _, k := range s.Outputs() {
-			if pr := s.Root.Properties[k]; pr != nil && pr.ReadOnly && !resources.Equal(rec.Outputs[k], live[k]) {
-				item.Fields = append(item.Fields, FieldDrift{Path: k, Applied: rec.Outputs[k], Live: live[k]})
-			}
-		}
-		if a, b := str(rec.Outputs["policyData"]), str(live["policyData"]); a != b {
-			item.Details = policyDataChanges(a, b)
-		}
+		out.live = map[string]any(resources.CanonAttrs(res))
 		item.Status = DriftResult
+		item.Fields, item.Details = lookupDrift(s, rec.Outputs, out.live)
 	default:
 		d, ok := reg.Drivers[rec.Type]
 		if !ok {
-			return nil, fmt.Errorf("no driver is configured for %s", rec.Type)
+			out.err = fmt.Errorf("no driver is configured for %s", rec.Type)
+			return out
+		}
+		var r *Resource
+		if spec != nil {
+			r = spec.Resources[rec.Name]
+		}
+		if r != nil {
+			if t, ok := r.Options.CustomTimeouts["read"]; ok {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, t)
+				defer cancel()
+			}
 		}
 		got, err := d.Read(ctx, rec.ID)
 		if errors.Is(err, resources.ErrNotFound) {
+			item.Status = DriftDeleted
 			if rec.Kind == KindGet {
-				item.Status, item.Details = DriftDeleted, []string{"the object read with get no longer exists"}
-			} else {
-				item.Status = DriftDeleted
+				item.Details = []string{"the object read with get no longer exists"}
 			}
-			return item, nil
+			out.item = item
+			return out
 		}
 		if err != nil {
-			return nil, err
+			out.err = err
+			return out
 		}
-		live := map[string]any(resources.CanonAttrs(got))
+		out.live = map[string]any(resources.CanonAttrs(got))
+		if _, ok := out.live["id"]; !ok {
+			out.live["id"] = rec.ID
+		}
 		if rec.Kind == KindGet {
 			item.Status = DriftResult
-			for _, k := range s.Outputs() {
-				if k == "id" {
-					continue
-				}
-				if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !valuesEqual(pr, live[k], rec.Outputs[k], rec.Name) {
-					item.Fields = append(item.Fields, FieldDrift{Path: k, Applied: rec.Outputs[k], Live: live[k]})
-				}
-			}
+			item.Fields = getDrift(s, rec.Name, rec.Outputs, out.live)
 			break
 		}
+		var ignore []PathOpt
+		if r != nil && r.Get == nil && r.Type == rec.Type {
+			ignore = r.Options.IgnoreChanges
+		}
 		item.Status = DriftChanged
-		applied, liveIn := rec.Inputs, inputsOf(s, live)
-		if n, ok := d.(resources.Normalizer); ok {
-			if !containsSealed(applied) {
-				applied = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(applied))))
-			}
-			liveIn = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(liveIn))))
+		item.Fields = resourceDrift(s, d, rec.Name, rec.Inputs, out.live, ignore)
+	}
+	if len(item.Fields) > 0 || len(item.Details) > 0 {
+		out.item = item
+	}
+	return out
+}
+
+// resourceDrift compares the inputs last applied with the live attributes
+// of a managed object: only the inputs that were applied, under their
+// schema, after the driver's normalisation of both sides, without the map
+// entries the cloud adds by itself, and with the fields named by ignore
+// left out. Values secret in applied (sealed) are sealed alike in live, and
+// shown as secrets. The result is sorted by path.
+func resourceDrift(s *schemas.Schema, d any, salt string, applied, live map[string]any, ignore []PathOpt) []FieldDrift {
+	liveIn := withoutVendorKeys(d, inputsOf(s, live), applied)
+	a := applied
+	if n, ok := d.(resources.Normalizer); ok {
+		if !containsSealed(a) {
+			a = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(mergeAttrs(a)))))
 		}
-		ignored := map[string]bool{}
-		if spec != nil {
-			if r, ok := spec.Resources[rec.Name]; ok {
-				for _, po := range r.Options.IgnoreChanges {
-					ignored[po.Top] = true
+		liveIn = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(liveIn))))
+	}
+	liveIn = mergeAttrs(liveIn)
+	for _, po := range ignore {
+		applyIgnore(po, a, liveIn)
+	}
+	var out []FieldDrift
+	for _, k := range s.Inputs() {
+		if _, managed := applied[k]; !managed {
+			continue
+		}
+		av := a[k]
+		lv := sealAs(liveIn[k], av, salt)
+		if !valuesEqual(s.Root.Properties[k], lv, av, salt) {
+			out = append(out, FieldDrift{Path: k, Applied: unsealForDisplay(av), Live: unsealForDisplay(lv)})
+		}
+	}
+	return out
+}
+
+// lookupDrift compares a lookup's results as last read with its live
+// results: every output-only field; an IAM policy's policyData compares as
+// a set of role bindings, and details say which members were added to and
+// removed from which role.
+func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]FieldDrift, []string) {
+	var fields []FieldDrift
+	var details []string
+	for _, k := range s.Outputs() {
+		pr := s.Root.Properties[k]
+		if pr == nil || !pr.ReadOnly {
+			continue
+		}
+		a, l := applied[k], live[k]
+		if k == "policyData" {
+			as, aok := a.(string)
+			ls, lok := l.(string)
+			if aok && lok {
+				if policyEqual(as, ls) {
+					continue
 				}
+				details = policyDataChanges(as, ls)
 			}
 		}
-		for _, k := range s.Inputs() {
-			a, managed := rec.Inputs[k]
-			if !managed || ignored[k] {
+		if resources.Equal(a, l) {
+			continue
+		}
+		fields = append(fields, FieldDrift{Path: k, Applied: a, Live: l})
+	}
+	return fields, details
+}
+
+// getDrift compares what a get read at the last apply with what it reads
+// now: the input fields (output-only ones, such as state and timeUpdated,
+// move on their own).
+func getDrift(s *schemas.Schema, salt string, applied, live map[string]any) []FieldDrift {
+	var out []FieldDrift
+	for _, k := range s.Outputs() {
+		if k == "id" {
+			continue
+		}
+		if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !valuesEqual(pr, live[k], applied[k], salt) {
+			out = append(out, FieldDrift{Path: k, Applied: applied[k], Live: live[k]})
+		}
+	}
+	return out
+}
+
+// withoutVendorKeys returns attrs without the map entries the driver d
+// says the cloud adds by itself (resources.VendorKeys) whose key no map of
+// refs sets under the same field. attrs is not modified; a map left empty
+// is dropped.
+func withoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[string]any {
+	vk, ok := d.(resources.VendorKeys)
+	if !ok || attrs == nil {
+		return attrs
+	}
+	var out map[string]any
+	for field, v := range attrs {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		var kept map[string]any
+		for k := range m {
+			if !vk.VendorKey(field, k) || refSets(refs, field, k) {
 				continue
 			}
-			a = applied[k]
-			l := liveIn[k]
-			if isSealed(a) {
-				if !resources.Equal(seal(Secret{Value: l}, rec.Name), a) {
-					item.Fields = append(item.Fields, FieldDrift{Path: k, Applied: Secret{}, Live: Secret{}})
-				}
-				continue
+			if kept == nil {
+				kept = mergeAttrs(m)
 			}
-			if !valuesEqual(s.Root.Properties[k], l, a, rec.Name) {
-				item.Fields = append(item.Fields, FieldDrift{Path: k, Applied: a, Live: l})
+			delete(kept, k)
+		}
+		if kept == nil {
+			continue
+		}
+		if out == nil {
+			out = mergeAttrs(attrs)
+		}
+		if len(kept) == 0 {
+			delete(out, field)
+		} else {
+			out[field] = kept
+		}
+	}
+	if out == nil {
+		return attrs
+	}
+	return out
+}
+
+// refSets reports whether any of refs sets key in its map field.
+func refSets(refs []map[string]any, field, key string) bool {
+	for _, r := range refs {
+		v, _ := revealSecrets(r[field])
+		if m, ok := v.(map[string]any); ok {
+			if _, set := m[key]; set {
+				return true
 			}
 		}
 	}
-	if len(item.Fields) == 0 && len(item.Details) == 0 {
-		return nil, nil
+	return false
+}
+
+// sealAs returns live with the values sealed where applied, a value from
+// state, holds a sealed secret, so that the two compare without the live
+// secret being kept in clear. Lists are matched by index; a list whose
+// length differs is sealed whole when applied holds a secret in it.
+func sealAs(live, applied any, salt string) any {
+	if isSealed(applied) {
+		if live == nil || isSealed(live) {
+			return live
+		}
+		return seal(Secret{Value: live}, salt)
 	}
-	return item, nil
+	switch a := applied.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok || !containsSealed(a) {
+			return live
+		}
+		out := make(map[string]any, len(l))
+		for k, v := range l {
+			if av, ok := a[k]; ok {
+				v = sealAs(v, av, salt)
+			}
+			out[k] = v
+		}
+		return out
+	case []any:
+		if !containsSealed(a) {
+			return live
+		}
+		l, ok := live.([]any)
+		if !ok || len(l) != len(a) {
+			if live == nil {
+				return nil
+			}
+			return seal(Secret{Value: live}, salt)
+		}
+		out := make([]any, len(l))
+		for i, v := range l {
+			out[i] = sealAs(v, a[i], salt)
+		}
+		return out
+	}
+	return live
+}
+
+// policyEqual reports whether two IAM policies (policyData JSON text) hold
+// the same role bindings and audit configs, whatever the order of bindings
+// and members. Text that does not parse compares as text.
+func policyEqual(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ca, okA := policyCanon(a)
+	cb, okB := policyCanon(b)
+	return okA && okB && ca == cb
+}
+
+// policyCanon is the canonical text of an IAM policy: members sorted and
+// deduplicated within each binding, bindings sorted, bindings without
+// members dropped, audit configs sorted.
+func policyCanon(text string) (string, bool) {
+	var p struct {
+		Bindings []struct {
+			Role      string   `json:"role"`
+			Members   []string `json:"members"`
+			Condition any      `json:"condition"`
+		} `json:"bindings"`
+		AuditConfigs []any `json:"auditConfigs"`
+	}
+	if err := json.Unmarshal([]byte(text), &p); err != nil {
+		return "", false
+	}
+	var bindings []string
+	for _, b := range p.Bindings {
+		members := map[string]bool{}
+		for _, m := range b.Members {
+			members[m] = true
+		}
+		if len(members) == 0 {
+			continue
+		}
+		bindings = append(bindings, canonicalJSON(map[string]any{"role": b.Role, "members": sortedKeys(members), "condition": b.Condition}))
+	}
+	sort.Strings(bindings)
+	var audits []string
+	for _, a := range p.AuditConfigs {
+		audits = append(audits, canonicalJSON(a))
+	}
+	sort.Strings(audits)
+	return canonicalJSON(map[string]any{"bindings": bindings, "auditConfigs": audits}), true
 }
 
 // policyDataChanges describes how two IAM policies (policyData JSON text)

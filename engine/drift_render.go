@@ -126,19 +126,7 @@ func RenderDriftJSON(w io.Writer, r *DriftReport) error {
 	out := driftJSON{FormatVersion: DriftJSONVersion, Lineage: r.Lineage, Serial: r.Serial, Checked: r.Checked,
 		Drifted: len(r.Items), HasDrift: r.HasDrift(), Items: []driftItemJSON{}, Errors: []driftErrJSON{}, Summary: r.Summary()}
 	for _, it := range r.Items {
-		j := driftItemJSON{Address: it.Addr, Type: it.Type, Kind: it.Kind, ID: it.ID, Status: it.Status, Fields: []driftFieldJSON{}, Details: it.Details}
-		if j.Details == nil {
-			j.Details = []string{}
-		}
-		for _, f := range it.Fields {
-			sensitive := containsSecret(f.Applied) || containsSecret(f.Live)
-			fj := driftFieldJSON{Path: f.Path, Sensitive: sensitive}
-			if !sensitive {
-				fj.Applied, fj.Live = JSONValue(f.Applied), JSONValue(f.Live)
-			}
-			j.Fields = append(j.Fields, fj)
-		}
-		out.Items = append(out.Items, j)
+		out.Items = append(out.Items, driftItemJSONOf(it))
 	}
 	for _, e := range r.Errors {
 		out.Errors = append(out.Errors, driftErrJSON{Address: e.Addr, Error: e.Err.Error()})
@@ -146,6 +134,38 @@ func RenderDriftJSON(w io.Writer, r *DriftReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// driftItemJSONOf converts one drifted node, for the drift report and for
+// the resource_drift list of a JSON plan.
+func driftItemJSONOf(it DriftItem) driftItemJSON {
+	j := driftItemJSON{Address: it.Addr, Type: it.Type, Kind: it.Kind, ID: it.ID, Status: it.Status, Fields: []driftFieldJSON{}, Details: it.Details}
+	if j.Details == nil {
+		j.Details = []string{}
+	}
+	for _, f := range it.Fields {
+		sensitive := containsSecret(f.Applied) || containsSecret(f.Live)
+		fj := driftFieldJSON{Path: f.Path, Sensitive: sensitive}
+		if !sensitive {
+			fj.Applied, fj.Live = JSONValue(f.Applied), JSONValue(f.Live)
+		}
+		j.Fields = append(j.Fields, fj)
+	}
+	return j
+}
+
+// driftItemOf is the drift of a planned change, as Drift reports it.
+func driftItemOf(c *Change) DriftItem {
+	it := DriftItem{Addr: c.Addr, Type: c.Type, Kind: c.Kind, ID: c.ID, Fields: c.Drift, Details: c.DriftDetails}
+	switch {
+	case c.DeletedOutside:
+		it.Status, it.ID = DriftDeleted, c.DeletedID
+	case c.Kind == KindResource:
+		it.Status = DriftChanged
+	default:
+		it.Status = DriftResult
+	}
+	return it
 }
 
 // RenderDriftMarkdown writes the report for an issue or a chat message.

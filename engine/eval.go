@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -324,11 +325,41 @@ func (ev *evaluator) readFile(c *Call, arg any) (any, error) {
 			return nil, evalErrorf(c.P, "fn::readFile %q: a computed absolute path must be inside the project directory %q", p, dir)
 		}
 	}
-	b, err := os.ReadFile(full)
+	b, err := readFileLimited(full)
 	if err != nil {
 		return nil, evalErrorf(c.P, "fn::readFile: %v", err)
 	}
 	return string(b), nil
+}
+
+// maxReadFile bounds what fn::readFile reads, as the spec reader bounds a
+// spec file.
+const maxReadFile = 8 << 20
+
+// readFileLimited reads a regular file of at most maxReadFile bytes. A
+// named pipe or a device is refused before it is opened (a pipe would block
+// the open, /dev/zero never ends).
+func readFileLimited(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxReadFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxReadFile {
+		return nil, fmt.Errorf("%s is over the limit of %d bytes", path, maxReadFile)
+	}
+	return b, nil
 }
 
 // toText converts a scalar to its interpolated text form.

@@ -15,8 +15,9 @@ import (
 )
 
 // ImportResource reads the object id of type typ and records it in state under
-// name, as a managed resource whose applied inputs are its live inputs. It
-// refuses a name already in state.
+// name, as a managed resource whose applied inputs are its live inputs, less
+// empty ones and the map entries the cloud adds by itself
+// (resources.VendorKeys). It refuses a name already in state.
 func ImportResource(ctx context.Context, st *state.Store, reg resources.Registry, name, typ, id string) (state.Record, error) {
 	s, ok := schemas.Lookup(typ)
 	if !ok {
@@ -42,7 +43,8 @@ func ImportResource(ctx context.Context, st *state.Store, reg resources.Registry
 		return state.Record{}, fmt.Errorf("read %s %q: %w", s.Token, id, err)
 	}
 	live := map[string]any(resources.CanonAttrs(got))
-	inputs := inputsOf(s, live)
+	// Tags the cloud adds by itself (OCI's Oracle-Tags) stay the cloud's.
+	inputs := withoutVendorKeys(d, inputsOf(s, live))
 	for k, v := range inputs {
 		if compareForm(s.Root.Properties[k], v) == nil {
 			delete(inputs, k) // empty: leave it to the cloud
@@ -50,8 +52,8 @@ func ImportResource(ctx context.Context, st *state.Store, reg resources.Registry
 	}
 	outputs := map[string]any{}
 	for k, v := range live {
-		if _, isInput := inputs[k]; !isInput {
-			outputs[k] = v
+		if pr, isProp := s.Root.Properties[k]; !isProp || pr.ReadOnly {
+			outputs[k] = v // as apply records them: outputs only
 		}
 	}
 	outputs["id"] = id

@@ -22,9 +22,13 @@ const (
 	Read           // <=  a lookup or a get: read, never changed
 	Import         // <=  adopt an existing object into state (options.import)
 	Forget         // -   drop from state without deleting (retainOnDelete)
+	// Refresh accepts the cloud's values into state, changing nothing in
+	// the cloud: the one action of a refresh-only plan, for a node that
+	// changed (or was deleted) outside reconcile since the last apply.
+	Refresh // ~ (or - when the object is gone: it is removed from state)
 )
 
-var actionNames = [...]string{"no-op", "create", "update", "replace", "delete", "read", "import", "forget"}
+var actionNames = [...]string{"no-op", "create", "update", "replace", "delete", "read", "import", "forget", "refresh"}
 
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
@@ -48,6 +52,8 @@ func (a Action) Symbol() string {
 		return "<="
 	case Import:
 		return "<="
+	case Refresh:
+		return "~"
 	}
 	return " "
 }
@@ -84,6 +90,28 @@ type Change struct {
 	Deferred bool
 	// Pos is where the node is declared (zero for deletes).
 	Pos Pos
+
+	// What refresh found changed outside reconcile since the last apply.
+	// Renderers show it apart from the changes the specs ask for; apply
+	// never uses it.
+	//
+	// Drift lists the fields whose live value differs from the one last
+	// applied (for a lookup or a get: the results that differ from those
+	// last read), sorted by path.
+	Drift []FieldDrift
+	// DriftDetails are extra lines about the drift, such as the members
+	// added to and removed from each role of an IAM policy.
+	DriftDetails []string
+	// DeletedOutside is set when refresh found the object deleted outside
+	// reconcile (Reason says so too); DeletedID is the id it had.
+	DeletedOutside bool
+	DeletedID      string
+}
+
+// Drifted reports whether refresh found c changed or deleted outside
+// reconcile.
+func (c *Change) Drifted() bool {
+	return c.DeletedOutside || len(c.Drift) > 0 || len(c.DriftDetails) > 0
 }
 
 // Plan is the ordered list of changes that apply would make, in dependency
@@ -99,10 +127,26 @@ type Plan struct {
 	SpecHash string
 	// Destroy is set on a plan that deletes every managed resource.
 	Destroy bool
+	// RefreshOnly is set on a plan that only accepts the cloud's values
+	// into state (plan --refresh-only): its changes are Refresh or NoOp,
+	// one per node in state, sorted by address.
+	RefreshOnly bool
+}
+
+// HasDrift reports whether refresh found any node changed or deleted
+// outside reconcile.
+func (p *Plan) HasDrift() bool {
+	for i := range p.Changes {
+		if p.Changes[i].Drifted() {
+			return true
+		}
+	}
+	return false
 }
 
 // HasChanges reports whether applying the plan would change anything
-// (reads alone are not changes).
+// (reads alone are not changes; accepting the cloud's values into state
+// is one).
 func (p *Plan) HasChanges() bool {
 	for _, c := range p.Changes {
 		switch c.Action {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"reconcile/resources"
 	"reconcile/state"
@@ -41,7 +42,9 @@ type planFileJSON struct {
 	Serial    int64             `json:"serial"`
 	SpecHash  string            `json:"specHash"`
 	Destroy   bool              `json:"destroy,omitempty"`
-	Changes   []changeJSON      `json:"changes"`
+	// RefreshOnly marks a plan made with --refresh-only.
+	RefreshOnly bool         `json:"refreshOnly,omitempty"`
+	Changes     []changeJSON `json:"changes"`
 }
 
 type changeJSON struct {
@@ -64,7 +67,7 @@ type changeJSON struct {
 // value) and unknown values marked.
 func WritePlanFile(w io.Writer, pf PlanFile, version string) error {
 	out := planFileJSON{Version: PlanFileVersion, Reconcile: version, SpecPath: pf.SpecPath, StatePath: pf.StatePath, Config: pf.Config,
-		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy}
+		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly}
 	for _, c := range pf.Plan.Changes {
 		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason,
 			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, c.Addr), After: encodeValues(c.After, c.Addr),
@@ -104,6 +107,18 @@ func encodeValue(v any) any {
 
 func decodeValue(v any) any {
 	switch x := v.(type) {
+	case json.Number:
+		// Integral numbers come back as int64 however they were written
+		// ("1", "1.0", "1e0"), as the state decoder does, so that a value
+		// reads back the same after a round trip.
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+			return int64(f)
+		}
+		return f
 	case []any:
 		for i, e := range x {
 			x[i] = decodeValue(e)
@@ -138,7 +153,7 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 	if in.Version > PlanFileVersion {
 		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", in.Version, PlanFileVersion)
 	}
-	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy}
+	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly}
 	for i, c := range in.Changes {
 		act, ok := parseAction(c.Action)
 		if !ok {
@@ -149,15 +164,51 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 		}
 		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: c.Reason, ID: c.ID, ImportID: c.ImportID,
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Pos: c.Pos}
+		if err := checkNumbers(c.Before); err != nil {
+			return PlanFile{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
+		}
+		if err := checkNumbers(c.After); err != nil {
+			return PlanFile{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
+		}
 		if c.Before != nil {
 			ch.Before = decodeValue(c.Before).(map[string]any)
 		}
 		if c.After != nil {
 			ch.After = decodeValue(c.After).(map[string]any)
+		} else if act == Refresh {
+			ch.DeletedOutside, ch.DeletedID = true, ch.ID // the object is gone: it leaves state
 		}
 		p.Changes = append(p.Changes, ch)
 	}
 	return PlanFile{Plan: p, SpecPath: in.SpecPath, StatePath: in.StatePath, Config: in.Config}, nil
+}
+
+// checkNumbers refuses a number beyond float64's range anywhere in v, as
+// decoded with UseNumber: WritePlanFile never writes one, and it would
+// decode to an infinity that no value can hold.
+func checkNumbers(v any) error {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := x.Int64(); err == nil {
+			return nil
+		}
+		if f, err := x.Float64(); err != nil || math.IsInf(f, 0) {
+			return fmt.Errorf("number %.40s is out of range", string(x))
+		}
+	case map[string]any:
+		for _, e := range x {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func parseAction(s string) (Action, bool) {

@@ -20,6 +20,10 @@ type PlanOptions struct {
 	Refresh bool
 	// Destroy plans the deletion of every managed resource.
 	Destroy bool
+	// RefreshOnly plans only to accept the cloud's values into state: one
+	// Refresh change per node in state that changed or was deleted outside
+	// reconcile, and nothing the specs ask for (see Plan.RefreshOnly).
+	RefreshOnly bool
 	// Parallelism bounds concurrent cloud reads; 0 means 10.
 	Parallelism int
 }
@@ -72,6 +76,9 @@ func (p *planner) set(name string, r *nodeResult) {
 func MakePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
+	}
+	if opts.RefreshOnly {
+		return makeRefreshOnlyPlan(ctx, spec, st, reg, opts)
 	}
 	meta, err := st.Meta()
 	if err != nil {
@@ -213,6 +220,13 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 		return p.evalErr(err, inv.P, v.Name)
 	}
 	c.After = res
+	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == KindLookup && prior.Type == inv.Function &&
+		canonicalJSON(seal(args, v.Name)) == canonicalJSON(prior.Inputs) {
+		// Same arguments as at the last apply: a new result is drift.
+		if s, ok := schemas.Lookup(inv.Function); ok {
+			c.Drift, c.DriftDetails = lookupDrift(s, prior.Outputs, res)
+		}
+	}
 	var val any = res
 	if inv.Return != "" {
 		val = res[inv.Return]
@@ -320,6 +334,9 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 			}
 		}
 	}
+	if prior, ok := p.prior[r.Name]; ok && p.opts.Refresh && prior.Kind == KindGet && prior.Type == r.Type && prior.ID == sid {
+		c.Drift = getDrift(r.Schema, r.Name, prior.Outputs, live)
+	}
 	c.ID, c.After = sid, live
 	p.set(r.Name, &nodeResult{value: live, change: c})
 	return nil
@@ -392,6 +409,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		switch {
 		case errors.Is(err, resources.ErrNotFound):
 			c.Action, c.Reason = Create, "the object was deleted outside reconcile"
+			c.DeletedOutside, c.DeletedID = true, prior.ID
 			c.ID = ""
 			c.After = createdView(r.Schema, desired)
 			p.set(r.Name, &nodeResult{value: c.After, change: c})
@@ -399,9 +417,13 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		case err != nil:
 			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
 		}
+		d := p.reg.Drivers[r.Type]
+		c.Drift = resourceDrift(r.Schema, d, r.Name, prior.Inputs, live, r.Options.IgnoreChanges)
 		// The cloud echoes secret inputs in clear: seal them as state
-		// does, so that they compare but are never shown or saved.
+		// does, so that they compare but are never shown or saved. Map
+		// entries the cloud adds by itself are its own business.
 		before = sealLike(live, desired, r.Name).(map[string]any)
+		before = withoutVendorKeys(d, before, desired, prior.Inputs)
 	}
 	c.Before = unsealForDisplay(before).(map[string]any)
 	if prior.Tainted != "" {
@@ -463,6 +485,7 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 		return p.fail(r.Options.ImportPos, "import %q: read %s %q: %v", r.Name, r.Type, r.Options.Import, err)
 	}
 	live = sealLike(live, desired, r.Name).(map[string]any)
+	live = withoutVendorKeys(p.reg.Drivers[r.Type], live, desired)
 	c.Before, c.ID = unsealForDisplay(live).(map[string]any), r.Options.Import
 	changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, c)
 	if len(changed) > 0 {
@@ -579,6 +602,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 			if _, err := d.Read(ctx, c.ID); errors.Is(err, resources.ErrNotFound) {
 				mu.Lock()
 				c.Action, c.Reason = Forget, "already deleted outside reconcile"
+				c.DeletedOutside, c.DeletedID = true, c.ID
 				mu.Unlock()
 			}
 			return nil

@@ -27,6 +27,8 @@ const (
 	unknownText = "(known after apply)"
 	secretText  = "(sensitive value)"
 	noChanges   = "No changes. The cloud matches the specs."
+	// noDrift ends a refresh-only plan that has nothing to accept.
+	noDrift = "No changes. State matches the cloud: nothing changed outside reconcile since the last apply."
 )
 
 // actionCounts counts a plan's changes by action, indexed by Action.
@@ -72,6 +74,12 @@ func (n actionCounts) phrase() string {
 
 // summaryText is the last line of a text plan.
 func summaryText(p *Plan, n actionCounts) string {
+	if p.RefreshOnly {
+		if !p.HasChanges() {
+			return noDrift
+		}
+		return fmt.Sprintf("Plan: %d to accept into state (refresh only: nothing in the cloud changes).", n[Refresh])
+	}
 	if !p.HasChanges() {
 		return noChanges
 	}
@@ -97,6 +105,9 @@ func visibleChanges(p *Plan) []*Change {
 func blockSymbol(c *Change) string {
 	if c.Action == Replace && !c.DeleteBeforeReplace {
 		return "+/-"
+	}
+	if c.Action == Refresh && c.DeletedOutside {
+		return "-"
 	}
 	return c.Action.Symbol()
 }
@@ -124,6 +135,11 @@ func verbPhrase(c *Change) string {
 		return "will be imported"
 	case Forget:
 		return "will be removed from state without being destroyed (retainOnDelete)"
+	case Refresh:
+		if c.DeletedOutside {
+			return driftHeadlineOf(c) + ": it will be removed from state"
+		}
+		return driftHeadlineOf(c) + ": the cloud's values will be accepted into state"
 	}
 	return "is unchanged"
 }
@@ -147,6 +163,11 @@ func actionLabel(c *Change) string {
 		return "update in place"
 	case Forget:
 		return "forget (keep the object)"
+	case Refresh:
+		if c.DeletedOutside {
+			return "remove from state (deleted outside reconcile)"
+		}
+		return "accept the cloud's values into state"
 	}
 	return c.Action.String()
 }
@@ -225,9 +246,69 @@ func changeLines(c *Change) []line {
 		if c.ID != "" {
 			b.add(line{kind: lineValue, key: "id", text: quote(c.ID)})
 		}
+	case Refresh:
+		if c.DeletedOutside {
+			if c.ID != "" {
+				b.add(line{kind: lineValue, sign: signRemove, key: "id", text: quote(c.ID)})
+			}
+			break
+		}
+		return driftLines(c)
 	}
 	return b.lines
 }
+
+// driftLines is the body of c's drift: each field that changed outside
+// reconcile, from the value last applied to the live one, then the
+// details as comments. A policyData whose details say what changed, member
+// by member, is left to them.
+func driftLines(c *Change) []line {
+	var b body
+	for _, f := range c.Drift {
+		if f.Path == "policyData" && len(c.DriftDetails) > 0 {
+			continue
+		}
+		b.diffValue(0, keyText(f.Path), f.Applied, f.Live, f.Applied != nil, f.Live != nil)
+	}
+	b.align(0, 0)
+	for _, d := range c.DriftDetails {
+		b.add(line{kind: lineHidden, text: "# " + plainText(oneLine(d))})
+	}
+	return b.lines
+}
+
+// driftHeadlineOf says how c moved away from what was last applied.
+func driftHeadlineOf(c *Change) string {
+	switch {
+	case c.DeletedOutside && c.Kind == KindGet:
+		return "no longer exists"
+	case c.DeletedOutside:
+		return "was deleted outside reconcile"
+	case c.Kind == KindLookup:
+		return "returns a new result"
+	case c.Kind == KindGet:
+		return "changed since it was last read"
+	}
+	return "was changed outside reconcile"
+}
+
+// driftedChanges returns the changes of p that refresh found changed or
+// deleted outside reconcile, in plan order.
+func driftedChanges(p *Plan) []*Change {
+	var out []*Change
+	for i := range p.Changes {
+		if c := &p.Changes[i]; c.Drifted() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Texts of the drift section of a plan.
+const (
+	driftTitle = "Objects changed outside reconcile since the last apply:"
+	driftNote  = "These are not changes reconcile will make. The plan compares the specs with the cloud as it is now, and undoes these changes where the specs say otherwise. To accept them into state instead, run 'reconcile apply --refresh-only'."
+)
 
 // entries appends every entry of m, sorted by key, each line with sign s.
 func (b *body) entries(depth int, s sign, m map[string]any) {
@@ -524,8 +605,11 @@ const (
 func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
 	t := &textWriter{color: opts.Color}
 	visible := visibleChanges(p)
+	if !p.RefreshOnly {
+		t.drift(driftedChanges(p))
+	}
 	if len(visible) > 0 {
-		t.header(visible)
+		t.header(p, visible)
 		for _, c := range visible {
 			t.change(c)
 		}
@@ -561,7 +645,7 @@ func actionColor(a Action) string {
 		return ansiMagenta
 	case Delete, Forget:
 		return ansiRed
-	case Read, Import:
+	case Read, Import, Refresh:
 		return ansiCyan
 	}
 	return ""
@@ -585,9 +669,58 @@ func signText(s sign) string {
 	return [...]string{" ", "+", "-", "~"}[s]
 }
 
+// drift writes the section of the objects changed outside reconcile, each
+// with its fields from the value last applied to the live one, and a note
+// saying how to read it. Nothing when there are none.
+func (t *textWriter) drift(drifted []*Change) {
+	if len(drifted) == 0 {
+		return
+	}
+	t.b.WriteString(t.paint(ansiBold, driftTitle) + "\n\n")
+	for _, c := range drifted {
+		what := fmt.Sprintf("  # %s (%s) %s", plainText(c.Addr), plainText(c.Type), driftHeadlineOf(c))
+		t.b.WriteString(t.paint(ansiBold, what) + "\n")
+		lines := driftLines(c)
+		if c.DeletedOutside || len(lines) == 0 {
+			t.b.WriteString("\n")
+			continue
+		}
+		t.b.WriteString("  " + t.paint(ansiYellow, "~") + " " + plainText(c.Addr) + " {\n")
+		for _, l := range lines {
+			t.line(l, 6)
+		}
+		t.b.WriteString("    }\n\n")
+	}
+	t.b.WriteString(wrapText(driftNote, 80) + "\n\n")
+}
+
+// wrapText breaks s into lines of at most width characters, at spaces.
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		switch {
+		case n == 0:
+		case n+1+textWidth(w) > width:
+			b.WriteString("\n")
+			n = 0
+		default:
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(w)
+		n += textWidth(w)
+	}
+	return b.String()
+}
+
 // header writes the opening line and a legend of the symbols used.
-func (t *textWriter) header(changes []*Change) {
-	t.b.WriteString("reconcile will take these actions to make the cloud match the specs.\n")
+func (t *textWriter) header(p *Plan, changes []*Change) {
+	if p.RefreshOnly {
+		t.b.WriteString("reconcile will accept the cloud's values into state for these objects, changed\noutside reconcile since the last apply. Nothing in the cloud changes.\n")
+	} else {
+		t.b.WriteString("reconcile will take these actions to make the cloud match the specs.\n")
+	}
 	labels := map[string][]string{} // by symbol, in Action order
 	colors := map[string]string{}
 	for a := NoOp + 1; int(a) < len(actionNames); a++ {

@@ -16,7 +16,7 @@ import (
 // documented in docs/plan-json.md. Additive changes (a new field, a new
 // action name) bump the minor number; anything that can break a reader
 // (a field removed, renamed or given another meaning) bumps the major one.
-const JSONFormatVersion = "1.0"
+const JSONFormatVersion = "1.1"
 
 // jsonPlan is the top-level object of the JSON plan format. Field order is
 // the order of the output.
@@ -26,6 +26,8 @@ type jsonPlan struct {
 	Lineage          string                `json:"lineage"`
 	Serial           int64                 `json:"serial"`
 	SpecHash         string                `json:"spec_hash"`
+	RefreshOnly      bool                  `json:"refresh_only"`
+	ResourceDrift    []driftItemJSON       `json:"resource_drift"`
 	Changes          []jsonChange          `json:"changes"`
 	Outputs          map[string]jsonOutput `json:"outputs"`
 	Summary          jsonSummary           `json:"summary"`
@@ -69,6 +71,7 @@ type jsonSummary struct {
 	Read    int `json:"read"`
 	Import  int `json:"import"`
 	Forget  int `json:"forget"`
+	Refresh int `json:"refresh"`
 }
 
 // RenderJSON writes p as one indented JSON object in the format described
@@ -86,13 +89,18 @@ func RenderJSON(w io.Writer, p *Plan, opts RenderOptions) error {
 		Lineage:          p.Lineage,
 		Serial:           p.Serial,
 		SpecHash:         p.SpecHash,
+		RefreshOnly:      p.RefreshOnly,
+		ResourceDrift:    []driftItemJSON{},
 		Changes:          make([]jsonChange, 0, len(p.Changes)),
 		Outputs:          make(map[string]jsonOutput, len(p.Outputs)),
 		Summary: jsonSummary{
 			NoOp: n[NoOp], Create: n[Create], Update: n[Update], Replace: n[Replace],
-			Delete: n[Delete], Read: n[Read], Import: n[Import], Forget: n[Forget],
+			Delete: n[Delete], Read: n[Read], Import: n[Import], Forget: n[Forget], Refresh: n[Refresh],
 		},
 		HasChanges: p.HasChanges(),
+	}
+	for _, c := range driftedChanges(p) {
+		doc.ResourceDrift = append(doc.ResourceDrift, driftItemJSONOf(driftItemOf(c)))
 	}
 	for i := range p.Changes {
 		doc.Changes = append(doc.Changes, jsonChangeOf(&p.Changes[i]))

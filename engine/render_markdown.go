@@ -31,6 +31,9 @@ func RenderMarkdown(w io.Writer, p *Plan, opts RenderOptions) error {
 	var b strings.Builder
 	changes := visibleChanges(p)
 	b.WriteString(mdTitle(p, countActions(p)))
+	if !p.RefreshOnly {
+		b.WriteString(mdDrift(driftedChanges(p), mdLimit/4))
+	}
 	b.WriteString(mdWarnings(changes, mdLimit/2))
 	table, listed := mdTable(changes, mdLimit-mdNoteRoom-b.Len())
 	b.WriteString(table)
@@ -53,10 +56,54 @@ func RenderMarkdown(w io.Writer, p *Plan, opts RenderOptions) error {
 
 // mdTitle is the heading: the summary counts, or that nothing changes.
 func mdTitle(p *Plan, n actionCounts) string {
+	if p.RefreshOnly {
+		if !p.HasChanges() {
+			return "## " + noDrift + "\n\n"
+		}
+		return fmt.Sprintf("## Refresh only: %d to accept into state\n\nNothing in the cloud changes: the values below, changed outside reconcile since the last apply, are accepted into state.\n\n", n[Refresh])
+	}
 	if !p.HasChanges() {
 		return "## " + noChanges + "\n\n"
 	}
 	return "## Plan: " + n.phrase() + "\n\n"
+}
+
+// mdDrift is the note on the objects changed outside reconcile since the
+// last apply, with their fields (applied, then live) in a collapsed diff
+// block, at most limit bytes long; "" when there are none. When the fields
+// do not fit, the note lists the addresses alone, then only a count.
+func mdDrift(drifted []*Change, limit int) string {
+	if len(drifted) == 0 {
+		return ""
+	}
+	var names []string
+	for _, c := range drifted {
+		what := "changed"
+		if c.DeletedOutside {
+			what = "deleted"
+		} else if c.Kind != KindResource {
+			what = "new result"
+		}
+		names = append(names, mdCode(c.Addr)+" ("+what+")")
+	}
+	tail := ". The plan below undoes these changes where the specs say otherwise; `reconcile apply --refresh-only` accepts them into state instead.\n\n"
+	head := fmt.Sprintf("> [!NOTE]\n> %s changed outside reconcile since the last apply: ", plural(len(drifted), "object"))
+	note := head + strings.Join(names, ", ") + tail
+	if len(note) > limit/2 {
+		note = fmt.Sprintf("> [!NOTE]\n> %s changed outside reconcile since the last apply", plural(len(drifted), "object")) + tail
+	}
+	var code strings.Builder
+	for _, c := range drifted {
+		code.WriteString("# " + plainText(c.Addr) + " (" + plainText(c.Type) + ") " + driftHeadlineOf(c) + "\n")
+		for _, l := range driftLines(c) {
+			mdLine(&code, l)
+		}
+	}
+	details := fmt.Sprintf("<details><summary>Changes outside reconcile (%d)</summary>\n\n%s\n</details>\n\n", len(drifted), mdFence("diff", code.String()))
+	if len(note)+len(details) > limit {
+		return note
+	}
+	return note + details
 }
 
 // mdWarnings is the alert listing the replacements and destructions, at

@@ -52,6 +52,65 @@ func renderCases() map[string]*engine.Plan {
 		"no_changes":           noChangesPlan(),
 		"all_actions":          allActionsPlan(),
 		"escaping":             escapingPlan(),
+		"drift":                driftPlan(),
+		"refresh_only":         refreshOnlyPlan(),
+	}
+}
+
+// driftPlan is a refreshed plan after changes outside reconcile: an
+// endpoint renamed and re-tagged (updated back to the specs), one with a
+// secret changed, a policy deleted (created again), an IAM policy lookup
+// with a new member, and an unchanged node.
+func driftPlan() *engine.Plan {
+	return &engine.Plan{
+		Changes: []engine.Change{
+			{Addr: "same", Type: endpointType, Kind: engine.KindResource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
+			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read,
+				Before: obj{"serviceName": "s", "etag": "e1", "policyData": `{"bindings":[{"members":["user:a@x"],"role":"roles/viewer"}]}`},
+				After:  obj{"serviceName": "s", "etag": "e2", "policyData": `{"bindings":[{"members":["user:a@x","user:b@x"],"role":"roles/viewer"}]}`},
+				Drift: []engine.FieldDrift{
+					{Path: "etag", Applied: "e1", Live: "e2"},
+					{Path: "policyData", Applied: `{"bindings":[{"members":["user:a@x"],"role":"roles/viewer"}]}`, Live: `{"bindings":[{"members":["user:a@x","user:b@x"],"role":"roles/viewer"}]}`},
+				},
+				DriftDetails: []string{"binding roles/viewer: +user:b@x"}},
+			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.sentiment",
+				Pos:    engine.Pos{File: "site.yaml", Line: 12, Col: 3},
+				Before: obj{"displayName": "renamed-by-hand", "freeformTags": obj{"team": "nlp", "owner": "bob"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
+				After:  obj{"displayName": "sentiment-prod", "freeformTags": obj{"team": "nlp"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
+				Drift: []engine.FieldDrift{
+					{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"},
+					{Path: "freeformTags", Applied: obj{"team": "nlp"}, Live: obj{"team": "nlp", "owner": "bob"}},
+				}},
+			{Addr: "keyed", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.keyed",
+				Before: obj{"apiKey": engine.Secret{}}, After: obj{"apiKey": engine.Secret{Value: secretValue}},
+				Drift: []engine.FieldDrift{{Path: "apiKey", Applied: engine.Secret{}, Live: engine.Secret{}}}},
+			{Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
+				Reason: "the object was deleted outside reconcile", DeletedOutside: true, DeletedID: "dashboard:abc",
+				After: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": engine.Unknown{}}},
+		},
+	}
+}
+
+// refreshOnlyPlan is what plan --refresh-only makes of the same drift.
+func refreshOnlyPlan() *engine.Plan {
+	return &engine.Plan{
+		RefreshOnly: true, Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17,
+		Changes: []engine.Change{
+			{Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Refresh, ID: "dashboard:abc",
+				DeletedOutside: true, DeletedID: "dashboard:abc",
+				Before: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": "dashboard:abc"}},
+			{Addr: "same", Type: endpointType, Kind: engine.KindResource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
+			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Refresh, ID: "ocid1.sentiment",
+				Pos:    engine.Pos{File: "site.yaml", Line: 12, Col: 3},
+				Before: obj{"displayName": "sentiment-prod", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
+				After:  obj{"displayName": "renamed-by-hand", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
+				Drift:  []engine.FieldDrift{{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"}}},
+			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Refresh, ID: "services/s",
+				Before:       obj{"serviceName": "s", "etag": "e1", "id": "services/s"},
+				After:        obj{"serviceName": "s", "etag": "e2", "id": "services/s"},
+				Drift:        []engine.FieldDrift{{Path: "etag", Applied: "e1", Live: "e2"}},
+				DriftDetails: []string{"binding roles/viewer: +user:b@x"}},
+		},
 	}
 }
 
@@ -363,11 +422,11 @@ func TestRenderJSONDecodes(t *testing.T) {
 	if err := json.Unmarshal([]byte(got), &doc); err != nil {
 		t.Fatalf("RenderJSON wrote invalid JSON: %v\n%s", err, got)
 	}
-	if doc.FormatVersion != "1.0" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
+	if doc.FormatVersion != "1.1" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
 		t.Errorf("format_version %q, reconcile_version %q, has_changes %v; want %q, %q, true",
-			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.0", "1.2.3")
+			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.1", "1.2.3")
 	}
-	wantSummary := map[string]int{"no-op": 1, "create": 1, "update": 1, "replace": 1, "delete": 1, "read": 2, "import": 1, "forget": 1}
+	wantSummary := map[string]int{"no-op": 1, "create": 1, "update": 1, "replace": 1, "delete": 1, "read": 2, "import": 1, "forget": 1, "refresh": 0}
 	if fmt.Sprint(doc.Summary) != fmt.Sprint(wantSummary) {
 		t.Errorf("summary = %v, want %v", doc.Summary, wantSummary)
 	}
@@ -506,6 +565,8 @@ func TestRenderJSONDocExample(t *testing.T) {
 	}
 	principal := list{"role:00000000-0000-0000-0000-000000000001"}
 	bindings := list{obj{"relation": "editor", "principals": principal}}
+	live := list{obj{"relation": "editor", "principals": principal},
+		obj{"relation": "viewer", "principals": list{"role:00000000-0000-0000-0000-000000000002"}}}
 	p := &engine.Plan{
 		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
 		Changes: []engine.Change{{
@@ -513,8 +574,9 @@ func TestRenderJSONDocExample(t *testing.T) {
 			Reason: "resourceId cannot change in place: the policy moves to another resource",
 			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
 			Pos:    engine.Pos{File: "site.yaml", Line: 14, Col: 3},
-			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": bindings, "id": "dashboard:abc-def-ghi"},
+			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": live, "id": "dashboard:abc-def-ghi"},
 			After:  obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": engine.Unknown{}},
+			Drift:  []engine.FieldDrift{{Path: "bindings", Applied: bindings, Live: live}},
 		}},
 		Outputs: obj{"policyId": engine.Unknown{}, "apiKey": engine.Secret{Value: secretValue}},
 	}

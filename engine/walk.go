@@ -9,12 +9,27 @@ import (
 // errSkipped marks a node that did not run because a dependency failed.
 var errSkipped = errors.New("skipped: a dependency failed")
 
+// errStopped marks a node that did not start because the walk was stopped
+// (its stop channel closed, or its context ended) before it could.
+var errStopped = errors.New("not started: stopped")
+
 // walk runs fn once per node, each after all of its dependencies, with at
 // most parallelism calls at once. A node whose dependency failed or was
 // skipped is not run and gets errSkipped; every other node still runs.
 // Dependencies outside nodes are ignored. It returns the error of every node
-// that did not succeed.
+// that did not succeed. Once ctx is done it starts nothing more: the nodes
+// not started get ctx's error.
 func walk(ctx context.Context, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) map[string]error {
+	return walkStop(ctx, nil, nodes, deps, parallelism, fn)
+}
+
+// walkStop is walk with a stop channel: once stop is closed (a nil channel
+// never is), it starts no new node, while the calls of fn already running
+// go on to their end. The nodes not started get errStopped, as do the ones
+// that depend on a node that did not start because of stop; the ones that
+// depend on a node that did not start, or was cut short, because ctx ended
+// get ctx's error.
+func walkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) map[string]error {
 	if parallelism < 1 {
 		parallelism = 1
 	}
@@ -37,8 +52,21 @@ func walk(ctx context.Context, nodes []string, deps map[string][]string, paralle
 		results = make(map[string]error)
 		wg      sync.WaitGroup
 		sem     = make(chan struct{}, parallelism)
-		failed  = make(map[string]bool)
+		// inherit is what the dependents of a node that did not succeed
+		// get: errSkipped, or errStopped when it did not start.
+		inherit = make(map[string]error)
 	)
+	stopped := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-stop:
+			return errStopped
+		default:
+			return nil
+		}
+	}
 	var finish func(name string, err error)
 	var start func(name string)
 	start = func(name string) {
@@ -50,10 +78,13 @@ func walk(ctx context.Context, nodes []string, deps map[string][]string, paralle
 			case <-ctx.Done():
 				finish(name, ctx.Err())
 				return
+			case <-stop:
+				finish(name, errStopped)
+				return
 			}
-			// select picks at random when both are ready: start nothing
-			// new once the context is done.
-			if err := ctx.Err(); err != nil {
+			// select picks at random when several are ready: start
+			// nothing new once the walk is stopped.
+			if err := stopped(); err != nil {
 				<-sem
 				finish(name, err)
 				return
@@ -69,15 +100,27 @@ func walk(ctx context.Context, nodes []string, deps map[string][]string, paralle
 		var skip []string
 		if err != nil {
 			results[name] = err
-			failed[name] = true
+			if inherit[name] == nil {
+				inherit[name] = errSkipped
+			}
+			switch {
+			case errors.Is(err, errStopped):
+				// Did not start: neither do its dependents, which are
+				// not started rather than skipped, unless another
+				// dependency of theirs failed.
+				inherit[name] = errStopped
+			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+				// Did not start, or was cut short, because ctx ended.
+				inherit[name] = ctx.Err()
+			}
 		}
 		for _, d := range dependents[name] {
-			if failed[name] {
-				failed[d] = true
+			if err != nil && inherit[d] != errSkipped {
+				inherit[d] = inherit[name]
 			}
 			pending[d]--
 			if pending[d] == 0 {
-				if failed[d] {
+				if inherit[d] != nil {
 					skip = append(skip, d)
 				} else {
 					ready = append(ready, d)
@@ -86,7 +129,10 @@ func walk(ctx context.Context, nodes []string, deps map[string][]string, paralle
 		}
 		mu.Unlock()
 		for _, d := range skip {
-			finish(d, errSkipped)
+			mu.Lock()
+			e := inherit[d]
+			mu.Unlock()
+			finish(d, e)
 		}
 		for _, d := range ready {
 			start(d)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Attrs holds the attributes of one object, keyed by their lowerCamelCase
@@ -52,6 +53,60 @@ type Function interface {
 // attributes compare equal when nothing really differs.
 type Normalizer interface {
 	Normalize(want Attrs) Attrs
+}
+
+// VendorKeys is optional on a Driver whose objects carry map entries that
+// the cloud adds by itself, such as the defined tags OCI's tag defaults put
+// on every new resource (Oracle-Tags.CreatedBy, Oracle-Tags.CreatedOn). An
+// entry for which VendorKey reports true is never a difference when the
+// specs do not set that key (nor did at the last apply): plan, drift,
+// refresh and import leave it to the cloud. A key the specs do set is
+// compared as usual.
+type VendorKeys interface {
+	// VendorKey reports whether key of the map-valued input field is one
+	// the cloud may add by itself.
+	VendorKey(field, key string) bool
+}
+
+// Recoverer is optional on a Driver: it finds what a Create made when the
+// process running it died (or was stopped) before it could record the
+// result. Before every create the engine durably records an intent (the
+// node, its type, the idempotency token of the create and its inputs); the
+// next run calls Recover for each intent left behind, before it plans, and
+// adopts what Recover finds into state, so that an interrupted create never
+// leaves an object nobody manages, and is never made twice.
+type Recoverer interface {
+	// Recover looks for the object that a Create with req.Token and
+	// req.Want made, without making a new one where the API allows it. It
+	// returns, as Create does, the object's id and live attributes; an id
+	// with an error when the object exists but is not usable (the engine
+	// records it tainted). An empty id with a nil error means the create
+	// made nothing: the engine forgets the intent and the next plan creates
+	// the object. An error without an id means Recover could not tell: the
+	// engine keeps the intent and reports the error, and no new create of
+	// that node is made while the question is open.
+	//
+	// Where an API finds objects only by replaying the create with its
+	// idempotency token, as OCI's opc-retry-token does, Recover may replay
+	// it: if the first create never reached the API, the replay makes the
+	// object now, which is what the interrupted apply was asked to do.
+	Recover(ctx context.Context, req RecoverRequest) (id string, got Attrs, err error)
+}
+
+// RecoverRequest describes an interrupted create to Recover.
+type RecoverRequest struct {
+	// Token is the idempotency token the create was sent with (see
+	// WithIdempotencyToken).
+	Token string
+	// Want holds the inputs the create was given, except the secret ones:
+	// state never holds a secret value, so those are missing from Want and
+	// named in Hidden. A driver that needs them to recover (a replay must
+	// send the same body) returns an error saying so.
+	Want Attrs
+	// Hidden names the top-level inputs that held a secret, sorted.
+	Hidden []string
+	// Time is when the create was started.
+	Time time.Time
 }
 
 // Registry maps canonical type tokens to the driver or function serving them.

@@ -72,9 +72,65 @@ func decodeRecord(data []byte) (Record, error) {
 	if err := decodeJSON(data, &r); err != nil {
 		return Record{}, err
 	}
+	if err := checkNumbers(r.Inputs); err != nil {
+		return Record{}, fmt.Errorf("inputs: %w", err)
+	}
+	if err := checkNumbers(r.Outputs); err != nil {
+		return Record{}, fmt.Errorf("outputs: %w", err)
+	}
 	r.Inputs = normalizeMap(r.Inputs)
 	r.Outputs = normalizeMap(r.Outputs)
 	return r, nil
+}
+
+// checkNumbers refuses a number beyond float64's range anywhere in v: no
+// value reconcile writes can hold one (json.Marshal refuses ±Inf), so only a
+// damaged or hand-edited file can, and accepting it would make the record
+// impossible to write back.
+func checkNumbers(v any) error {
+	switch v := v.(type) {
+	case json.Number:
+		if _, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			return nil
+		}
+		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) {
+			return fmt.Errorf("number %s is out of range", quoteTrunc(string(v)))
+		}
+	case map[string]any:
+		for _, e := range v {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if err := checkNumbers(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// quoteTrunc shortens s for an error message.
+func quoteTrunc(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// decodeIntent decodes a stored intent, as decodeRecord does a record.
+func decodeIntent(data []byte) (Intent, error) {
+	var in Intent
+	if err := decodeJSON(data, &in); err != nil {
+		return Intent{}, err
+	}
+	if err := checkNumbers(in.Inputs); err != nil {
+		return Intent{}, fmt.Errorf("inputs: %w", err)
+	}
+	in.Inputs = normalizeMap(in.Inputs)
+	return in, nil
 }
 
 // normalizeMap applies normalize to every value of m, in place.

@@ -109,11 +109,23 @@ type HistoryEntry struct {
 // create call and the Put of its result cannot orphan what the create made:
 // the next run finds the intent and looks the object up by its token.
 type Intent struct {
-	Name   string         `json:"name"`
-	Type   string         `json:"type"`
-	Token  string         `json:"token"` // idempotency token sent with the create
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Token string `json:"token"` // idempotency token sent with the create
+	// Inputs are the inputs the create was given, secrets redacted (as in
+	// a Record): with them and the token, a create can be replayed.
 	Inputs map[string]any `json:"inputs,omitempty"`
 	Time   time.Time      `json:"time"`
+	// ID is the id of the object the create made, when the create answered
+	// but did not finish (it was interrupted while waiting for the object
+	// to become usable); the object is then in state already.
+	ID string `json:"id,omitempty"`
+	// The rest of the Record the create would have written, so that an
+	// object found after a crash is recorded as the create would have.
+	Dependencies        []string `json:"dependencies,omitempty"`
+	Protect             bool     `json:"protect,omitempty"`
+	RetainOnDelete      bool     `json:"retainOnDelete,omitempty"`
+	DeleteBeforeReplace bool     `json:"deleteBeforeReplace,omitempty"`
 }
 
 // Options configures Open.
@@ -589,11 +601,10 @@ func (s *Store) Intents() ([]Intent, error) {
 	var ins []Intent
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
-			var in Intent
-			if err := decodeJSON(v, &in); err != nil {
+			in, err := decodeIntent(v)
+			if err != nil {
 				return corruptData(fmt.Errorf("intent %q: %w", k, err))
 			}
-			in.Inputs = normalizeMap(in.Inputs)
 			ins = append(ins, in)
 			return nil
 		})

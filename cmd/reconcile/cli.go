@@ -233,7 +233,7 @@ func (c *cli) color() bool {
 	if c.g.noColor || os.Getenv("NO_COLOR") != "" || c.g.output != "text" {
 		return false
 	}
-	f, ok := c.stdout.(*os.File)
+	f, ok := underlying(c.stdout).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -243,7 +243,7 @@ func (c *cli) interactive() bool {
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return false
 	}
-	o, ok := c.stdout.(*os.File)
+	o, ok := underlying(c.stdout).(*os.File)
 	return ok && term.IsTerminal(int(o.Fd()))
 }
 

@@ -40,13 +40,27 @@ var validateCmd = &command{
 }
 
 var planCmd = &command{
-	name: "plan", args: "[-f PATH] [--out FILE] [--refresh=false] [--detailed-exitcode]", spec: true,
+	name: "plan", args: "[-f PATH] [--out FILE] [--refresh=false | --refresh-only] [--detailed-exitcode]", spec: true,
 	summary: "Show what apply would change to make the cloud match the specs.",
 	detail: `Plan reads the state and, unless --refresh=false, every managed resource from the
 cloud, then shows per resource: create (+), update in place (~), replace (-/+ or +/-),
 delete (-), read (<=) or import, with per-field before and after values and the fields
 that force a replacement. Lookups whose arguments are known are read now; the others
 show as (known after apply).
+
+When the refresh finds objects changed outside reconcile since the last apply, the
+plan shows them first, apart from the changes: "Objects changed outside reconcile
+since the last apply", each field from its applied to its live value, objects
+deleted outside reconcile, and lookups whose results changed (as 'reconcile drift'
+reports them). The changes that follow compare the specs with the live objects, and
+so undo that drift where the specs say otherwise. --refresh=false reads no managed
+resource and trusts the state (lookups and gets are still read): no drift is shown.
+
+--refresh-only plans only to accept the cloud's values into state, for each object
+that changed (or was deleted) outside reconcile, and changes nothing in the cloud;
+apply such a plan with 'reconcile apply FILE', or run 'reconcile apply
+--refresh-only'. After it, 'reconcile drift' reports no drift and a plan shows the
+changes that take the cloud back to the specs.
 
 --out FILE saves the plan; 'reconcile apply FILE' applies exactly it, and refuses it
 if the state or the specs changed since.
@@ -55,10 +69,12 @@ Plans open the state read-only: several plans run at once without blocking each
 other. A plan started while an apply holds the state waits up to --lock-timeout for
 it to finish, then fails naming the holder.
 
-Exit status: 0 success (with --detailed-exitcode: 0 no changes, 2 changes), 1 error.`,
+Exit status: 0 success (with --detailed-exitcode: 0 no changes, 2 changes), 1 error.
+Drift alone is not a change; with --refresh-only, drift to accept is.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.StringVar(&o.out, "out", "", "save the plan to FILE for a later 'reconcile apply FILE'")
 		fs.BoolVar(&o.refresh, "refresh", true, "read every managed resource from the cloud before planning")
+		fs.BoolVar(&o.refreshOnly, "refresh-only", false, "only accept into state what changed outside reconcile; change nothing in the cloud")
 		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many cloud reads run at once")
 	},
@@ -68,6 +84,9 @@ Exit status: 0 success (with --detailed-exitcode: 0 no changes, 2 changes), 1 er
 func runPlan(c *cli, o *cmdOpts, args []string) int {
 	if len(args) > 0 {
 		return c.errorf("plan takes no arguments, got %q (use -f PATH for the specs)", args)
+	}
+	if o.refreshOnly && !o.refresh {
+		return c.errorf("--refresh-only and --refresh=false contradict each other: a refresh-only plan is the refresh")
 	}
 	spec, ok := c.loadSpec()
 	if !ok {
@@ -83,7 +102,8 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 		return c.errorf("%v", err)
 	}
 	defer st.Close()
-	plan, diags := engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, Parallelism: c.g.parallelism})
+	c.warnIntents(st)
+	plan, diags := engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Parallelism: c.g.parallelism})
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return exitError
@@ -167,22 +187,37 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 }
 
 var applyCmd = &command{
-	name: "apply", args: "[-f PATH | PLANFILE] [--auto-approve] [--parallelism N]", spec: true,
+	name: "apply", args: "[-f PATH | PLANFILE] [--auto-approve] [--parallelism N] [--refresh-only]", spec: true,
 	summary: "Make the cloud match the specs, in dependency order.",
 	detail: `Without PLANFILE, apply plans first, shows the plan and asks for confirmation on
 a terminal; without a terminal it needs --auto-approve. With PLANFILE (from
 'reconcile plan --out'), it applies exactly that plan, and refuses it if the state
 or the specs changed since it was made.
 
+--refresh-only accepts the cloud's values into state for every object that changed
+(or was deleted) outside reconcile since the last apply, and changes nothing in the
+cloud: each drifted input takes its live value, outputs and lookup results too, and
+an object deleted outside reconcile leaves state. The history records it as
+"apply --refresh-only". Afterwards 'reconcile drift' reports no drift, and a plan
+shows the changes that take the cloud back to the specs.
+
 Independent resources are handled in parallel, up to --parallelism at once. State
 is written after every operation. When one resource fails, only the resources that
 depend on it are skipped; the rest complete, and the next plan picks up from there.
+
+On SIGINT or SIGTERM, apply starts no new operation, lets the running ones finish
+for up to 20s (RECONCILE_STOP_GRACE), then abandons them, and exits 1 listing what
+it left undone; a second signal abandons them at once (exit 130). Every create is
+recorded as an intent, with its idempotency token, before it is sent: after any
+interruption, even SIGKILL, the next apply first looks up what such a create made,
+adopts it into state or forgets the create if it made nothing, then plans.
 
 Exit status: 0 applied, 1 error (including any failed resource).`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.BoolVar(&o.autoApprove, "auto-approve", false, "apply without asking for confirmation")
 		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many operations run at once")
 		fs.BoolVar(&o.refresh, "refresh", true, "read every managed resource from the cloud before planning")
+		fs.BoolVar(&o.refreshOnly, "refresh-only", false, "only accept into state what changed outside reconcile; change nothing in the cloud")
 		fs.DurationVar(&o.progressPeriod, "progress-interval", 10*time.Second, "how often to report on an operation that is still running")
 	},
 	run: func(c *cli, o *cmdOpts, args []string) int { return c.runApply(o, args, false) },
@@ -214,6 +249,12 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 	var pf *engine.PlanFile
 	if len(args) == 1 && c.set["f"] {
 		return c.errorf("apply takes either -f PATH or a plan file, not both: the plan file records the specs it was made from")
+	}
+	if len(args) == 1 && o.refreshOnly {
+		return c.errorf("apply takes either --refresh-only or a plan file, not both: make the plan file with 'reconcile plan --refresh-only --out FILE'")
+	}
+	if o.refreshOnly && !o.refresh {
+		return c.errorf("--refresh-only and --refresh=false contradict each other: a refresh-only apply is the refresh")
 	}
 	if len(args) == 1 {
 		f, err := os.Open(args[0])
@@ -250,6 +291,9 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		return c.errorf("%v", err)
 	}
 	defer st.Close()
+	if !c.resolveIntents(st, reg) {
+		return exitError
+	}
 	var plan *engine.Plan
 	if pf != nil {
 		meta, err := st.Meta()
@@ -262,7 +306,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		plan = pf.Plan
 	} else {
 		var diags engine.Diagnostics
-		plan, diags = engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, Destroy: destroy, Parallelism: c.g.parallelism})
+		plan, diags = engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
 		c.printDiags(diags)
 		if diags.HasErrors() {
 			return exitError
@@ -283,6 +327,13 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		}
 	}
 	pr := &progressPrinter{w: c.stdout, quiet: c.g.output != "text"}
+	if plan.RefreshOnly {
+		res, err := engine.ApplyRefreshOnly(c.ctx, plan, st, engine.ApplyOptions{Observer: pr.event, Command: c.cmd + " --refresh-only"})
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		return c.reportRefresh(res)
+	}
 	res, err := engine.Apply(c.ctx, plan, spec, st, reg, engine.ApplyOptions{
 		Parallelism: c.g.parallelism, Observer: pr.event, ProgressInterval: o.progressPeriod, Command: c.cmd,
 	})
@@ -299,6 +350,9 @@ func (c *cli) confirm() bool {
 }
 
 func (c *cli) reportApply(res *engine.ApplyResult, destroy bool) int {
+	if res.Stopped != "" {
+		return c.reportStopped(res, destroy)
+	}
 	if c.g.output == "json" {
 		out := map[string]any{"format_version": "1.0", "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": engine.JSONValue(res.Outputs)}
 		var failed []map[string]string
@@ -346,6 +400,34 @@ func (c *cli) reportApply(res *engine.ApplyResult, destroy bool) int {
 	return exitOK
 }
 
+// reportRefresh reports an apply --refresh-only (or of a refresh-only plan
+// file): how many nodes took the cloud's values into state.
+func (c *cli) reportRefresh(res *engine.ApplyResult) int {
+	if c.g.output == "json" {
+		out := map[string]any{"format_version": "1.0", "refresh_only": true, "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": map[string]any{}}
+		var failed []map[string]string
+		for _, f := range res.Failed {
+			failed = append(failed, map[string]string{"address": f.Addr, "position": f.Pos.String(), "error": f.Err.Error()})
+		}
+		out["failed"] = failed
+		c.writeJSON(out)
+	} else {
+		n := res.Counts[engine.Refresh]
+		if len(res.Failed) == 0 && len(res.Skipped) == 0 {
+			fmt.Fprintf(c.stdout, "\nApply complete! %d accepted into state from the cloud; nothing in the cloud was changed.\n", n)
+		} else {
+			fmt.Fprintf(c.stdout, "\nApply incomplete: %d accepted into state; %d failed, %d skipped. Nothing in the cloud was changed.\n", n, len(res.Failed), len(res.Skipped))
+			for _, f := range res.Failed {
+				fmt.Fprintf(c.stderr, "Error: %s: %v\n", f.Addr, f.Err)
+			}
+		}
+	}
+	if len(res.Failed) > 0 || len(res.Skipped) > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
 func actionCounts(m map[engine.Action]int) map[string]int {
 	out := map[string]int{}
 	for a, n := range m {
@@ -373,6 +455,7 @@ var verbs = map[engine.Action][3]string{
 	engine.Read:    {"Reading", "reading", "Read"},
 	engine.Import:  {"Importing", "importing", "Import"},
 	engine.Replace: {"Replacing", "replacing", "Replacement"},
+	engine.Refresh: {"Accepting the cloud's values into state", "accepting", "Refresh"},
 }
 
 func (p *progressPrinter) event(e engine.Event) {

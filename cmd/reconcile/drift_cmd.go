@@ -18,13 +18,20 @@ cloud, in parallel, and compares it with what was last applied:
   - lookups whose results changed (a new IAM policy etag, and which members
     were added to or removed from which role).
 Only fields that were applied are compared: a field the specs leave to the
-cloud, output-only fields (state, timeUpdated, systemTags) and fields named by
-ignoreChanges are never drift. Set-like lists (bindings, principals) compare
-without regard to order.
+cloud, output-only fields (state, timeUpdated, systemTags, lifecycleDetails)
+and fields named by ignoreChanges are never drift. Values compare after the
+cloud's own normalisation: set-like lists (bindings, principals, IAM members)
+without regard to order, an empty tag map as no tags, inferenceUnits absent as
+its default 1. Tags OCI adds by itself to every new resource (the defined tags
+of the Oracle-Tags namespace, such as Oracle-Tags.CreatedBy and CreatedOn) are
+the cloud's: they are drift only for a key the specs set themselves.
 
 The specs (-f) are read for ignoreChanges. Run it from cron: --output json is
 a versioned format (docs/drift-json.md) to forward to alerting, --output
 markdown suits an issue or chat message, and text ends with a one-line summary.
+
+To accept the drift into state, run 'reconcile apply --refresh-only'; to undo
+it, run 'reconcile apply', whose plan shows the drift apart from the changes.
 
 Exit status: 0 no drift, 2 drift, 1 error (also when some node could not be read).`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
@@ -51,6 +58,7 @@ func runDrift(c *cli, o *cmdOpts, args []string) int {
 		return c.errorf("%v", err)
 	}
 	defer st.Close()
+	c.warnIntents(st)
 	rep, err := engine.Drift(c.ctx, spec, st, reg, c.g.parallelism)
 	if err != nil {
 		return c.errorf("%v", err)

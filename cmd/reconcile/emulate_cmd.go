@@ -21,7 +21,9 @@ GOOGLE_OAUTH_ACCESS_TOKEN); requests must carry those, as the real APIs check.
 Seed data: the tenancy of oci_config (the root compartment) with a project, an
 ACTIVE trained model and a FAILED one; services orders.endpoints.acme-prod.cloud.goog
 (with an IAM policy) and inventory.endpoints.acme-prod.cloud.goog, consumer project
-acme-consumer; a Datadog current user in an org.
+acme-consumer; a Datadog current user in an org. As in a real tenancy, OCI adds
+the defined tags Oracle-Tags.CreatedBy and Oracle-Tags.CreatedOn to every new
+endpoint, and keeps them when an update replaces definedTags.
 
 Admin API (for tests):
   GET /_emulator/credentials  {"ociConfig", "ociPrivateKeyPem", "env"}: what

@@ -14,6 +14,8 @@ var importCmd = &command{
 	detail: `Import reads the object ID of type TYPE from the cloud, records it in state as
 NAME, and prints the spec text that declares it as it is. Paste that into your
 specs: the next plan then shows no changes for it. Nothing in the cloud changes.
+Inputs that are empty, and tags the cloud adds by itself (OCI's Oracle-Tags
+defined tags), are left out of the text and of state: they stay the cloud's.
 
 To adopt an object during an apply instead, declare it with options.import: ID.
 

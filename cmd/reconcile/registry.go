@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/oracle/oci-go-sdk/v65/common"
 
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
@@ -21,7 +24,8 @@ const builtinEmulatorDir = ".reconcile/emulator"
 
 // target says where the drivers send their calls and with what credentials.
 type target struct {
-	ociConfigFile string // "" means the user's ~/.oci/config
+	ociConfigFile string                       // "" means the user's ~/.oci/config
+	ociProvider   common.ConfigurationProvider // in-memory credentials, instead of a file
 	ociHost       string
 	gcpEndpoint   string
 	gcpToken      string
@@ -47,7 +51,7 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 	if gcp.AccessToken == "" {
 		gcp.AccessToken = os.Getenv("GOOGLE_OAUTH_ACCESS_TOKEN")
 	}
-	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Host: t.ociHost})
+	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Provider: t.ociProvider, Host: t.ociHost})
 	reg := resources.Registry{
 		Drivers: map[string]resources.Driver{
 			"oci:AiLanguage:Endpoint":   oci,
@@ -82,8 +86,9 @@ func (c *cli) target() (target, func(), error) {
 	return remoteTarget(c.g.emulator)
 }
 
-// remoteTarget fetches a running emulator's credentials and writes its OCI
-// key to a private temporary directory.
+// remoteTarget fetches a running emulator's credentials. They stay in
+// memory: nothing is written to disk, so that a process killed with SIGKILL
+// leaves no key behind.
 func remoteTarget(url string) (target, func(), error) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(url + "/_emulator/credentials")
@@ -98,39 +103,18 @@ func remoteTarget(url string) (target, func(), error) {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil {
 		return target{}, nil, fmt.Errorf("emulator credentials from %s: %w", url, err)
 	}
-	dir, err := os.MkdirTemp("", "reconcile-emulator-")
-	if err != nil {
-		return target{}, nil, err
+	cfg := map[string]string{}
+	for _, line := range splitLines(doc.OCIConfig) {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			cfg[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
 	}
-	cleanup := func() { os.RemoveAll(dir) }
-	key := filepath.Join(dir, "oci_api_key.pem")
-	cfgText := doc.OCIConfig
-	if err := os.WriteFile(key, []byte(doc.OCIPrivateKey), 0o600); err != nil {
-		cleanup()
-		return target{}, nil, err
-	}
-	cfgPath := filepath.Join(dir, "oci_config")
-	cfgText = replaceKeyFile(cfgText, key)
-	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
-		cleanup()
-		return target{}, nil, err
-	}
+	provider := common.NewRawConfigurationProvider(cfg["tenancy"], cfg["user"], cfg["region"], cfg["fingerprint"], doc.OCIPrivateKey, nil)
 	return target{
-		ociConfigFile: cfgPath, ociHost: url,
+		ociProvider: provider, ociHost: url,
 		gcpEndpoint: url + "/", gcpToken: doc.Env["GOOGLE_OAUTH_ACCESS_TOKEN"],
 		ddBaseURL: url, ddAPIKey: doc.Env["DD_API_KEY"], ddAppKey: doc.Env["DD_APP_KEY"],
-	}, cleanup, nil
-}
-
-func replaceKeyFile(cfg, key string) string {
-	out := ""
-	for _, line := range splitLines(cfg) {
-		if len(line) > 9 && line[:9] == "key_file=" {
-			line = "key_file=" + key
-		}
-		out += line + "\n"
-	}
-	return out
+	}, func() {}, nil
 }
 
 func splitLines(s string) []string {

@@ -68,6 +68,14 @@ func readSources(path string) (string, []engine.Source, error) {
 const maxSpecBytes = 8 << 20
 
 func readLimited(path string) ([]byte, error) {
+	// Refuse what is not a regular file before opening it: opening a
+	// named pipe blocks until someone writes to it, and a device may never
+	// end.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("read specs: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("read specs: %s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read specs: %w", err)
@@ -98,6 +106,9 @@ func (c *cli) loadSpec() (*engine.Spec, bool) {
 		return nil, false
 	}
 	spec, diags := engine.Load(dir, srcs, c.g.config)
+	if spec != nil {
+		c.redactSecrets(engine.SecretTexts(spec))
+	}
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		fmt.Fprintf(c.stderr, "%d error(s) in the specs; nothing was done\n", countErrors(diags))

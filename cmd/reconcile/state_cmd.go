@@ -17,7 +17,8 @@ var stateCmd = &command{
 	summary: "Inspect and edit the state file.",
 	detail: `list      every node in state with its type, kind and id
 show NAME one node's inputs, outputs and dependencies (--serial N: as it stood at serial N)
-rm NAME   forget a node without deleting it from the cloud
+rm NAME   forget a node without deleting it from the cloud (and an interrupted
+          create of it that the next apply could not resolve)
 mv OLD NEW rename a node, e.g. after renaming it in the specs, so it is not replaced
 history   every apply's serial, time, command and counts
 
@@ -85,6 +86,9 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 		if err != nil {
 			return c.errorf("%v", err)
 		}
+		if !found && o.serial > 0 {
+			return c.errorf("%q was not in state at serial %d; 'reconcile state history' lists the serials", rest[0], o.serial)
+		}
 		if !found {
 			return c.errorf("no node named %q in state%s; run 'reconcile state list'", rest[0], c.suggestRecord(st, rest[0]))
 		}
@@ -115,7 +119,16 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 		}
 		fmt.Fprintf(w, "serial = %d, updated %s\n", rec.Serial, rec.UpdatedAt.Format(time.RFC3339))
 	case "rm":
+		// An interrupted create of the node is forgotten with it.
+		hadIntent, err := forgetIntent(st, rest[0])
+		if err != nil {
+			return c.errorf("%v", err)
+		}
 		if err := st.Delete(rest[0]); err != nil {
+			if errors.Is(err, state.ErrNoRecord) && hadIntent {
+				fmt.Fprintf(c.stdout, "Forgot the interrupted create of %s. Whatever it made, if anything, was not deleted.\n", rest[0])
+				return exitOK
+			}
 			if errors.Is(err, state.ErrNoRecord) {
 				return c.errorf("no node named %q in state%s; nothing was removed", rest[0], c.suggestRecord(st, rest[0]))
 			}

@@ -57,6 +57,50 @@ func (d *Driver) Normalize(want resources.Attrs) resources.Attrs {
 	return out
 }
 
+// VendorTagNamespace is the defined-tag namespace OCI's tag defaults fill
+// on every resource created in a tenancy that has them (all tenancies made
+// since 2019 do): Oracle-Tags.CreatedBy (who created it) and
+// Oracle-Tags.CreatedOn (when). They are the cloud's, not the user's.
+const VendorTagNamespace = "Oracle-Tags"
+
+// VendorKey reports whether key of field is a tag OCI adds by itself: a
+// defined tag of the Oracle-Tags namespace. The engine never counts one as
+// a difference unless the specs set that key (resources.VendorKeys).
+func (d *Driver) VendorKey(field, key string) bool {
+	return isVendorTag(field, key)
+}
+
+func isVendorTag(field, key string) bool {
+	return field == attrDefinedTags && strings.HasPrefix(key, VendorTagNamespace+".")
+}
+
+// withoutVendorTags returns live with the defined tags of the Oracle-Tags
+// namespace that want does not set removed, so that the update of an
+// endpoint whose specs never mention them does not send definedTags.
+func withoutVendorTags(live, want resources.Attrs) resources.Attrs {
+	tags, ok := live[attrDefinedTags].(map[string]any)
+	if !ok {
+		return live
+	}
+	wanted, _ := want[attrDefinedTags].(map[string]any)
+	kept := map[string]any{}
+	for k, v := range tags {
+		if _, set := wanted[k]; set || !isVendorTag(attrDefinedTags, k) {
+			kept[k] = v
+		}
+	}
+	out := make(resources.Attrs, len(live))
+	for k, v := range live {
+		out[k] = v
+	}
+	if len(kept) == 0 {
+		delete(out, attrDefinedTags)
+	} else {
+		out[attrDefinedTags] = kept
+	}
+	return out
+}
+
 // toAttrs turns an endpoint into attributes: every input plus the outputs.
 // Absent optional fields, an empty description and empty tag maps are left
 // out, as Normalize leaves them out of desired inputs.

@@ -4,7 +4,9 @@
 //
 // # Driver
 //
-// Driver implements resources.Driver and resources.Normalizer. Attributes
+// Driver implements resources.Driver, resources.Normalizer and
+// resources.VendorKeys (the defined tags of the Oracle-Tags namespace, which
+// OCI's tag defaults add to every new resource, are the cloud's). Attributes
 // use lowerCamelCase keys. Inputs: compartmentId, modelId, definedTags
 // (flattened "namespace.key" → value, as Terraform and Pulumi show them),
 // description, displayName, freeformTags, inferenceUnits (default 1).
@@ -61,6 +63,12 @@
 //     unknown compartment is 404 NotAuthorizedOrNotFound.
 //   - Defined tags are not checked against tag namespaces; the endpoint's
 //     systemTags are empty. No rate-limit headers are sent.
+//   - The tenancy has the Oracle-Tags tag defaults every tenancy made since
+//     2019 has: CreateEndpoint adds the defined tags Oracle-Tags.CreatedBy
+//     (the caller's user OCID) and Oracle-Tags.CreatedOn (the time, as
+//     timeCreated) unless the request sets them; an UpdateEndpoint that
+//     replaces definedTags without them keeps them, as the service resets
+//     them to the values of the create.
 //   - Authentication failures are 401 NotAuthenticated whose message adds,
 //     in parentheses, what was wrong (the real service says less).
 package aiendpoint

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,6 +38,10 @@ type Config struct {
 	// Profile is the profile of ConfigFile; empty means $OCI_CLI_PROFILE,
 	// else DEFAULT.
 	Profile string
+	// Provider, when set, supplies the credentials instead of ConfigFile
+	// and Profile, so that a key need not be written to disk (an emulator's
+	// credentials fetched over HTTP).
+	Provider common.ConfigurationProvider
 	// Host overrides the service's scheme and host (no path), for example an
 	// emulator's URL. Empty means the regional endpoint.
 	Host string
@@ -65,6 +70,7 @@ type Driver struct {
 var (
 	_ resources.Driver     = (*Driver)(nil)
 	_ resources.Normalizer = (*Driver)(nil)
+	_ resources.VendorKeys = (*Driver)(nil)
 )
 
 // New returns a driver for cfg. It reads no file and makes no request until
@@ -78,6 +84,9 @@ func (d *Driver) sdk() (ailanguage.AIServiceLanguageClient, error) {
 
 func (d *Driver) connect() (ailanguage.AIServiceLanguageClient, error) {
 	var none ailanguage.AIServiceLanguageClient
+	if d.cfg.Provider != nil {
+		return d.newClient(d.cfg.Provider, "the given credentials")
+	}
 	file := d.cfg.ConfigFile
 	if file == "" {
 		file = os.Getenv("OCI_CLI_CONFIG_FILE")
@@ -106,7 +115,12 @@ func (d *Driver) connect() (ailanguage.AIServiceLanguageClient, error) {
 			return none, fmt.Errorf("aiendpoint: OCI config %q: profile %q: %w", file, profile, err)
 		}
 	}
-	var provider common.ConfigurationProvider = common.CustomProfileConfigProvider(file, profile)
+	return d.newClient(common.CustomProfileConfigProvider(file, profile), fmt.Sprintf("OCI config %q profile %q", file, profile))
+}
+
+// newClient makes the SDK client for provider, described by what in errors.
+func (d *Driver) newClient(provider common.ConfigurationProvider, what string) (ailanguage.AIServiceLanguageClient, error) {
+	var none ailanguage.AIServiceLanguageClient
 	region := d.cfg.Region
 	if region == "" {
 		region = os.Getenv("OCI_REGION")
@@ -116,7 +130,7 @@ func (d *Driver) connect() (ailanguage.AIServiceLanguageClient, error) {
 	}
 	c, err := ailanguage.NewAIServiceLanguageClientWithConfigurationProvider(provider)
 	if err != nil {
-		return none, fmt.Errorf("aiendpoint: OCI config %q profile %q: %w", file, profile, err)
+		return none, fmt.Errorf("aiendpoint: %s: %w", what, err)
 	}
 	if d.cfg.Host != "" {
 		c.Host = strings.TrimRight(d.cfg.Host, "/")
@@ -144,8 +158,58 @@ func (d *Driver) httpClient() *http.Client {
 		cp := *d.cfg.HTTPClient
 		hc = &cp
 	}
-	hc.Transport = &httpretry.Transport{Base: hc.Transport, Retryable: retryable}
+	hc.Transport = callerContext{&httpretry.Transport{Base: hc.Transport, Retryable: retryable}}
 	return hc
+}
+
+// The OCI SDK races when the context of a call ends during the call: its
+// common.Retry returns the response variable that its goroutine is still
+// writing. So the SDK gets a context that never ends (sdkCtx), carrying
+// the caller's, which callerContext puts back on each HTTP request: the
+// request still ends with the caller's context, as an error the SDK's
+// goroutine returns.
+type callerCtxKey struct{}
+
+// sdkCtx is the context to give the SDK for a call made with ctx.
+func sdkCtx(ctx context.Context) context.Context {
+	return context.WithValue(context.WithoutCancel(ctx), callerCtxKey{}, ctx)
+}
+
+// callerContext sends each request with the caller's context of sdkCtx,
+// ended too when the request's own context ends (the http.Client's
+// timeout).
+type callerContext struct{ base http.RoundTripper }
+
+func (t callerContext) RoundTrip(req *http.Request) (*http.Response, error) {
+	caller, ok := req.Context().Value(callerCtxKey{}).(context.Context)
+	if !ok {
+		return t.base.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancel(caller)
+	stop := context.AfterFunc(req.Context(), cancel)
+	done := func() {
+		stop()
+		cancel()
+	}
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil || resp == nil || resp.Body == nil {
+		done()
+		return resp, err
+	}
+	resp.Body = &closeFunc{ReadCloser: resp.Body, done: done}
+	return resp, nil
+}
+
+// closeFunc calls done once its body is closed.
+type closeFunc struct {
+	io.ReadCloser
+	done func()
+}
+
+func (c *closeFunc) Close() error {
+	err := c.ReadCloser.Close()
+	c.done()
+	return err
 }
 
 // retryable retries what the OCI SDK's default policy retries: 429, 5xx
@@ -212,7 +276,7 @@ func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 
 // get returns the endpoint and its etag.
 func get(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string) (ailanguage.Endpoint, string, error) {
-	resp, err := c.GetEndpoint(ctx, ailanguage.GetEndpointRequest{EndpointId: &id})
+	resp, err := c.GetEndpoint(sdkCtx(ctx), ailanguage.GetEndpointRequest{EndpointId: &id})
 	if err != nil {
 		return ailanguage.Endpoint{}, "", objectErr(err)
 	}
@@ -241,7 +305,7 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 	if tok := retryToken(resources.IdempotencyToken(ctx)); tok != "" {
 		req.OpcRetryToken = &tok
 	}
-	resp, err := c.CreateEndpoint(ctx, req)
+	resp, err := c.CreateEndpoint(sdkCtx(ctx), req)
 	if err != nil {
 		return "", nil, fmt.Errorf("aiendpoint: create: %w", apiErr(err))
 	}
@@ -255,6 +319,53 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 		return id, got, fmt.Errorf("aiendpoint: create %q: %w", id, err)
 	}
 	return id, toAttrs(ep), nil
+}
+
+// RetryTokenLifetime is how long OCI remembers an opc-retry-token. Recover
+// does not replay a create older than this, less a margin: the replay would
+// make a second endpoint instead of returning the first.
+const RetryTokenLifetime = 24 * time.Hour
+
+// Recover finds the endpoint that an interrupted Create with req.Token made,
+// by replaying the create: the same CreateEndpoint body with the same
+// opc-retry-token, to which OCI answers with its first answer (the same
+// endpoint id) rather than creating another. Recover then waits for the
+// endpoint to become ACTIVE, as Create does, and returns it; an endpoint
+// that ends FAILED comes back with its id and the error.
+//
+// If the first create never reached OCI, the replay creates the endpoint
+// now. That is what the interrupted apply was asked to do, and the endpoint
+// is adopted into state either way: nothing is left that nobody manages.
+// When OCI refuses the replay (400, 404) the first create, which had the
+// same body, made nothing either, and neither did the replay: Recover
+// returns no id and no error. The same goes for a token whose endpoint was
+// deleted since (409 InvalidatedRetryToken).
+//
+// Recover cannot replay a create whose inputs held a secret (state keeps
+// only a digest of it) nor one older than RetryTokenLifetime; it says so.
+func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
+	switch {
+	case len(req.Hidden) > 0:
+		return "", nil, fmt.Errorf("aiendpoint: cannot replay the create: its inputs %s were secret, and state keeps no secret value", strings.Join(req.Hidden, ", "))
+	case req.Token == "":
+		return "", nil, errors.New("aiendpoint: cannot replay the create: it has no retry token")
+	case !req.Time.IsZero() && time.Since(req.Time) > RetryTokenLifetime-time.Hour:
+		return "", nil, fmt.Errorf("aiendpoint: cannot replay the create of %s: OCI keeps retry tokens for %s, so a replay could make a second endpoint",
+			req.Time.UTC().Format(time.RFC3339), RetryTokenLifetime)
+	}
+	id, got, err := d.Create(resources.WithIdempotencyToken(ctx, req.Token), req.Want)
+	var ae *resources.APIError
+	if id == "" && errors.As(err, &ae) {
+		switch {
+		case ae.Status == http.StatusConflict && ae.Code == "InvalidatedRetryToken",
+			ae.Status == http.StatusBadRequest, ae.Status == http.StatusNotFound:
+			return "", nil, nil
+		}
+	}
+	if id == "" && err != nil {
+		return "", nil, fmt.Errorf("aiendpoint: replay the create: %w", err)
+	}
+	return id, got, err
 }
 
 // retryToken fits the engine's token to OCI's opc-retry-token (at most 64
@@ -304,14 +415,16 @@ func (d *Driver) update(ctx context.Context, c ailanguage.AIServiceLanguageClien
 	if err != nil {
 		return ep, err
 	}
-	live := d.Normalize(toAttrs(ep))
+	// Tags OCI added by itself (Oracle-Tags) are not a reason to send
+	// definedTags; when definedTags are sent anyway, OCI keeps them.
+	live := d.Normalize(withoutVendorTags(toAttrs(ep), want))
 	changed := func(k string) bool {
 		return !resources.Equal(want[k], prior[k]) || !resources.Equal(want[k], live[k])
 	}
 
 	if comp, _ := want[attrCompartmentID].(string); comp != deref(ep.CompartmentId) {
 		err := d.withIfMatch(ctx, c, id, etag, func(ifMatch *string) error {
-			_, err := c.ChangeEndpointCompartment(ctx, ailanguage.ChangeEndpointCompartmentRequest{
+			_, err := c.ChangeEndpointCompartment(sdkCtx(ctx), ailanguage.ChangeEndpointCompartmentRequest{
 				EndpointId:                       &id,
 				ChangeEndpointCompartmentDetails: ailanguage.ChangeEndpointCompartmentDetails{CompartmentId: &comp},
 				IfMatch:                          ifMatch,
@@ -336,7 +449,7 @@ func (d *Driver) update(ctx context.Context, c ailanguage.AIServiceLanguageClien
 	}
 	var wr string
 	err = d.withIfMatch(ctx, c, id, etag, func(ifMatch *string) error {
-		resp, err := c.UpdateEndpoint(ctx, ailanguage.UpdateEndpointRequest{EndpointId: &id, UpdateEndpointDetails: details, IfMatch: ifMatch})
+		resp, err := c.UpdateEndpoint(sdkCtx(ctx), ailanguage.UpdateEndpointRequest{EndpointId: &id, UpdateEndpointDetails: details, IfMatch: ifMatch})
 		wr = deref(resp.OpcWorkRequestId)
 		return err
 	})
@@ -395,7 +508,7 @@ func (d *Driver) Delete(ctx context.Context, id string) error {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
 	start := time.Now()
-	resp, err := c.DeleteEndpoint(ctx, ailanguage.DeleteEndpointRequest{EndpointId: &id})
+	resp, err := c.DeleteEndpoint(sdkCtx(ctx), ailanguage.DeleteEndpointRequest{EndpointId: &id})
 	if err = objectErr(err); errors.Is(err, resources.ErrNotFound) {
 		return nil
 	}
@@ -449,7 +562,7 @@ func (d *Driver) waitFor(ctx context.Context, c ailanguage.AIServiceLanguageClie
 	for {
 		var wrStatus ailanguage.OperationStatusEnum
 		if w.workRequest != "" {
-			resp, err := c.GetWorkRequest(ctx, ailanguage.GetWorkRequestRequest{WorkRequestId: &w.workRequest})
+			resp, err := c.GetWorkRequest(sdkCtx(ctx), ailanguage.GetWorkRequestRequest{WorkRequestId: &w.workRequest})
 			if ctx.Err() != nil {
 				return last, timedOut()
 			}
@@ -506,7 +619,7 @@ func (d *Driver) waitFor(ctx context.Context, c ailanguage.AIServiceLanguageClie
 
 // workRequestErrors summarises a failed work request's errors.
 func workRequestErrors(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string) string {
-	resp, err := c.ListWorkRequestErrors(ctx, ailanguage.ListWorkRequestErrorsRequest{WorkRequestId: &id})
+	resp, err := c.ListWorkRequestErrors(sdkCtx(ctx), ailanguage.ListWorkRequestErrorsRequest{WorkRequestId: &id})
 	if err != nil {
 		return fmt.Sprintf("listing its errors: %v", apiErr(err))
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ var inputKeys = []string{"compartmentId", "modelId", "definedTags", "description
 func checkInputs(t *testing.T, d *Driver, call string, got, want attrs) {
 	t.Helper()
 	n := d.Normalize(want)
+	got = withoutVendorTags(got, want) // OCI's tag defaults: see TestDriverKeepsTagDefaults
 	for _, k := range inputKeys {
 		if !resources.Equal(got[k], n[k]) {
 			t.Errorf("%s: %s = %#v, want %#v", call, k, got[k], n[k])
@@ -581,5 +583,59 @@ func TestDriverConfigFromEnv(t *testing.T) {
 	t.Setenv("OCI_CLI_PROFILE", "MISSING")
 	if _, err := New(Config{}).sdk(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("profile %q", "MISSING")) {
 		t.Errorf("connect with OCI_CLI_PROFILE=MISSING = %v, want a profile error", err)
+	}
+}
+
+// TestDriverKeepsTagDefaults checks the Oracle-Tags tag defaults OCI puts on
+// every new endpoint: the emulator adds CreatedBy (the caller) and CreatedOn
+// on create and keeps them through an update that replaces definedTags; the
+// driver reports them as vendor keys and does not send definedTags just
+// because of them.
+func TestDriverKeepsTagDefaults(t *testing.T) {
+	t.Parallel()
+	var puts atomic.Int64
+	env := newEnv(t, envOptions{wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut {
+				puts.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	}})
+	ctx := t.Context()
+	want := env.inputs("tag-defaults")
+	id, got := env.create(want)
+	tags, _ := got["definedTags"].(map[string]any)
+	if tags["Oracle-Tags.CreatedBy"] != env.creds.OCIUser {
+		t.Errorf("Create: definedTags = %v, want Oracle-Tags.CreatedBy = %s", tags, env.creds.OCIUser)
+	}
+	created, _ := tags["Oracle-Tags.CreatedOn"].(string)
+	if _, err := time.Parse(time.RFC3339, created); err != nil {
+		t.Errorf("Create: Oracle-Tags.CreatedOn = %q, not RFC 3339: %v", created, err)
+	}
+	if !env.driver.VendorKey("definedTags", "Oracle-Tags.CreatedBy") || env.driver.VendorKey("definedTags", "Operations.CostCenter") || env.driver.VendorKey("freeformTags", "Oracle-Tags.CreatedBy") {
+		t.Errorf("VendorKey: want true for definedTags Oracle-Tags.* only")
+	}
+
+	// The user's own defined tags replace the others; the defaults stay.
+	next := env.inputs("tag-defaults")
+	next["definedTags"] = map[string]any{"Operations.CostCenter": "42"}
+	updated, err := env.driver.Update(ctx, id, want, next)
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	checkInputs(t, env.driver, "Update", updated, next)
+	tags, _ = updated["definedTags"].(map[string]any)
+	if tags["Oracle-Tags.CreatedBy"] != env.creds.OCIUser || tags["Oracle-Tags.CreatedOn"] != created || tags["Operations.CostCenter"] != "42" {
+		t.Errorf("Update: definedTags = %v, want Operations.CostCenter and the Oracle-Tags defaults of the create", tags)
+	}
+
+	// Nothing else changes: no update call at all.
+	before := puts.Load()
+	if _, err := env.driver.Update(ctx, id, next, next); err != nil {
+		t.Fatalf("Update without changes: %v", err)
+	}
+	if calls := puts.Load() - before; calls != 0 {
+		t.Errorf("Update without changes sent %d update calls: the Oracle-Tags defaults must not count as a change", calls)
 	}
 }

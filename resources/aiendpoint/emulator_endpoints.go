@@ -185,9 +185,7 @@ func (e *Emulator) createEndpoint(r *http.Request, _ []string, body []byte) (*re
 		if v.FreeformTags == nil {
 			v.FreeformTags = map[string]string{}
 		}
-		if v.DefinedTags == nil {
-			v.DefinedTags = map[string]map[string]any{}
-		}
+		v.DefinedTags = withTagDefaults(v.DefinedTags, e.creds.OCIUser, now)
 		rec := endpointRecord{View: v, Pending: &pendingOp{Op: opCreate, WorkRequestID: wrID, Done: now.Add(delay)}}
 		if err := tx.Put(bucketEndpoints, id, rec); err != nil {
 			return err
@@ -209,6 +207,69 @@ func (e *Emulator) createEndpoint(r *http.Request, _ []string, body []byte) (*re
 	return resp, err
 }
 
+// Tag defaults. Every tenancy made since 2019 has the Oracle-Tags namespace
+// with two tag defaults that OCI applies to each resource created in it:
+// CreatedBy (the caller) and CreatedOn (the time, as fmtTime writes it). A
+// value given in the create request wins over the default. An update that
+// replaces definedTags without them keeps them: they are reset to the values
+// inherited at creation, as the real service does.
+const (
+	tagDefaultsNamespace = "Oracle-Tags"
+	tagCreatedBy         = "CreatedBy"
+	tagCreatedOn         = "CreatedOn"
+)
+
+// withTagDefaults returns the defined tags of a new resource: tags as
+// requested, plus the Oracle-Tags defaults the request does not set.
+func withTagDefaults(tags map[string]map[string]any, user string, now time.Time) map[string]map[string]any {
+	out := make(map[string]map[string]any, len(tags)+1)
+	for ns, kv := range tags {
+		out[ns] = kv
+	}
+	defaults := map[string]any{}
+	for k, v := range out[tagDefaultsNamespace] {
+		defaults[k] = v
+	}
+	if _, ok := defaults[tagCreatedBy]; !ok {
+		defaults[tagCreatedBy] = user
+	}
+	if _, ok := defaults[tagCreatedOn]; !ok {
+		defaults[tagCreatedOn] = fmtTime(now)
+	}
+	out[tagDefaultsNamespace] = defaults
+	return out
+}
+
+// keepTagDefaults returns the defined tags an update sets: want, with the
+// Oracle-Tags defaults of cur that want does not give.
+func keepTagDefaults(want, cur map[string]map[string]any) map[string]map[string]any {
+	out := make(map[string]map[string]any, len(want)+1)
+	for ns, kv := range want {
+		out[ns] = kv
+	}
+	var kept map[string]any
+	for _, k := range []string{tagCreatedBy, tagCreatedOn} {
+		v, ok := cur[tagDefaultsNamespace][k]
+		if !ok {
+			continue
+		}
+		if _, given := out[tagDefaultsNamespace][k]; given {
+			continue
+		}
+		if kept == nil {
+			kept = map[string]any{}
+			for k2, v2 := range out[tagDefaultsNamespace] {
+				kept[k2] = v2
+			}
+		}
+		kept[k] = v
+	}
+	if kept != nil {
+		out[tagDefaultsNamespace] = kept
+	}
+	return out
+}
+
 func locationOf(r *http.Request, id string) string {
 	scheme := "http"
 	if r.TLS != nil {
@@ -220,7 +281,24 @@ func locationOf(r *http.Request, id string) string {
 func (e *Emulator) getEndpoint(_ *http.Request, args []string, _ []byte) (*response, error) {
 	now := e.now().UTC()
 	var resp *response
-	err := e.store.Update(func(tx emulator.Tx) error {
+	// Most reads find nothing to settle: answer them in a read-only
+	// transaction, which concurrent readers share, rather than queueing
+	// behind every other request for the write lock and a sync.
+	done := false
+	err := e.store.View(func(tx emulator.Tx) error {
+		var rec endpointRecord
+		found, err := tx.Get(bucketEndpoints, args[0], &rec)
+		if err != nil || !found || needsSettle(&rec, now) {
+			return err
+		}
+		done = true
+		resp, err = jsonResponse(http.StatusOK, rec.View, map[string]string{"etag": etagOf(rec.View)})
+		return err
+	})
+	if err != nil || done {
+		return resp, err
+	}
+	err = e.store.Update(func(tx emulator.Tx) error {
 		rec, err := e.loadEndpoint(tx, args[0], now)
 		if err != nil {
 			return err
@@ -363,7 +441,7 @@ func (e *Emulator) updateEndpoint(r *http.Request, args []string, body []byte) (
 			v.FreeformTags = d.FreeformTags
 		}
 		if d.DefinedTags != nil {
-			v.DefinedTags = d.DefinedTags
+			v.DefinedTags = keepTagDefaults(d.DefinedTags, v.DefinedTags)
 		}
 		wrID := e.newOCID("ailanguageworkrequest")
 		v.LifecycleState, v.LifecycleDetails, v.TimeUpdated = stateUpdating, nil, fmtTime(now)
@@ -506,6 +584,12 @@ func (e *Emulator) eachEndpoint(tx emulator.Tx, now time.Time, fn func(*endpoint
 		}
 	}
 	return nil
+}
+
+// needsSettle reports whether settle would change rec at now.
+func needsSettle(rec *endpointRecord, now time.Time) bool {
+	return rec.Pending != nil && !now.Before(rec.Pending.Done) ||
+		rec.DeletedAt != nil && now.Sub(*rec.DeletedAt) > deletedRetention
 }
 
 // settle applies the endpoint's pending transition if it is due, finishing

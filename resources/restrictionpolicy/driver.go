@@ -23,6 +23,7 @@ type Driver struct {
 var (
 	_ resources.Driver     = (*Driver)(nil)
 	_ resources.Normalizer = (*Driver)(nil)
+	_ resources.Recoverer  = (*Driver)(nil)
 )
 
 // New returns a driver calling the Datadog API described by cfg.
@@ -59,6 +60,33 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 		return "", nil, wrap("create", rid, err)
 	}
 	return p.ResourceID, attrsOf(p), nil
+}
+
+// Recover finds the policy an interrupted Create wrote. A policy's id is
+// its resource's id (req.Want's resourceId), a natural id that the create
+// sets, so Recover reads the policy there: bindings mean the POST went
+// through (or the resource already had a policy, which the create would
+// have replaced: adopting it, the next plan shows the difference); none
+// mean it made nothing. It needs resourceId in clear.
+func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
+	if slices.Contains(req.Hidden, "resourceId") {
+		return "", nil, errors.New("restrictionpolicy: cannot look up the policy: its resourceId was secret, and state keeps no secret value")
+	}
+	rid, _ := req.Want["resourceId"].(string)
+	if rid == "" {
+		return "", nil, errors.New("restrictionpolicy: cannot look up the policy: the create had no resourceId")
+	}
+	got, err := d.Read(ctx, rid)
+	if errors.Is(err, resources.ErrNotFound) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if bs, _ := got["bindings"].([]any); len(bs) == 0 {
+		return "", nil, nil
+	}
+	return rid, got, nil
 }
 
 // Update replaces the bindings in place with one POST carrying the full

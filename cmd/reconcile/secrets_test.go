@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oracle/oci-go-sdk/v65/ailanguage"
+
+	"reconcile/resources/emulator/server"
+)
+
+func randHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// TestE2ESecretsEverywhere runs every command with fn::secret values and a
+// secret config value in play, in an OCI endpoint's description and tags and
+// in a Datadog policy's principals, and searches everything reconcile wrote
+// (stdout, stderr, the state file, plan files, every file it left) for the
+// secrets' clear text; newWS searches the same for the emulator's
+// credentials.
+func TestE2ESecretsEverywhere(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	model := e.activeModel(t.TempDir())
+	h := randHex(t, 16)
+	secrets := map[string]string{
+		"fn::secret description": "fn-secret-" + randHex(t, 12),
+		"secret config value":    "cfg-secret-" + randHex(t, 12),
+		"fn::secret principal":   fmt.Sprintf("role:%s-%s-%s-%s-%s", h[:8], h[8:12], h[12:16], h[16:20], h[20:32]),
+	}
+	cfg := "apiToken=" + secrets["secret config value"]
+	specText := func(principal string) string {
+		return fmt.Sprintf(`config:
+  apiToken:
+    type: string
+    secret: true
+variables:
+  hidden:
+    fn::secret: %s
+  principal:
+    fn::secret: %q
+resources:
+  ep:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartmentId: %s
+      modelId: %s
+      displayName: secrets-ep
+      description: ${hidden}
+      freeformTags:
+        token: ${apiToken}
+  pol:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: dashboard:secrets
+      bindings:
+        - relation: editor
+          principals: ["${principal}"]
+outputs:
+  description: ${ep.description}
+  token: ${apiToken}
+  endpoint: ${ep.id}
+`, secrets["fn::secret description"], principal, server.Tenancy, model)
+	}
+	if err := os.MkdirAll(w.path("specs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.write("specs/main.yaml", specText(secrets["fn::secret principal"]))
+	f := []string{"-f", "specs", "--config", cfg}
+	cmd := func(want int, args ...string) result {
+		t.Helper()
+		return w.must(want, append(args, f...)...)
+	}
+
+	cmd(0, "validate")
+	cmd(0, "validate", "--output", "json")
+	cmd(2, "plan", "--detailed-exitcode")
+	cmd(0, "plan", "--output", "json")
+	cmd(0, "plan", "--output", "markdown")
+	cmd(0, "plan", "--out", "p.plan")
+	w.must(0, "apply", "p.plan", "--config", cfg)
+	r := cmd(0, "apply", "--auto-approve")
+	wantStdout(t, r, "No changes")
+	cmd(0, "apply", "--auto-approve", "--output", "json")
+	cmd(0, "drift")
+	cmd(0, "drift", "--output", "json")
+	cmd(0, "drift", "--output", "markdown")
+
+	// Another user changes the secret fields; drift and plan report them
+	// without showing values, and apply puts the secrets back.
+	ep := w.stateList()["ep"].ID
+	if _, err := e.sdkClient(t).UpdateEndpoint(context.Background(), ailanguage.UpdateEndpointRequest{EndpointId: &ep,
+		UpdateEndpointDetails: ailanguage.UpdateEndpointDetails{Description: strPtr("changed by hand"), FreeformTags: map[string]string{"token": "changed"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("POST", "/api/v2/restriction_policy/dashboard:secrets", map[string]any{"data": map[string]any{"id": "dashboard:secrets", "type": "restriction_policy",
+		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role2}}}}}}, e.ddHeaders(), nil)
+	r = cmd(2, "drift")
+	wantStdout(t, r, "(sensitive value)")
+	cmd(2, "drift", "--output", "json")
+	cmd(2, "drift", "--output", "markdown")
+	cmd(2, "plan", "--detailed-exitcode")
+	cmd(2, "plan", "--detailed-exitcode", "--output", "json")
+	cmd(0, "plan", "--out", "p2.plan", "--output", "markdown")
+	w.must(0, "apply", "p2.plan", "--config", cfg)
+	cmd(0, "plan", "--detailed-exitcode")
+
+	w.must(0, "state", "list")
+	w.must(0, "state", "list", "--output", "json")
+	for _, node := range []string{"ep", "pol"} {
+		n := w.stateShow(node)
+		w.must(0, "state", "show", node)
+		w.must(0, "state", "show", node, "--serial", fmt.Sprint(n.Serial-1))
+		w.must(0, "state", "show", node, "--serial", fmt.Sprint(n.Serial-1), "--output", "json")
+	}
+	w.must(0, "state", "history")
+	w.must(0, "state", "history", "--output", "json")
+	// import, of an object of the same kind that holds no secret.
+	e.do("POST", "/api/v2/restriction_policy/dashboard:other", map[string]any{"data": map[string]any{"id": "dashboard:other", "type": "restriction_policy",
+		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role1}}}}}}, e.ddHeaders(), nil)
+	w.must(0, "import", "other", "dashboard:other", "--type", "datadog:RestrictionPolicy")
+	w.must(0, "state", "rm", "other")
+
+	// A cloud API that echoes a refused secret in its error message.
+	if err := os.MkdirAll(w.path("bad"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	badPrincipal := "role:not-a-uuid-" + randHex(t, 8)
+	secrets["fn::secret echoed by an API error"] = badPrincipal
+	w.write("bad/main.yaml", strings.Replace(specText(badPrincipal), "dashboard:secrets", "dashboard:secrets-bad", 1))
+	r = w.must(1, "apply", "--auto-approve", "-f", "bad", "--config", cfg, "--state", "bad.db")
+	wantStderr(t, r, "Invalid principal", "(sensitive value)")
+	w.must(0, "destroy", "--auto-approve", "-f", "bad", "--config", cfg, "--state", "bad.db")
+
+	cmd(0, "destroy", "--auto-approve")
+
+	// Search everything written.
+	w.mu.Lock()
+	runs := append([]result(nil), w.runs...)
+	w.mu.Unlock()
+	for _, r := range runs {
+		for name, s := range secrets {
+			if strings.Contains(r.stdout, s) || strings.Contains(r.stderr, s) {
+				t.Errorf("the output of reconcile %s shows the %s in clear", strings.Join(r.args, " "), name)
+			}
+		}
+	}
+	files := 0
+	filepath.WalkDir(w.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if rel, _ := filepath.Rel(w.dir, p); rel == filepath.Join("specs", "main.yaml") || rel == filepath.Join("bad", "main.yaml") {
+			return nil // the user's own specs
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		for name, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds the %s in clear", p, name)
+			}
+		}
+		return nil
+	})
+	for _, want := range []string{".reconcile/state.db", "bad.db", "p.plan", "p2.plan"} {
+		if _, err := os.Stat(w.path(want)); err != nil {
+			t.Errorf("%s was not written: %v", want, err)
+		}
+	}
+	t.Logf("%d runs of reconcile and %d files searched for %d secrets and %d credentials", len(runs), files, len(secrets), len(e.secrets))
+}

@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"reconcile/resources"
+	"reconcile/schemas"
+	"reconcile/state"
+)
+
+// Refresh-only plans and their apply: accept the cloud's values into state
+// for the nodes that changed (or were deleted) outside reconcile, changing
+// nothing in the cloud. After it, Drift reports nothing and a normal plan
+// shows the changes that take the cloud back to the specs.
+
+// makeRefreshOnlyPlan reads every node of state from the cloud, as Drift
+// does, and plans one Refresh change for each that drifted and a NoOp for
+// each of the others, sorted by address. The specs are read for
+// ignoreChanges (ignored fields are not drift) and for positions only: a
+// refresh-only plan never creates, updates or deletes anything in the
+// cloud. A node that cannot be read is an error diagnostic.
+func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
+	meta, err := st.Meta()
+	if err != nil {
+		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+	}
+	recs, err := st.List()
+	if err != nil {
+		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+	}
+	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
+	var diags Diagnostics
+	for _, r := range refreshRecords(ctx, spec, reg, recs, opts.Parallelism) {
+		rec := r.rec
+		pos := declaredAt(spec, rec.Name)
+		if r.err != nil {
+			diags = append(diags, errorf(pos, "refresh %q: read %s %q: %v", rec.Name, rec.Type, rec.ID, r.err))
+			continue
+		}
+		c := Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: NoOp, ID: rec.ID, Pos: pos}
+		if rec.Kind == KindResource {
+			c.Before = mergeAttrs(rec.Inputs, rec.Outputs)
+			c.Before["id"] = rec.ID
+		} else {
+			c.Before = mergeAttrs(rec.Outputs)
+		}
+		c.Before = unsealForDisplay(c.Before).(map[string]any)
+		if r.item == nil {
+			c.After = c.Before
+			plan.Changes = append(plan.Changes, c)
+			continue
+		}
+		c.Action = Refresh
+		c.Drift, c.DriftDetails = r.item.Fields, r.item.Details
+		if r.item.Status == DriftDeleted {
+			c.DeletedOutside, c.DeletedID = true, rec.ID
+		} else {
+			c.After = refreshedAttrs(rec, r.live, reg)
+		}
+		plan.Changes = append(plan.Changes, c)
+	}
+	return plan, diags.Sort()
+}
+
+// declaredAt is where the specs declare name, or the zero Pos.
+func declaredAt(spec *Spec, name string) Pos {
+	if spec == nil {
+		return Pos{}
+	}
+	if r, ok := spec.Resources[name]; ok {
+		return r.Pos
+	}
+	if v, ok := spec.Variables[name]; ok {
+		return v.Pos
+	}
+	return Pos{}
+}
+
+// refreshedAttrs is what a Refresh writes into state for rec, given what
+// the cloud has now: for a lookup or a get, the live result; for a managed
+// resource, the live value of every input that was applied (a secret one
+// wrapped as Secret where state holds it sealed, without the map entries
+// the cloud adds by itself) and the live outputs. Inputs the specs leave to
+// the cloud stay out of state, as apply leaves them.
+func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registry) map[string]any {
+	if rec.Kind != KindResource {
+		return mergeAttrs(live)
+	}
+	s, ok := schemas.Lookup(rec.Type)
+	if !ok {
+		return mergeAttrs(live)
+	}
+	live = withoutVendorKeys(reg.Drivers[rec.Type], live, rec.Inputs)
+	out := map[string]any{}
+	for k, v := range live {
+		pr, isProp := s.Root.Properties[k]
+		if !isProp || pr.ReadOnly {
+			out[k] = v
+			continue
+		}
+		if applied, managed := rec.Inputs[k]; managed && v != nil {
+			out[k] = secretAs(v, applied)
+		}
+	}
+	out["id"] = rec.ID
+	return out
+}
+
+// secretAs returns live with the values wrapped as Secret where applied, a
+// value from state, holds a sealed secret. Lists are matched by index; a
+// list whose length differs is wrapped whole when applied holds a secret
+// in it.
+func secretAs(live, applied any) any {
+	if live == nil {
+		return nil
+	}
+	if isSealed(applied) {
+		return Secret{Value: live}
+	}
+	if !containsSealed(applied) {
+		return live
+	}
+	switch a := applied.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return Secret{Value: live}
+		}
+		out := make(map[string]any, len(l))
+		for k, v := range l {
+			if av, ok := a[k]; ok {
+				v = secretAs(v, av)
+			}
+			out[k] = v
+		}
+		return out
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(a) {
+			return Secret{Value: live}
+		}
+		out := make([]any, len(l))
+		for i, v := range l {
+			out[i] = secretAs(v, a[i])
+		}
+		return out
+	}
+	return live
+}
+
+// ApplyRefreshOnly carries out a refresh-only plan (Plan.RefreshOnly):
+// for each Refresh change it writes what the plan read from the cloud into
+// state (a node deleted outside reconcile is removed from state), and
+// nothing else. It makes no cloud call. Each node is written in its own
+// state transaction; a node whose record changed since the plan was made
+// fails and is left as it is. The history records opts.Command.
+func ApplyRefreshOnly(ctx context.Context, plan *Plan, st *state.Store, opts ApplyOptions) (*ApplyResult, error) {
+	if !plan.RefreshOnly {
+		return nil, errors.New("not a refresh-only plan")
+	}
+	res := &ApplyResult{Counts: map[Action]int{}}
+	emit := func(e Event) {
+		if opts.Observer != nil {
+			opts.Observer(e)
+		}
+	}
+	for i := range plan.Changes {
+		c := &plan.Changes[i]
+		if c.Action != Refresh {
+			continue
+		}
+		if ctx.Err() != nil {
+			res.Skipped = append(res.Skipped, c.Addr)
+			continue
+		}
+		start := time.Now()
+		emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Started, ID: c.ID, Pos: c.Pos})
+		if err := refreshState(st, c); err != nil {
+			res.Failed = append(res.Failed, NodeError{Addr: c.Addr, Pos: c.Pos, Err: err})
+			emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Failed, ID: c.ID, Message: err.Error(), Elapsed: time.Since(start)})
+			continue
+		}
+		res.Counts[Refresh]++
+		emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Done, ID: c.ID, Elapsed: time.Since(start)})
+	}
+	counts := map[string]int{Refresh.String(): res.Counts[Refresh], "failed": len(res.Failed), "skipped": len(res.Skipped)}
+	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: counts}); err != nil {
+		return res, fmt.Errorf("record history: %w", err)
+	}
+	return res, nil
+}
+
+// refreshState writes one Refresh change into state.
+func refreshState(st *state.Store, c *Change) error {
+	rec, ok, err := st.Get(c.Addr)
+	if err != nil {
+		return fmt.Errorf("read state: %w", err)
+	}
+	if !ok || rec.Type != c.Type || rec.Kind != c.Kind || rec.ID != c.ID {
+		return fmt.Errorf("%q changed in state since the plan was made; make a new plan", c.Addr)
+	}
+	if c.After == nil { // gone from the cloud
+		if rec.Kind == KindResource && len(rec.Deposed) > 0 {
+			// Keep the replaced objects still to delete; forget the one
+			// that is gone, so that the next apply creates it again.
+			rec.ID, rec.Inputs, rec.Outputs, rec.Tainted = "", nil, nil, ""
+			_, err := st.Put(rec)
+			return writeErr(err)
+		}
+		if err := st.Delete(c.Addr); err != nil && !errors.Is(err, state.ErrNoRecord) {
+			return writeErr(err)
+		}
+		return nil
+	}
+	switch rec.Kind {
+	case KindResource:
+		s, ok := schemas.Lookup(rec.Type)
+		if !ok {
+			return fmt.Errorf("unknown type %s in state", rec.Type)
+		}
+		inputs, outputs := map[string]any{}, map[string]any{}
+		for k, v := range c.After {
+			if pr, isProp := s.Root.Properties[k]; isProp && !pr.ReadOnly {
+				if _, managed := rec.Inputs[k]; managed {
+					inputs[k] = seal(v, c.Addr)
+				}
+				continue
+			}
+			outputs[k] = v
+		}
+		outputs["id"] = rec.ID
+		rec.Inputs, rec.Outputs = inputs, outputs
+	default:
+		rec.Outputs = mergeAttrs(c.After)
+		if id := str(c.After["id"]); id != "" && rec.Kind == KindLookup {
+			rec.ID = id
+		}
+	}
+	_, err = st.Put(rec)
+	return writeErr(err)
+}
+
+func writeErr(err error) error {
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}

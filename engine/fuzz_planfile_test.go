@@ -1,0 +1,75 @@
+package engine_test
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"reconcile/engine"
+)
+
+// FuzzReadPlanFile feeds arbitrary bytes to the plan-file reader, as a
+// damaged or hostile plan file would. It must never panic; a plan it accepts
+// must write again, and read back from that to the same plan.
+//
+//	go test ./engine -run '^$' -fuzz FuzzReadPlanFile -fuzztime 10m
+func FuzzReadPlanFile(f *testing.F) {
+	plan := &engine.Plan{Lineage: "4b7c1c1e-0000-4000-8000-000000000000", Serial: 3, SpecHash: "sha256:abc", Changes: []engine.Change{
+		{Addr: "ep", Type: "oci:AiLanguage:Endpoint", Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.x",
+			Before: map[string]any{"displayName": "a", "inferenceUnits": int64(1), "tags": map[string]any{"k": "v"}},
+			After: map[string]any{"displayName": "b", "inferenceUnits": int64(2), "id": engine.Unknown{}, "description": engine.Secret{Value: "s3cret"},
+				"list": []any{1.5, nil, true, []any{"x"}}},
+			ReplacePaths: []string{"modelId"}, Pos: engine.Pos{File: "main.yaml", Line: 3, Col: 5}},
+		{Addr: "pol", Type: "datadog:RestrictionPolicy", Kind: engine.KindResource, Action: engine.Create,
+			After: map[string]any{"resourceId": "dashboard:x", "bindings": []any{map[string]any{"relation": "editor", "principals": []any{"org:1"}}}}},
+		{Addr: "old", Type: "oci:AiLanguage:Endpoint", Kind: engine.KindResource, Action: engine.Delete, ID: "ocid1.old"},
+		{Addr: "me", Type: "datadog:getCurrentUser", Kind: engine.KindLookup, Action: engine.Read, Deferred: true},
+	}}
+	var buf bytes.Buffer
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: "/specs", StatePath: "/state.db", Config: map[string]string{"k": "v"}}, "fuzz"); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"version": 1`), []byte(`"version": 99`), 1))
+	for _, s := range []string{"", "{}", "null", `{"version":1,"specHash":"x"}`, `{"version":1,"specHash":"x","changes":[{"addr":"a","action":"nope"}]}`,
+		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"n":1e400,"u":{"$unknown":true}}}]}`,
+		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"a":[[[[[[{"$secret":"x"}]]]]]]}}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pf, err := engine.ReadPlanFile(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := engine.WritePlanFile(&out, pf, "fuzz"); err != nil {
+			t.Fatalf("a plan file that reads does not write again: %v\n%q", err, data)
+		}
+		pf2, err := engine.ReadPlanFile(bytes.NewReader(out.Bytes()))
+		if err != nil {
+			t.Fatalf("a plan file written from one that reads does not read: %v\n%s", err, out.Bytes())
+		}
+		// An empty map or list is written like none (omitempty): the same
+		// to apply.
+		for _, p := range []*engine.PlanFile{&pf, &pf2} {
+			if len(p.Config) == 0 {
+				p.Config = nil
+			}
+			for i := range p.Plan.Changes {
+				c := &p.Plan.Changes[i]
+				if len(c.Before) == 0 {
+					c.Before = nil
+				}
+				if len(c.After) == 0 {
+					c.After = nil
+				}
+				if len(c.ReplacePaths) == 0 {
+					c.ReplacePaths = nil
+				}
+			}
+		}
+		if !reflect.DeepEqual(pf, pf2) {
+			t.Fatalf("a plan file changes on a round trip:\n%#v\n%#v", pf.Plan, pf2.Plan)
+		}
+	})
+}

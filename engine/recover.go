@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"reconcile/resources"
+	"reconcile/schemas"
+	"reconcile/state"
+)
+
+// Outcomes of an intent resolved by ResolveIntents.
+const (
+	// IntentAdopted: the interrupted create made an object, now recorded
+	// in state (tainted when it did not become usable).
+	IntentAdopted = "adopted"
+	// IntentRecorded: the object was already in state (the process died
+	// between recording it and clearing the intent); its record is brought
+	// up to date.
+	IntentRecorded = "recorded"
+	// IntentCleared: the create made nothing; the next plan creates it.
+	IntentCleared = "cleared"
+	// IntentSuperseded: the node was recorded in state after the create
+	// started, with an object the intent does not name (by the create
+	// itself just before the process died, or by an import since): the
+	// intent is stale.
+	IntentSuperseded = "superseded"
+	// IntentKept: it could not be told what the create made; the intent
+	// stays, and no new create of the node is made while it does.
+	IntentKept = "kept"
+)
+
+// ResolvedIntent is what ResolveIntents did with one intent.
+type ResolvedIntent struct {
+	Name    string
+	Type    string
+	Time    time.Time // when the interrupted create started
+	Outcome string    // one of the Intent* outcomes
+	ID      string    // the object adopted or recorded
+	Tainted string    // set when the object adopted is not usable: why
+	Err     error     // why the intent was kept
+}
+
+// IntentReport lists what ResolveIntents did, sorted by name.
+type IntentReport struct {
+	Intents []ResolvedIntent
+}
+
+// Count returns how many intents had the outcome.
+func (r *IntentReport) Count(outcome string) int {
+	n := 0
+	for _, in := range r.Intents {
+		if in.Outcome == outcome {
+			n++
+		}
+	}
+	return n
+}
+
+// ResolveOptions control ResolveIntents.
+type ResolveOptions struct {
+	// Parallelism bounds concurrent lookups; 0 means 10.
+	Parallelism int
+	// Observer receives progress events (Action Create, Phase Running)
+	// while a lookup waits, for example for the object's create to end.
+	Observer func(Event)
+	// ProgressInterval is how often a running lookup reports; 0 means 10 s.
+	ProgressInterval time.Duration
+}
+
+// ResolveIntents resolves the creates that an earlier run started but did
+// not see to their end (the process was killed, or stopped before the
+// answer came): for each intent left in st, the driver's Recoverer looks
+// for what the create made, by its idempotency token or by a marker the
+// create sets (see resources.Recoverer), and:
+//   - an object found is adopted into state as the create would have
+//     recorded it: the intent's inputs, outputs from the object, its
+//     dependencies and options (tainted if it is not usable; an object it
+//     replaced stays recorded as deposed and is deleted by the next apply);
+//   - when the create made nothing, the intent is cleared and the next plan
+//     creates the node;
+//   - when the node was recorded after the create started, the intent is
+//     stale and cleared;
+//   - otherwise (no Recoverer, a secret input a replay would need, an API
+//     error) the intent is kept and the report says why: the next apply
+//     then creates the node only by replaying that create, with its token,
+//     if its inputs are unchanged.
+//
+// Apply, destroy and import run it before anything else; plans and drift,
+// which only read state, report the intents left (see PendingIntents).
+func ResolveIntents(ctx context.Context, st *state.Store, reg resources.Registry, opts ResolveOptions) (*IntentReport, error) {
+	rep := &IntentReport{}
+	ins, err := st.Intents()
+	if err != nil {
+		return rep, fmt.Errorf("read state: %w", err)
+	}
+	if len(ins) == 0 {
+		return rep, nil
+	}
+	if st.ReadOnly() {
+		return rep, fmt.Errorf("resolve interrupted creates: %w", state.ErrReadOnly)
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 10
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = 10 * time.Second
+	}
+	byName := map[string]state.Intent{}
+	var names []string
+	for _, in := range ins {
+		byName[in.Name] = in
+		names = append(names, in.Name)
+	}
+	var mu sync.Mutex
+	var writeErr error
+	walk(ctx, names, nil, opts.Parallelism, func(ctx context.Context, name string) error {
+		r, err := resolveIntent(ctx, st, reg, byName[name], opts)
+		mu.Lock()
+		defer mu.Unlock()
+		rep.Intents = append(rep.Intents, r)
+		if err != nil && writeErr == nil {
+			writeErr = err
+		}
+		return nil
+	})
+	sort.Slice(rep.Intents, func(i, j int) bool { return rep.Intents[i].Name < rep.Intents[j].Name })
+	if n := len(rep.Intents) - rep.Count(IntentKept); n > 0 {
+		counts := map[string]int{}
+		for _, r := range rep.Intents {
+			counts[r.Outcome]++
+		}
+		if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "resolve interrupted creates", Counts: counts}); err != nil && writeErr == nil {
+			writeErr = fmt.Errorf("record history: %w", err)
+		}
+	}
+	return rep, writeErr
+}
+
+// PendingIntents returns the creates an earlier run left unresolved, for a
+// command that only reads state to report them.
+func PendingIntents(st *state.Store) ([]state.Intent, error) {
+	ins, err := st.Intents()
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	return ins, nil
+}
+
+// resolveIntent resolves one intent. The error is a failure to write
+// state; the lookup's own failure is in the result.
+func resolveIntent(ctx context.Context, st *state.Store, reg resources.Registry, in state.Intent, opts ResolveOptions) (ResolvedIntent, error) {
+	res := ResolvedIntent{Name: in.Name, Type: in.Type, Time: in.Time}
+	keep := func(err error) (ResolvedIntent, error) {
+		res.Outcome, res.Err = IntentKept, err
+		return res, nil
+	}
+	rec, hasRec, err := st.Get(in.Name)
+	if err != nil {
+		return keep(err)
+	}
+	clear := func(outcome string) (ResolvedIntent, error) {
+		res.Outcome = outcome
+		if err := st.ClearIntent(in.Name); err != nil {
+			return res, fmt.Errorf("write state: %w", err)
+		}
+		return res, nil
+	}
+	// A node recorded with another object after the create started was
+	// imported or created since: what the create made, if anything, is not
+	// the node's. (The create itself records its object before clearing the
+	// intent; an interrupted one that knew the object's id put it in the
+	// intent.)
+	if hasRec && rec.Kind == KindResource && rec.ID != "" && rec.ID != in.ID && rec.UpdatedAt.After(in.Time) {
+		res.ID = rec.ID
+		return clear(IntentSuperseded)
+	}
+	s, ok := schemas.Lookup(in.Type)
+	if !ok {
+		return keep(fmt.Errorf("unknown type %q", in.Type))
+	}
+	d, ok := reg.Drivers[s.Token]
+	if !ok {
+		return keep(fmt.Errorf("no driver is configured for %s", s.Token))
+	}
+	rv, ok := d.(resources.Recoverer)
+	if !ok {
+		return keep(fmt.Errorf("the %s driver cannot look up what an interrupted create made", s.Token))
+	}
+	want, hidden := recoverInputs(in.Inputs)
+	req := resources.RecoverRequest{Token: in.Token, Want: want, Hidden: hidden, Time: in.Time}
+	c := &Change{Addr: in.Name, Type: in.Type}
+	a := &applier{opts: ApplyOptions{Observer: opts.Observer, ProgressInterval: opts.ProgressInterval}}
+	var got resources.Attrs
+	id, err := a.operation(resources.WithIdempotencyToken(ctx, in.Token), c, Create, 0, func(ctx context.Context) (string, error) {
+		id, g, err := rv.Recover(ctx, req)
+		got = g
+		return id, err
+	})
+	switch {
+	case id == "" && err == nil:
+		return clear(IntentCleared)
+	case id == "":
+		return keep(err)
+	case err != nil && ctx.Err() != nil:
+		// Cancelled while the object's create was still running: record
+		// the object, keep the intent to check again how it ended.
+		res.ID = id
+		if _, werr := st.Put(adoptedRecord(s, in, rec, hasRec, id, got, "")); werr != nil {
+			return res, fmt.Errorf("write state: %w", werr)
+		}
+		in.ID = id
+		if werr := st.PutIntent(in); werr != nil {
+			return res, fmt.Errorf("write state: %w", werr)
+		}
+		return keep(err)
+	}
+	res.ID = id
+	if err != nil {
+		res.Tainted = err.Error()
+	}
+	if _, werr := st.Put(adoptedRecord(s, in, rec, hasRec, id, got, res.Tainted)); werr != nil {
+		return res, fmt.Errorf("write state: %w", werr)
+	}
+	if hasRec && rec.ID == id {
+		return clear(IntentRecorded)
+	}
+	return clear(IntentAdopted)
+}
+
+// adoptedRecord is the record of the object id that the create of in made:
+// the intent's inputs (secrets sealed), outputs from the object, the
+// dependencies and options the create would have recorded. When the node
+// is in state with another object (a replacement creating the new object
+// first), that object is kept as deposed, for the next apply to delete.
+func adoptedRecord(s *schemas.Schema, in state.Intent, prior state.Record, hasPrior bool, id string, got resources.Attrs, tainted string) state.Record {
+	out := map[string]any{}
+	for k, v := range resources.CanonAttrs(got) {
+		if pr, isProp := s.Root.Properties[k]; isProp && !pr.ReadOnly {
+			continue // an input: the intent's value is recorded
+		}
+		out[k] = v
+	}
+	out["id"] = id
+	rec := state.Record{Name: in.Name, Type: s.Token, Kind: KindResource, ID: id, Inputs: in.Inputs, Outputs: out,
+		Dependencies: in.Dependencies, Protect: in.Protect, RetainOnDelete: in.RetainOnDelete,
+		DeleteBeforeReplace: in.DeleteBeforeReplace, Tainted: tainted}
+	if hasPrior && prior.Kind == KindResource {
+		rec.Deposed = append(rec.Deposed, prior.Deposed...)
+		if prior.ID != "" && prior.ID != id && !contains(rec.Deposed, prior.ID) {
+			rec.Deposed = append(rec.Deposed, prior.ID)
+		}
+	}
+	return rec
+}
+
+// recoverInputs splits an intent's inputs into the plain ones and the
+// names of the top-level ones that hold a sealed secret.
+func recoverInputs(inputs map[string]any) (resources.Attrs, []string) {
+	want := resources.Attrs{}
+	var hidden []string
+	for k, v := range inputs {
+		if containsSealed(v) {
+			hidden = append(hidden, k)
+			continue
+		}
+		want[k] = v
+	}
+	sort.Strings(hidden)
+	return want, hidden
+}

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+)
+
+// minSecretLen is the shortest secret text SecretTexts returns: shorter
+// ones ("1", "yes") would blank out unrelated text.
+const minSecretLen = 4
+
+// SecretTexts returns the clear text of the secrets the specs hold
+// statically: the values in force of config entries marked secret, and the
+// literal text under fn::secret (whole values, and every string inside
+// them). Outputs can redact them as a last line of defence, for instance
+// from a cloud API's error message that echoes an input. Secrets computed
+// from other values are not known until apply and are not listed.
+func SecretTexts(s *Spec) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(v any) {
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				for _, e := range x {
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			case Secret:
+				walk(x.Value)
+			case nil, bool:
+			default:
+				text := fmt.Sprint(x)
+				if len(text) >= minSecretLen && !seen[text] {
+					seen[text] = true
+					out = append(out, text)
+				}
+			}
+		}
+		walk(v)
+	}
+	for name, d := range s.Config {
+		if d.Secret {
+			add(s.Values[name])
+		}
+	}
+	var visit func(e Expr, secret bool)
+	visit = func(e Expr, secret bool) {
+		switch x := e.(type) {
+		case *Lit:
+			if secret {
+				add(x.Value)
+			}
+		case *Template:
+			for _, p := range x.Parts {
+				if secret && p.Ref == nil {
+					add(p.Text)
+				}
+			}
+		case *List:
+			for _, it := range x.Items {
+				visit(it, secret)
+			}
+		case *Object:
+			if x == nil {
+				return
+			}
+			for _, en := range x.Entries {
+				visit(en.Value, secret)
+			}
+		case *Call:
+			visit(x.Arg, secret || x.Name == "secret")
+		case *Invoke:
+			if x.Args != nil {
+				visit(x.Args, secret)
+			}
+		}
+	}
+	for _, v := range s.Variables {
+		visit(v.Expr, false)
+	}
+	for _, r := range s.Resources {
+		if r.Properties != nil {
+			visit(r.Properties, false)
+		}
+		if r.Get != nil {
+			visit(r.Get.ID, false)
+			if r.Get.State != nil {
+				visit(r.Get.State, false)
+			}
+		}
+	}
+	for _, o := range s.Outputs {
+		visit(o.Expr, false)
+	}
+	// Longest first, so that a secret containing another is replaced whole.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) || len(out[i]) == len(out[j]) && out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,174 @@
+package engine_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"reconcile/engine"
+	"reconcile/resources"
+	"reconcile/state"
+)
+
+// chain is a spec of endpoints, each depending on the one before.
+func chain(names ...string) string {
+	var rs []string
+	for i, n := range names {
+		if i == 0 {
+			rs = append(rs, endpoint(n, n))
+		} else {
+			rs = append(rs, endpoint(n, n, "description: ${"+names[i-1]+".id}"))
+		}
+	}
+	return resourcesOf(rs...)
+}
+
+// applyCtx plans src and applies it with ctx, in the background.
+func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOptions) <-chan *engine.ApplyResult {
+	h.t.Helper()
+	st, err := state.Open(h.path, state.Options{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	spec := h.load(src)
+	p, diags := engine.MakePlan(h.t.Context(), spec, st, h.reg, engine.PlanOptions{})
+	if diags.HasErrors() {
+		st.Close()
+		h.t.Fatalf("plan: %v", diags.Err())
+	}
+	done := make(chan *engine.ApplyResult, 1)
+	go func() {
+		res, err := engine.Apply(ctx, p, spec, st, h.reg, opts)
+		if err != nil {
+			h.t.Error(err)
+		}
+		st.Close() // before the test reads the state
+		done <- res
+	}()
+	return done
+}
+
+// TestApplyGracefulStop: once stopped, apply starts nothing new, lets the
+// running create finish and records it, and says what it left undone.
+func TestApplyGracefulStop(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := newTokenCloud(true)
+	c.block, c.started = make(chan struct{}), make(chan string, 10)
+	h.useCloud(c)
+	sc := engine.NewStopControl()
+	src := chain("a", "b", "c")
+	done := h.applyCtx(engine.WithStopControl(t.Context(), sc), src, engine.ApplyOptions{Command: "apply"})
+	if got := <-c.started; got != "a" {
+		t.Fatalf("first create = %s, want a", got)
+	}
+	applying, running := sc.Stop("interrupt")
+	if !applying || running != 1 {
+		t.Errorf("Stop = applying %v, %d running; want true, 1", applying, running)
+	}
+	close(c.block) // a's create finishes after the stop
+	res := <-done
+	if res.Counts[engine.Create] != 1 || !reflect.DeepEqual(res.NotStarted, []string{"b", "c"}) || len(res.Interrupted) != 0 || len(res.Failed) != 0 {
+		t.Errorf("result: counts %v, not started %v, interrupted %v, failed %v; want a created, b and c not started", res.Counts, res.NotStarted, res.Interrupted, res.Failed)
+	}
+	if res.Stopped != "stopped by interrupt" || res.Err() == nil || res.Complete() {
+		t.Errorf("Stopped = %q, Err = %v; want stopped by interrupt, an error", res.Stopped, res.Err())
+	}
+	if r := h.record("a"); r.ID == "" {
+		t.Errorf("a's create finished but is not recorded")
+	}
+	if len(h.intents()) != 0 {
+		t.Errorf("intents left: %v", h.intents())
+	}
+	// The next apply carries on.
+	c.block = nil
+	h.mustApply(src)
+	if n := c.createCount(); n != 3 {
+		t.Errorf("%d creates, want 3", n)
+	}
+}
+
+// TestApplyCancelInterrupts: cancelling the context abandons the running
+// create; its intent stays for the next run, which finds it made nothing
+// and creates it.
+func TestApplyCancelInterrupts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := newTokenCloud(true)
+	c.block, c.started = make(chan struct{}), make(chan string, 10)
+	h.useCloud(c)
+	ctx, cancel := context.WithCancel(t.Context())
+	src := resourcesOf(endpoint("a", "a"), endpoint("b", "b", "description: ${a.id}"))
+	done := h.applyCtx(ctx, src, engine.ApplyOptions{Command: "apply"})
+	<-c.started
+	cancel()
+	res := <-done
+	if len(res.Interrupted) != 1 || res.Interrupted[0].Addr != "a" || !reflect.DeepEqual(res.NotStarted, []string{"b"}) || res.Stopped != "cancelled" {
+		t.Fatalf("result: interrupted %v, not started %v, stopped %q; want a interrupted, b not started, cancelled", res.Interrupted, res.NotStarted, res.Stopped)
+	}
+	if !strings.Contains(res.Interrupted[0].Err.Error(), "next apply") {
+		t.Errorf("a's error %q does not say that the next apply finds out", res.Interrupted[0].Err)
+	}
+	if ins := h.intents(); len(ins) != 1 || ins[0].Name != "a" {
+		t.Fatalf("intents = %v, want a's kept", ins)
+	}
+	if got := outcomes(h.resolve()); got != "a:cleared" {
+		t.Errorf("ResolveIntents = %q, want a:cleared", got)
+	}
+	c.block = nil
+	h.mustApply(src)
+	if n := c.createCount(); n != 2 {
+		t.Errorf("%d creates, want 2", n)
+	}
+	hs := h.history()
+	if last := hs[0]; last.Counts["interrupted"] != 1 || last.Counts["not_started"] != 1 {
+		t.Errorf("history of the cancelled apply = %+v, want 1 interrupted, 1 not started", last)
+	}
+}
+
+// TestApplyRetriesShown: every retry the driver reports shows as a
+// progress event at once.
+func TestApplyRetriesShown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.cloud.failCreate = nil
+	var events []engine.Event
+	h.reg.Drivers[endpointToken] = retryingDriver{h.cloud}
+	_, res := h.applyWith(resourcesOf(endpoint("a", "a")), engine.PlanOptions{}, engine.ApplyOptions{Command: "apply",
+		Observer: func(e engine.Event) { events = append(events, e) }})
+	if !res.Complete() {
+		t.Fatalf("apply: %v", res.Failed)
+	}
+	var msgs []string
+	for _, e := range events {
+		if e.Phase == engine.Running {
+			msgs = append(msgs, e.Message)
+		}
+	}
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "retrying in") {
+		t.Errorf("running events %q, want the one retry", msgs)
+	}
+}
+
+func (h *harness) history() []state.HistoryEntry {
+	h.t.Helper()
+	st, err := state.Open(h.path, state.Options{ReadOnly: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer st.Close()
+	hs, err := st.History()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return hs
+}
+
+// retryingDriver reports one retry in each create, as httpretry does.
+type retryingDriver struct{ *fakeCloud }
+
+func (d retryingDriver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
+	resources.Progress(ctx, "POST /20221001/endpoints: 503 Service Unavailable; retrying in 10ms (attempt 2)")
+	return d.fakeCloud.Create(ctx, want)
+}

@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"reconcile/engine"
+	"reconcile/resources"
+	"reconcile/resources/aiendpoint"
+	"reconcile/resources/emulator/server"
+	"reconcile/state"
+)
+
+// ociRegistry is the registry of the endpoint driver pointed at srv.
+func ociRegistry(srv *server.Server, dataDir string) (resources.Registry, *aiendpoint.Driver) {
+	d := aiendpoint.New(aiendpoint.Config{
+		ConfigFile: filepath.Join(dataDir, "credentials", "oci_config"), Host: srv.URL, PollInterval: 100 * time.Millisecond,
+	})
+	return resources.Registry{Drivers: map[string]resources.Driver{"oci:AiLanguage:Endpoint": d}}, d
+}
+
+// BenchmarkDrift1000Endpoints applies 1,000 endpoints (endpointsSpec) to
+// the emulator without latency, then adds 50 ms to every call and times
+// engine.Drift over them at parallelism 10. It reports one read's own time
+// (the best of three), the drift's wall time, and how far that is from the
+// ideal 1000/10 x one read (ratio 1.00 is ideal). Run it with
+//
+//	go test ./resources/emulator/server -run '^$' -bench Drift1000 -benchtime 1x
+func BenchmarkDrift1000Endpoints(b *testing.B) {
+	const n, parallelism = 1000, 10
+	for b.Loop() {
+		dir := b.TempDir()
+		srv, err := server.Start(server.Options{DataDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg, driver := ociRegistry(srv, dir)
+		spec, diags := engine.Load(b.TempDir(), []engine.Source{{Name: "bench.yaml", Data: []byte(endpointsSpec(n))}}, nil)
+		if diags.HasErrors() {
+			b.Fatal(diags.Err())
+		}
+		st, err := state.Open(filepath.Join(b.TempDir(), "state.db"), state.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		plan, diags := engine.MakePlan(b.Context(), spec, st, reg, engine.PlanOptions{})
+		if diags.HasErrors() {
+			b.Fatal(diags.Err())
+		}
+		res, err := engine.Apply(b.Context(), plan, spec, st, reg, engine.ApplyOptions{Parallelism: 20, Command: "apply"})
+		if err != nil || res.Err() != nil || res.Counts[engine.Create] != n {
+			b.Fatalf("apply of %d endpoints: err %v, counts %v, failed %v", n, err, res.Counts, res.Failed)
+		}
+		recs, err := st.List()
+		if err != nil {
+			b.Fatal(err)
+		}
+
+		srv.Apply(server.Settings{LatencyMS: 50})
+		var one time.Duration
+		for i := range 3 {
+			start := time.Now()
+			if _, err := driver.Read(b.Context(), recs[i].ID); err != nil {
+				b.Fatal(err)
+			}
+			if d := time.Since(start); one == 0 || d < one {
+				one = d
+			}
+		}
+		start := time.Now()
+		rep, err := engine.Drift(b.Context(), spec, st, reg, parallelism)
+		all := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Checked != n || rep.HasDrift() || len(rep.Errors) > 0 {
+			b.Fatalf("drift: checked %d, %d drifted, errors %v; want %d checked and no drift", rep.Checked, len(rep.Items), rep.Errors, n)
+		}
+		ideal := time.Duration(n/parallelism) * one
+		b.ReportMetric(one.Seconds(), "s/one-read")
+		b.ReportMetric(all.Seconds(), "s/drift-1000")
+		b.ReportMetric(float64(all)/float64(ideal), "ratio-to-ideal")
+		st.Close()
+		srv.Close()
+	}
+}

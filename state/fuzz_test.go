@@ -1,0 +1,73 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// FuzzStateDecode feeds arbitrary bytes to the decoders of what the state
+// file stores (records, intents and history entries), as a damaged or
+// hand-edited file would. They must never panic; what they accept must
+// encode again, and decode from that encoding to the same thing.
+//
+//	go test ./state -run '^$' -fuzz FuzzStateDecode -fuzztime 10m
+func FuzzStateDecode(f *testing.F) {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for _, v := range []any{
+		Record{Name: "ep", Type: "oci:AiLanguage:Endpoint", Kind: KindResource, ID: "ocid1.ailanguageendpoint.oc1..x",
+			Inputs:       map[string]any{"displayName": "ep", "inferenceUnits": int64(2), "freeformTags": map[string]any{"team": "ml"}, "secret": map[string]any{"$secret": "sha256:00"}},
+			Outputs:      map[string]any{"state": "ACTIVE", "ratio": 0.5, "list": []any{int64(1), "two", nil, true}},
+			Dependencies: []string{"a", "b"}, Protect: true, Deposed: []string{"old"}, Tainted: "FAILED", Serial: 7, UpdatedAt: at},
+		Record{Name: "me", Type: "datadog:getCurrentUser", Kind: KindLookup, Serial: 1},
+		Intent{Name: "ep", Type: "oci:AiLanguage:Endpoint", Token: "0123456789abcdef", Inputs: map[string]any{"n": int64(1)}, Time: at, Dependencies: []string{"a"}},
+		HistoryEntry{Serial: 3, Time: at, Command: "apply", Counts: map[string]int{"create": 2}},
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{"", "{}", "null", "[]", `{"inputs":{"n":1e400}}`, `{"inputs":{"n":-0}}`, `{"serial":-1}`,
+		`{"updatedAt":"not a time"}`, `{"inputs":{"a":[[[[[[[[[[{}]]]]]]]]]]}}`, `{"inputs":{"n":12345678901234567890}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if r, err := decodeRecord(data); err == nil {
+			roundTrip(t, "record", r, func(b []byte) (any, error) { return decodeRecord(b) })
+		}
+		if in, err := decodeIntent(data); err == nil {
+			roundTrip(t, "intent", in, func(b []byte) (any, error) { return decodeIntent(b) })
+		}
+		var h HistoryEntry
+		if err := decodeJSON(data, &h); err == nil {
+			roundTrip(t, "history entry", h, func(b []byte) (any, error) {
+				var h2 HistoryEntry
+				return h2, decodeJSON(b, &h2)
+			})
+		}
+	})
+}
+
+// roundTrip checks that v, decoded from the state file, encodes as Put
+// would write it, and that the encoding decodes to the same value.
+func roundTrip(t *testing.T, what string, v any, decode func([]byte) (any, error)) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("a decoded %s does not encode again: %v\n%#v", what, err, v)
+	}
+	v2, err := decode(b)
+	if err != nil {
+		t.Fatalf("the encoding of a decoded %s does not decode: %v\n%s", what, err, b)
+	}
+	b2, err := json.Marshal(v2)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if !bytes.Equal(b, b2) {
+		t.Fatalf("a %s changes on a round trip:\n%s\n%s", what, b, b2)
+	}
+}
