@@ -1,0 +1,410 @@
+package engine
+
+// Parsing YAML values into expressions: interpolations with exact
+// positions, built-in function calls and fn::invoke.
+
+import (
+	"fmt"
+	"reconcile/schemas"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// expr parses a YAML value into an expression. prop, when not nil, is the
+// schema of the value: where it names fields, keys are canonicalised from
+// snake_case to lowerCamelCase and both spellings of one field are refused.
+func (l *loader) expr(n *yaml.Node, prop *schemas.Prop) Expr {
+	n = deref(n)
+	pos := l.pos(n)
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.ShortTag() != "!!str" {
+			return &Lit{P: pos, Value: scalarValue(n)}
+		}
+		e, ds := parseTemplate(n.Value, pos, l.offsetFunc(n))
+		l.diags = append(l.diags, ds...)
+		return e
+	case yaml.SequenceNode:
+		list := &List{P: pos}
+		var items *schemas.Prop
+		if prop != nil {
+			items = prop.Items
+		}
+		for _, c := range n.Content {
+			list.Items = append(list.Items, l.expr(c, items))
+		}
+		return list
+	case yaml.MappingNode:
+		if len(n.Content) == 2 && strings.HasPrefix(strings.ToLower(n.Content[0].Value), "fn::") {
+			return l.call(n.Content[0], deref(n.Content[1]))
+		}
+		bad := false
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; strings.HasPrefix(strings.ToLower(k.Value), "fn::") {
+				l.errorf(l.pos(k), "%q must be the only key of its mapping to be a function call", k.Value)
+				bad = true
+			}
+		}
+		if bad {
+			// Neither a call nor a plain mapping: checking its entries
+			// would only repeat the error.
+			return &badExpr{P: pos}
+		}
+		obj := &Object{P: pos}
+		named := prop != nil && len(prop.Properties) > 0
+		firstAt := map[string]Entry{}
+		l.eachKey(n, func(k, v *yaml.Node) {
+			key := k.Value
+			var sub *schemas.Prop
+			if named {
+				key = snakeToCamel(k.Value)
+				sub = prop.Properties[key]
+			} else if prop != nil {
+				sub = prop.AdditionalProperties
+			}
+			e := Entry{Key: key, Raw: k.Value, KeyPos: l.pos(k)}
+			if prev, dup := firstAt[key]; dup {
+				l.errorf(e.KeyPos, "field %q is given twice, as %q and %q", key, prev.Raw, k.Value).Detail = fmt.Sprintf("snake_case and lowerCamelCase name the same field; keep one (the other is at %s)", prev.KeyPos)
+				return
+			}
+			e.Value = l.expr(v, sub)
+			firstAt[key] = e
+			obj.Entries = append(obj.Entries, e)
+		})
+		return obj
+	}
+	return &Lit{P: pos}
+}
+
+// offsetFunc maps a byte offset inside a scalar's value to its position in
+// the file. It reads the scalar's source text, so the position is exact for
+// plain and quoted scalars written on one line and for literal blocks (|);
+// inside other scalars (folded, or quoted over several lines) it is the
+// scalar's start.
+func (l *loader) offsetFunc(n *yaml.Node) func(int) Pos {
+	base := l.pos(n)
+	return func(i int) Pos {
+		if line, col, ok := l.scalarOffset(n, i); ok {
+			return Pos{File: l.file, Line: line, Col: col}
+		}
+		return base
+	}
+}
+
+// sourceLine returns a line (1-based) of the file being loaded, without its
+// line break.
+func (l *loader) sourceLine(line int) (string, bool) {
+	if line < 1 || line > len(l.lines) {
+		return "", false
+	}
+	s := l.lines[line-1]
+	if line == 1 {
+		s = strings.TrimPrefix(s, "\ufeff") // yaml.v3 does not count a BOM
+	}
+	return s, true
+}
+
+// scalarOffset returns the line and column of byte i of n.Value in the
+// source, if it can be found exactly.
+func (l *loader) scalarOffset(n *yaml.Node, i int) (line, col int, ok bool) {
+	v := n.Value
+	if i < 0 || i > len(v) {
+		return 0, 0, false
+	}
+	runes := utf8.RuneCountInString
+	switch {
+	case n.Style&yaml.LiteralStyle != 0:
+		// Each line of the value is a source line after the indentation.
+		k := strings.Count(v[:i], "\n")
+		start := strings.LastIndexByte(v[:i], '\n') + 1
+		end := strings.IndexByte(v[start:], '\n')
+		if end < 0 {
+			end = len(v)
+		} else {
+			end += start
+		}
+		text := v[start:end]
+		src, ok := l.sourceLine(n.Line + 1 + k)
+		if !ok || !strings.HasSuffix(src, text) || strings.Trim(src[:len(src)-len(text)], " ") != "" {
+			return 0, 0, false
+		}
+		return n.Line + 1 + k, runes(src[:len(src)-len(text)]) + 1 + runes(v[start:i]), true
+	case n.Style&yaml.FoldedStyle != 0:
+		return 0, 0, false
+	}
+	src, ok := l.sourceLine(n.Line)
+	if !ok {
+		return 0, 0, false
+	}
+	start := 0 // byte index of column n.Column
+	for c := 1; c < n.Column && start < len(src); c++ {
+		_, size := utf8.DecodeRuneInString(src[start:])
+		start += size
+	}
+	at := func(ri int) (int, int, bool) { return n.Line, runes(src[:ri]) + 1, true }
+	single := n.Style&yaml.SingleQuotedStyle != 0
+	if !single && n.Style&yaml.DoubleQuotedStyle == 0 {
+		// A plain scalar is its source text, when it is on one line.
+		j := strings.Index(src[start:], v)
+		if j < 0 || strings.Contains(v, "\n") {
+			return 0, 0, false
+		}
+		return at(start + j + len(v[:i]))
+	}
+	quote := byte('"')
+	if single {
+		quote = '\''
+	}
+	j := strings.IndexByte(src[start:], quote)
+	if j < 0 {
+		return 0, 0, false
+	}
+	// Walk the source and the value together up to byte i of the value.
+	ri, vi := start+j+1, 0
+	for vi < i {
+		if ri >= len(src) {
+			return 0, 0, false // the scalar goes on to the next line
+		}
+		prev, c := ri, src[ri]
+		switch {
+		case single && c == '\'':
+			if ri+1 >= len(src) || src[ri+1] != '\'' {
+				return 0, 0, false
+			}
+			vi, ri = vi+1, ri+2
+		case !single && c == '"':
+			return 0, 0, false
+		case !single && c == '\\':
+			if ri+1 >= len(src) {
+				return 0, 0, false
+			}
+			size := 1
+			switch e := src[ri+1]; e {
+			case 'x', 'u', 'U':
+				digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+				if ri+2+digits > len(src) {
+					return 0, 0, false
+				}
+				r, err := strconv.ParseUint(src[ri+2:ri+2+digits], 16, 32)
+				if err != nil || utf8.RuneLen(rune(r)) < 0 {
+					return 0, 0, false
+				}
+				size = utf8.RuneLen(rune(r))
+				ri += digits
+			case 'N', '_':
+				size = 2
+			case 'L', 'P':
+				size = 3
+			}
+			vi, ri = vi+size, ri+2
+		default:
+			_, size := utf8.DecodeRuneInString(src[ri:])
+			if !strings.HasPrefix(v[vi:], src[ri:ri+size]) {
+				return 0, 0, false
+			}
+			vi, ri = vi+size, ri+size
+		}
+		if vi > i {
+			return at(prev) // i falls inside an escape
+		}
+	}
+	return at(ri)
+}
+
+var builtinFuncs = []string{"invoke", "join", "split", "select", "toJSON", "toBase64", "fromBase64", "secret", "unsecret", "readFile"}
+
+func (l *loader) call(k, v *yaml.Node) Expr {
+	pos := l.pos(k)
+	name := k.Value[len("fn::"):]
+	if strings.Contains(name, ":") {
+		// fn::pkg:name shorthand for an invoke without options or return.
+		inv := &Invoke{P: pos, FuncPos: pos}
+		l.resolveFunction(inv, name, pos)
+		switch e := l.expr(v, l.funcRoot(inv)).(type) {
+		case *Object:
+			inv.Args = e
+		case *badExpr:
+		default:
+			if !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
+				l.errorf(l.pos(v), "arguments of %s must be a mapping, got %s", k.Value, notMapping(v))
+			}
+		}
+		if inv.Args == nil {
+			inv.Args = &Object{P: pos}
+		}
+		return inv
+	}
+	canon := ""
+	for _, f := range builtinFuncs {
+		if strings.EqualFold(f, name) {
+			canon = f
+		}
+	}
+	if canon == "" {
+		l.errorf(pos, "unknown function %q%s", k.Value, didYouMean(k.Value, prefixed(builtinFuncs))).Detail = validList("functions", prefixed(builtinFuncs))
+		return &badExpr{P: pos}
+	}
+	if canon != name {
+		l.warnf(pos, "function %q should be written %q", k.Value, "fn::"+canon)
+	}
+	if canon == "invoke" {
+		return l.invoke(pos, v)
+	}
+	c := &Call{P: pos, Name: canon, Arg: l.expr(v, nil)}
+	l.checkCallShape(c)
+	return c
+}
+
+func prefixed(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "fn::" + n
+	}
+	return out
+}
+
+// checkCallShape checks argument shapes that are visible before evaluation.
+func (l *loader) checkCallShape(c *Call) {
+	switch c.Name {
+	case "join", "split", "select":
+		if lst, ok := c.Arg.(*List); ok && len(lst.Items) != 2 {
+			l.errorf(c.Arg.Pos(), "fn::%s takes a list of two items, got %d", c.Name, len(lst.Items))
+		} else if _, isLit := c.Arg.(*Lit); isLit {
+			l.errorf(c.Arg.Pos(), "fn::%s takes a list of two items", c.Name)
+		}
+	}
+}
+
+func (l *loader) invoke(pos Pos, v *yaml.Node) Expr {
+	inv := &Invoke{P: pos}
+	if v.Kind != yaml.MappingNode {
+		l.errorf(l.pos(v), "fn::invoke takes a mapping with function and arguments, got %s", kindName(v))
+		return inv
+	}
+	var argsKey, argsNode, retNode *yaml.Node
+	unknownKey := false
+	l.eachKey(v, func(k, x *yaml.Node) {
+		switch k.Value {
+		case "function":
+			if x.Kind != yaml.ScalarNode || x.ShortTag() != "!!str" {
+				l.errorf(l.pos(x), "fn::invoke function must be a literal string, got %s", kindName(x))
+				return
+			}
+			inv.FuncPos = l.pos(x)
+			l.resolveFunction(inv, x.Value, l.pos(x))
+		case "arguments":
+			argsKey, argsNode = k, x
+		case "return":
+			if x.Kind != yaml.ScalarNode || x.ShortTag() != "!!str" {
+				l.errorf(l.pos(x), "fn::invoke return must be a literal field name, got %s", kindName(x))
+				return
+			}
+			inv.Return, retNode = snakeToCamel(x.Value), x
+		case "options":
+			l.warnf(l.pos(k), "invoke options have no effect in reconcile")
+		default:
+			l.errorf(l.pos(k), "unknown key %q in fn::invoke%s", k.Value, didYouMean(k.Value, []string{"function", "arguments", "return", "options"})).Detail = `valid keys: "function", "arguments", "return", "options"`
+			unknownKey = true
+		}
+	})
+	if unknownKey && (argsNode == nil || inv.FuncPos == (Pos{})) {
+		// The unknown key may be the misspelt function or arguments: what
+		// they would have given is not reported missing.
+		return &badExpr{P: pos}
+	}
+	if inv.Function == "" && inv.FuncPos == (Pos{}) {
+		l.errorf(pos, "fn::invoke has no function").Detail = "add function: with one of " + strings.Join(functionTokens(), ", ")
+	}
+	if argsNode != nil {
+		switch e := l.expr(argsNode, l.funcRoot(inv)).(type) {
+		case *Object:
+			e.P = l.pos(argsKey) // a missing argument is reported here
+			inv.Args = e
+		case *badExpr:
+			return e
+		default:
+			l.errorf(l.pos(argsNode), "fn::invoke arguments must be a mapping, got %s", notMapping(argsNode))
+			return &badExpr{P: pos}
+		}
+	}
+	if inv.Args == nil {
+		inv.Args = &Object{P: pos}
+	}
+	if s, ok := schemas.Lookup(inv.Function); ok && inv.Return != "" {
+		if _, has := s.Root.Properties[inv.Return]; !has && inv.Return != "id" {
+			l.errorf(l.pos(retNode), "fn::invoke return: %s has no result %q%s", s.Token, retNode.Value, didYouMean(inv.Return, s.Outputs())).Detail = validList("results", s.Outputs())
+		}
+	}
+	return inv
+}
+
+func (l *loader) funcRoot(inv *Invoke) *schemas.Prop {
+	if s, ok := schemas.Lookup(inv.Function); ok {
+		return s.Root
+	}
+	return nil
+}
+
+func (l *loader) resolveFunction(inv *Invoke, token string, pos Pos) {
+	s, ok := schemas.Lookup(token)
+	if !ok {
+		l.errorf(pos, "unknown function %q%s", token, didYouMean(token, allTokens())).Detail = "known functions: " + strings.Join(functionTokens(), ", ")
+		return
+	}
+	if s.Kind != schemas.Function {
+		l.errorf(pos, "%q is a resource type, not a function", token).Detail = "declare it under resources: with type: " + s.Token
+		return
+	}
+	inv.Function = s.Token
+}
+
+func allTokens() []string {
+	var out []string
+	for _, t := range schemas.Tokens() {
+		s, _ := schemas.Lookup(t)
+		out = append(out, t)
+		out = append(out, s.Aliases...)
+	}
+	return out
+}
+
+func functionTokens() []string {
+	var out []string
+	for _, t := range schemas.Tokens() {
+		if s, _ := schemas.Lookup(t); s.Kind == schemas.Function {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func keysOf(m map[string]*schemas.Prop) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func keysOfConfig(m map[string]*ConfigDecl) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

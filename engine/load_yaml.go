@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// YAML-level helpers of the loader: syntax errors with positions, the
+// budget against hostile input, node kinds.
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlParserErrors are the problems yaml.v3 reports from its parser, not its
+// scanner: for them it gives the 0-based line of the construct being parsed
+// (such as the "[" of an unclosed flow sequence) instead of a 1-based one.
+var yamlParserErrors = map[string]bool{
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"found undefined tag handle":             true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+}
+
+func (l *loader) yamlError(err error, src []byte) {
+	msg := err.Error()
+	if te, ok := err.(*yaml.TypeError); ok && len(te.Errors) > 0 {
+		msg = "yaml: " + te.Errors[0]
+	}
+	line, hasLine := 1, false
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg, hasLine = m[2], true
+		if yamlParserErrors[msg] {
+			line++
+		}
+		// A problem at the end of the stream is on the line after the last.
+		line = max(1, min(line, len(l.lines)))
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	pos := Pos{File: l.file, Line: line, Col: 1}
+	detail := ""
+	switch {
+	case !hasLine:
+		// Reader errors (bad encoding, control characters) carry no line:
+		// find the first offending character.
+		if p, ok := badChar(src); ok {
+			pos.Line, pos.Col = p.Line, p.Col
+		}
+	case strings.Contains(msg, "tab character") || msg == "found character that cannot start any token":
+		// yaml.v3 gives the line of the token before a tab that breaks
+		// the indentation: find the tab.
+		last := len(l.lines)
+		if !strings.Contains(msg, "tab character") {
+			last = min(line, last)
+		}
+		for n := line; n <= last; n++ {
+			s := l.lines[n-1]
+			indent := s[:len(s)-len(strings.TrimLeft(s, " \t"))]
+			if i := strings.IndexByte(indent, '\t'); i >= 0 {
+				pos.Line, pos.Col = n, i+1
+				detail = "YAML does not allow tabs in indentation; indent with spaces"
+				break
+			}
+		}
+	case msg == "found unexpected end of stream":
+		// Most often a quoted string left open: yaml.v3 gives its line.
+		if col := unclosed(l.lines[line-1], '"'); col > 0 {
+			pos.Col = col
+			detail = "a quoted string is not closed"
+		}
+	case msg == "did not find expected key" || msg == "did not find expected '-' indicator" || msg == "did not find expected node content":
+		// yaml.v3 gives the line where the enclosing mapping or list
+		// starts; the mistake (often a wrong indentation) is further down.
+		if n, ok := problemLine(l.lines, err.Error(), line); ok {
+			s := l.lines[n-1]
+			pos.Line, pos.Col = n, utf8.RuneCountInString(s[:len(s)-len(strings.TrimLeft(s, " "))])+1
+		}
+	case yamlParserErrors[msg] && strings.HasPrefix(msg, "did not find expected ',' or "):
+		// An unclosed flow collection: point at its opening bracket, on the
+		// line given or, when yaml.v3 gave where it noticed, above it.
+		for n := line; n >= 1; n-- {
+			if col := unclosed(l.lines[n-1], msg[len(msg)-2]); col > 0 {
+				pos.Line, pos.Col = n, col
+				break
+			}
+		}
+	}
+	l.errorf(pos, "invalid YAML: %s", msg).Detail = detail
+}
+
+// problemLine returns the first line, from line from on, at which the file
+// fails to parse with the error text want: the line of the token yaml.v3
+// could not parse. It parses a few prefixes of the file (a binary search).
+func problemLine(lines []string, want string, from int) (int, bool) {
+	fails := func(n int) bool {
+		var doc yaml.Node
+		err := yaml.Unmarshal([]byte(strings.Join(lines[:n], "\n")), &doc)
+		return err != nil && err.Error() == want
+	}
+	lo, hi := max(from, 1), len(lines)
+	if lo > hi || !fails(hi) {
+		return 0, false
+	}
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi, true
+}
+
+// splitLines splits s at the line breaks of YAML, by which yaml.v3 counts
+// lines: "\r\n", "\r", "\n", and U+0085, U+2028 and U+2029.
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); {
+		n := 0 // length of the break at i
+		switch {
+		case strings.HasPrefix(s[i:], "\r\n"):
+			n = 2
+		case s[i] == '\r' || s[i] == '\n':
+			n = 1
+		case strings.HasPrefix(s[i:], "\u0085"):
+			n = 2
+		case strings.HasPrefix(s[i:], "\u2028") || strings.HasPrefix(s[i:], "\u2029"):
+			n = 3
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		out = append(out, s[start:i])
+		i += n
+		start = i
+	}
+	return append(out, s[start:])
+}
+
+// unclosed returns the column of what is opened on line and not closed
+// there: with end '"', a quoted string; with end ']' or '}', the last flow
+// collection of that kind. It returns 0 when nothing is left open.
+func unclosed(line string, end byte) int {
+	open := byte('[')
+	if end == '}' {
+		open = '{'
+	}
+	var stack []int // byte offsets of open brackets
+	var quote byte
+	quoteAt := 0
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == '\'' && c == '\'' && i+1 < len(line) && line[i+1] == '\'':
+			i++ // '' is an escaped quote
+		case quote == '"' && c == '\\':
+			i++
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case (c == '"' || c == '\'') && (i == 0 || strings.IndexByte(" \t[{,:-", line[i-1]) >= 0):
+			quote, quoteAt = c, i
+		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			i = len(line)
+		case c == open:
+			stack = append(stack, i)
+		case c == end && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	switch {
+	case end == '"':
+		if quote == 0 {
+			return 0
+		}
+		return utf8.RuneCountInString(line[:quoteAt]) + 1
+	case len(stack) == 0:
+		return 0
+	}
+	return utf8.RuneCountInString(line[:stack[len(stack)-1]]) + 1
+}
+
+// badChar returns the position of the first byte of src that YAML refuses:
+// invalid UTF-8 or a control character other than tab and the line breaks.
+func badChar(src []byte) (Pos, bool) {
+	for n, line := range splitLines(string(src)) {
+		col := 1
+		for i := 0; i < len(line); col++ {
+			r, size := utf8.DecodeRuneInString(line[i:])
+			if r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0xfffe || r == 0xffff {
+				return Pos{Line: n + 1, Col: col}, true
+			}
+			i += size
+		}
+	}
+	return Pos{}, false
+}
+
+// budget walks n once to refuse alias bombs and deep nesting before any
+// other work.
+func (l *loader) budget(n *yaml.Node, depth int) bool {
+	l.nodes++
+	if l.nodes > maxNodes {
+		l.errorf(l.pos(n), "spec is too large: more than %d YAML nodes (aliases expanded)", maxNodes).Detail = "YAML aliases that expand exponentially are refused"
+		return false
+	}
+	if depth > maxDepth {
+		l.errorf(l.pos(n), "spec is nested more than %d levels deep", maxDepth)
+		return false
+	}
+	if n.Kind == yaml.AliasNode {
+		return l.budget(n.Alias, depth+1)
+	}
+	for _, c := range n.Content {
+		if !l.budget(c, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return "a scalar " + strconv.Quote(n.Value)
+	}
+	return "nothing"
+}
+
+// notMapping describes n where a plain mapping is wanted: a mapping there
+// is a function call.
+func notMapping(n *yaml.Node) string {
+	if n = deref(n); n.Kind == yaml.MappingNode {
+		return "a function call"
+	}
+	return kindName(n)
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
