@@ -425,19 +425,7 @@ func (a *applier) runGet(ctx context.Context, r *Resource, c *Change) error {
 }
 
 func (a *applier) driverRead(ctx context.Context, r *Resource, id string) (map[string]any, error) {
-	d, ok := a.reg.Drivers[r.Type]
-	if !ok {
-		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
-	}
-	got, err := d.Read(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any(resources.CanonAttrs(got))
-	if _, ok := out["id"]; !ok {
-		out["id"] = id
-	}
-	return out, nil
+	return readObject(ctx, a.reg, r, id)
 }
 
 // put writes a record if it differs from what state holds.

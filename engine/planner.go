@@ -344,7 +344,13 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 
 // read calls the driver's Read with the resource's read timeout.
 func (p *planner) read(ctx context.Context, r *Resource, id string) (map[string]any, error) {
-	d, ok := p.reg.Drivers[r.Type]
+	return readObject(ctx, p.reg, r, id)
+}
+
+// readObject reads the object id of r's type, within r's read timeout, in
+// canonical form and always with its "id".
+func readObject(ctx context.Context, reg resources.Registry, r *Resource, id string) (map[string]any, error) {
+	d, ok := reg.Drivers[r.Type]
 	if !ok {
 		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
 	}

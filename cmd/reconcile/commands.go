@@ -16,7 +16,6 @@ import (
 
 	"reconcile/engine"
 	"reconcile/schemas"
-	"reconcile/state"
 )
 
 var validateCmd = &command{
@@ -88,20 +87,12 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	if o.refreshOnly && !o.refresh {
 		return c.errorf("--refresh-only and --refresh=false contradict each other: a refresh-only plan is the refresh")
 	}
-	spec, ok := c.loadSpec()
-	if !ok {
+	ss := c.open(true)
+	if ss == nil {
 		return exitError
 	}
-	reg, cleanup, err := c.registry()
-	if err != nil {
-		return c.errorf("%v", err)
-	}
-	defer cleanup()
-	st, err := state.Open(c.g.statePath, state.Options{ReadOnly: true, LockTimeout: c.g.lockTimeout, Command: "reconcile plan"})
-	if err != nil {
-		return c.errorf("%v", err)
-	}
-	defer st.Close()
+	defer ss.close()
+	spec, reg, st := ss.spec, ss.reg, ss.st
 	c.warnIntents(st)
 	plan, diags := engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Parallelism: c.g.parallelism})
 	c.printDiags(diags)
@@ -277,20 +268,12 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 			}
 		}
 	}
-	spec, ok := c.loadSpec()
-	if !ok {
+	ss := c.open(false)
+	if ss == nil {
 		return exitError
 	}
-	reg, cleanup, err := c.registry()
-	if err != nil {
-		return c.errorf("%v", err)
-	}
-	defer cleanup()
-	st, err := state.Open(c.g.statePath, state.Options{LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd})
-	if err != nil {
-		return c.errorf("%v", err)
-	}
-	defer st.Close()
+	defer ss.close()
+	spec, reg, st := ss.spec, ss.reg, ss.st
 	if !c.resolveIntents(st, reg) {
 		return exitError
 	}

@@ -4,7 +4,6 @@ import (
 	"flag"
 
 	"reconcile/engine"
-	"reconcile/state"
 )
 
 var driftCmd = &command{
@@ -44,22 +43,13 @@ func runDrift(c *cli, o *cmdOpts, args []string) int {
 	if len(args) > 0 {
 		return c.errorf("drift takes no arguments, got %q (use -f PATH for the specs)", args)
 	}
-	spec, ok := c.loadSpec()
-	if !ok {
+	ss := c.open(true)
+	if ss == nil {
 		return exitError
 	}
-	reg, cleanup, err := c.registry()
-	if err != nil {
-		return c.errorf("%v", err)
-	}
-	defer cleanup()
-	st, err := state.Open(c.g.statePath, state.Options{ReadOnly: true, LockTimeout: c.g.lockTimeout, Command: "reconcile drift"})
-	if err != nil {
-		return c.errorf("%v", err)
-	}
-	defer st.Close()
-	c.warnIntents(st)
-	rep, err := engine.Drift(c.ctx, spec, st, reg, c.g.parallelism)
+	defer ss.close()
+	c.warnIntents(ss.st)
+	rep, err := engine.Drift(c.ctx, ss.spec, ss.st, ss.reg, c.g.parallelism)
 	if err != nil {
 		return c.errorf("%v", err)
 	}
