@@ -43,7 +43,7 @@ conformance:
 # Benchmarks of validate, plan and apply on generated specs, as a table.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state | \
-	  awk '/^Benchmark/ { printf "%-52s %14s %s  %s %s  %s %s\n", $$1, $$3, $$4, $$5, $$6, $$7, $$8 } /^(ok|FAIL)/ { print }'
+	  awk '/^Benchmark/ { name = $$1; $$1 = ""; $$2 = ""; printf "%-36s %s\n", name, $$0 } /^(ok|FAIL)/ { print }'
 
 # Fuzz the spec loader, the interpolation parser, the plan-file reader and
 # the state decoder, one after the other (FUZZTIME=10m for a long run).
