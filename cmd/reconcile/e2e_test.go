@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
-	"github.com/oracle/oci-go-sdk/v65/common"
 
 	"reconcile/resources/emulator/server"
 	"reconcile/state"
@@ -304,23 +303,7 @@ func (e *emu) settings(s server.Settings) {
 // the real list-models call of the official SDK.
 func (e *emu) activeModel(dir string) string {
 	e.t.Helper()
-	cfgDir := filepath.Join(dir, "oci")
-	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
-		e.t.Fatal(err)
-	}
-	key := filepath.Join(cfgDir, "key.pem")
-	cfg := filepath.Join(cfgDir, "config")
-	if err := os.WriteFile(key, []byte(e.srv.Creds.OCIPrivateKey), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, []byte(server.OCIConfig(e.srv.Creds, key)), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	c, err := ailanguage.NewAIServiceLanguageClientWithConfigurationProvider(common.CustomProfileConfigProvider(cfg, "DEFAULT"))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	c.Host = e.srv.URL
+	c := e.ociClient(dir)
 	comp := server.Tenancy
 	resp, err := c.ListModels(context.Background(), ailanguage.ListModelsRequest{
 		CompartmentId: &comp, LifecycleState: ailanguage.ModelLifecycleStateActive})
