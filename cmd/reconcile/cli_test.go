@@ -62,7 +62,7 @@ func TestCLIHelpForEveryCommand(t *testing.T) {
 func TestCLIEmulateHelpDocumentsAdminAPI(t *testing.T) {
 	t.Parallel()
 	_, out, _ := runCLI(t, "emulate", "-h")
-	for _, s := range []string{"/_emulator/credentials", "/_emulator/settings", "latencyMs", "faultRate", "createDelayMs", "--emulator=http://"} {
+	for _, s := range []string{"/_emulator/credentials", "/_emulator/settings", "latencyMs", "faultRate", "createDelayMs", "--emulator=http://", "--seed FILE", "consumerPolicies", "resourceId"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("emulate -h does not mention %s", s)
 		}

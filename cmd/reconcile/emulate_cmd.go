@@ -8,7 +8,7 @@ import (
 )
 
 var emulateCmd = &command{
-	name: "emulate", args: "[--listen ADDR] [--data DIR]",
+	name: "emulate", args: "[--listen ADDR] [--data DIR] [--seed FILE]",
 	summary: "Serve a local emulator of the OCI, GCP and Datadog APIs until stopped.",
 	detail: `The emulator speaks the real wire protocols under the real path prefixes:
   /20221001/...  OCI AI Language (endpoints, work requests, models, projects)
@@ -24,6 +24,51 @@ ACTIVE trained model and a FAILED one; services orders.endpoints.acme-prod.cloud
 acme-consumer; a Datadog current user in an org. As in a real tenancy, OCI adds
 the defined tags Oracle-Tags.CreatedBy and Oracle-Tags.CreatedOn to every new
 endpoint, and keeps them when an update replaces definedTags.
+
+--seed FILE adds objects from a JSON file, for example:
+  {"oci": {
+     "compartments": [{"id": "ocid1.compartment.oc1..team", "name": "team"}],
+     "projects": [{"id": "ocid1.ailanguageproject.oc1.iad.team", "displayName":
+                   "team", "compartmentId": "ocid1.compartment.oc1..team"}],
+     "models": [{"id": "ocid1.ailanguagemodel.oc1.iad.team", "displayName":
+                 "team-model", "projectId": "ocid1.ailanguageproject.oc1.iad.team",
+                 "state": "ACTIVE"}]},
+   "gcp": {
+     "services": [{"name": "billing.endpoints.acme-prod.cloud.goog",
+                   "producerProjectId": "acme-prod", "policy": {"bindings": [
+                     {"role": "roles/servicemanagement.serviceConsumer",
+                      "members": ["user:a@acme.example"]}]}}],
+     "consumerPolicies": [{"service": "billing.endpoints.acme-prod.cloud.goog",
+                           "consumer": "acme-other", "policy": {"bindings": [
+                             {"role": "roles/servicemanagement.serviceConsumer",
+                              "members": ["group:other@acme.example"]}]}}]},
+   "datadog": {
+     "user": {"email": "dev@acme.example", "name": "Acme Dev"},
+     "policies": [{"resourceId": "dashboard:abc-def-ghi", "bindings": [
+                    {"relation": "viewer", "principals": ["role:<UUID>"]}]}]}}
+Every section and list is optional; any other key is an error. Optional fields:
+  compartments  parentId (default: the tenancy; list parents first)
+  projects      compartmentId (default: the tenancy), description, state,
+                freeformTags
+  models        compartmentId (default: the project's), state,
+                lifecycleDetails, modelType (TEXT_CLASSIFICATION, the default,
+                or NAMED_ENTITY_RECOGNITION), languageCode (default "en"),
+                description, version, freeformTags
+  services      policy (default: none)
+  gcp policy    version (default 1; 3 when a binding has a condition),
+                bindings[].condition {"expression", "title", "description"}
+  datadog user  every field: id, email, handle, name, orgId, orgName, roleId,
+                roleName (ids are UUIDs; unset ones keep the built-in values)
+OCI states are CREATING, ACTIVE (the default), UPDATING, DELETING, DELETED and
+FAILED. References may name built-in objects too (the tenancy, the built-in
+project, orders.endpoints.acme-prod.cloud.goog). Every entry is checked as the
+APIs check values (OCIDs, project ids, roles, members, relations, principals);
+a bad one stops the emulator before it listens, with an error naming the file
+and the entry (e.g. oci.models[0]), and nothing of the file is written.
+Seeding is idempotent: an object that exists already is left as it is, so a
+restart with the same file keeps the changes made since. The user only applies
+to a data directory without one (its first start), and a Datadog policy
+deleted after it was seeded is not made again.
 
 Admin API (for tests):
   GET /_emulator/credentials  {"ociConfig", "ociPrivateKeyPem", "env"}: what
@@ -46,14 +91,18 @@ Other commands reach it with --emulator=http://ADDR.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "loopback address to listen on")
 		fs.StringVar(&o.data, "data", ".reconcile/emulator", "directory for the emulator's data and credentials")
+		fs.StringVar(&o.seed, "seed", "", "JSON `file` of objects to add to the seed data (format above)")
 	},
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if len(args) > 0 {
 			return c.errorf("emulate takes no arguments, got %q", args)
 		}
-		srv, err := server.Start(server.Options{Listen: o.listen, DataDir: o.data})
+		srv, err := server.Start(server.Options{Listen: o.listen, DataDir: o.data, SeedFile: o.seed})
 		if err != nil {
 			return c.errorf("%v", err)
+		}
+		if o.seed != "" {
+			fmt.Fprintf(c.stdout, "Seeded from %s: %d objects added, %d already there (left as they are).\n", o.seed, srv.Seeded.Added, srv.Seeded.Kept)
 		}
 		fmt.Fprintf(c.stdout, "Emulator listening on %s (data in %s). Stop it with Ctrl-C.\nUse it from other commands with --emulator=%s\n", srv.URL, o.data, srv.URL)
 		<-c.ctx.Done()

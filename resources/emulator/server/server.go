@@ -38,6 +38,10 @@ type Options struct {
 	Listen string
 	// DataDir holds emulator.db and credentials/.
 	DataDir string
+	// SeedFile, if set, names a JSON seed file (see SeedFile) whose objects
+	// are created, besides the built-in ones, unless they exist already. A
+	// file that does not read or check stops Start before it listens.
+	SeedFile string
 }
 
 // Settings are the knobs of the admin API.
@@ -55,6 +59,8 @@ type Server struct {
 	// URL is http://host:port with no trailing slash.
 	URL   string
 	Creds emulator.Credentials
+	// Seeded says what was done with Options.SeedFile.
+	Seeded SeedReport
 
 	store *emulator.Store
 	srv   *http.Server
@@ -78,6 +84,13 @@ func Start(opts Options) (*Server, error) {
 	if err := checkLoopback(listen); err != nil {
 		return nil, err
 	}
+	var seedData SeedFile
+	if opts.SeedFile != "" {
+		var err error
+		if seedData, err = ReadSeedFile(opts.SeedFile); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("emulator data directory: %w", err)
 	}
@@ -92,7 +105,21 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{Creds: creds, store: store,
 		oci: aiendpoint.NewEmulator(store, creds), gcp: endpointsiam.NewEmulator(store, creds), dd: restrictionpolicy.NewEmulator(store, creds)}
-	for _, seed := range []func() error{s.oci.Seed, s.gcp.Seed, s.dd.Seed} {
+	// The seed file comes after the built-in OCI and GCP data, which its
+	// objects may refer to, and before the built-in Datadog user, which
+	// its user replaces in a fresh data directory.
+	seedFile := func() error {
+		if opts.SeedFile == "" {
+			return nil
+		}
+		rep, err := s.seedFrom(seedData)
+		if err != nil {
+			return fmt.Errorf("seed file %s: %w", opts.SeedFile, err)
+		}
+		s.Seeded = rep
+		return nil
+	}
+	for _, seed := range []func() error{s.oci.Seed, s.gcp.Seed, seedFile, s.dd.Seed} {
 		if err := seed(); err != nil {
 			store.Close()
 			return nil, err
