@@ -163,6 +163,17 @@ func (f *ServiceIamPolicy) Invoke(ctx context.Context, args resources.Attrs) (re
 	}
 	id := "services/" + name
 	p, err := svc.Services.GetIamPolicy(id, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	out, err := policyResult(id, p, err)
+	if err != nil {
+		return nil, err
+	}
+	out["serviceName"] = raw
+	return out, nil
+}
+
+// policyResult turns the answer of a getIamPolicy call on id into the
+// lookup's result: id, etag and policyData.
+func policyResult(id string, p *servicemanagement.Policy, err error) (resources.Attrs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, apiError(err))
 	}
@@ -170,12 +181,7 @@ func (f *ServiceIamPolicy) Invoke(ctx context.Context, args resources.Attrs) (re
 	if err != nil {
 		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, err)
 	}
-	return resources.Attrs{
-		"id":          id,
-		"etag":        p.Etag,
-		"policyData":  data,
-		"serviceName": raw,
-	}, nil
+	return resources.Attrs{"id": id, "etag": p.Etag, "policyData": data}, nil
 }
 
 // Invoke reads the IAM policy of the consumer binding named by the
@@ -199,20 +205,12 @@ func (f *ConsumersIamPolicy) Invoke(ctx context.Context, args resources.Attrs) (
 	}
 	id := "services/" + name + "/consumers/" + consumer
 	p, err := svc.Services.Consumers.GetIamPolicy(id, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	out, err := policyResult(id, p, err)
 	if err != nil {
-		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, apiError(err))
+		return nil, err
 	}
-	data, err := policyData(p)
-	if err != nil {
-		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, err)
-	}
-	return resources.Attrs{
-		"id":              id,
-		"etag":            p.Etag,
-		"policyData":      data,
-		"serviceName":     rawService,
-		"consumerProject": rawConsumer,
-	}, nil
+	out["serviceName"], out["consumerProject"] = rawService, rawConsumer
+	return out, nil
 }
 
 // stringArg returns the string argument key, or an AttrError when it is
