@@ -577,6 +577,9 @@ func TestPlanSecretInputs(t *testing.T) {
 		if !regexp.MustCompile(`~ displayName +=  ?"a" -> "renamed"`).MatchString(buf.String()) {
 			t.Errorf("rendered plan (refresh=%v) does not show the rename:\n%s", refresh, buf.String())
 		}
+		if text := buf.String(); strings.Contains(text, "~ description") || strings.Contains(text, "~ freeformTags") {
+			t.Errorf("rendered plan (refresh=%v) shows unchanged secret inputs as changed:\n%s", refresh, text)
+		}
 		p = h.plan(spec("a", "another-secret"), engine.PlanOptions{Refresh: refresh})
 		if got := actions(p); got != "a:update b:update" {
 			t.Errorf("plan (refresh=%v) of a new secret value = %q, want a:update b:update", refresh, got)

@@ -461,8 +461,19 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 	}
 	c.Action = Update
 	c.After = updatedView(r.Schema, before, desired, prior.Inputs)
+	sameSecrets(c, changed)
 	p.set(r.Name, &nodeResult{value: c.After, change: c})
 	return nil
+}
+
+// sameSecrets shows an unchanged secret input as unchanged: Before holds it
+// sealed and After in clear, so a renderer could not tell that they match.
+func sameSecrets(c *Change, changed []string) {
+	for k, v := range c.After {
+		if containsSecret(v) && !contains(changed, k) {
+			c.Before[k] = v
+		}
+	}
 }
 
 func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, desired map[string]any) error {
@@ -498,6 +509,7 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 		c.Reason = "then updated in place: " + strings.Join(quoteAll(changed), ", ")
 	}
 	c.After = updatedView(r.Schema, live, desired, nil)
+	sameSecrets(c, changed)
 	p.set(r.Name, &nodeResult{value: c.After, change: c})
 	return nil
 }
