@@ -733,6 +733,17 @@ func TestApplyRetriesDeposedDelete(t *testing.T) {
 		t.Fatalf("record = id %q deposed %v, want a new id and %q deposed", r.ID, r.Deposed, old)
 	}
 	h.cloud.failDelete = nil
+	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	if c := change(t, p, "a"); c.Action != engine.NoOp || !reflect.DeepEqual(c.Deposed, []string{old}) || !p.HasChanges() {
+		t.Errorf("plan = %s with deposed %v, has changes %v; want a no-op that still destroys %q", c.Action, c.Deposed, p.HasChanges(), old)
+	}
+	var text strings.Builder
+	if err := engine.RenderText(&text, p, engine.RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "deposed object \""+old+"\"") || !strings.Contains(text.String(), "1 to destroy") {
+		t.Errorf("rendered plan does not show the deposed object's destruction:\n%s", text.String())
+	}
 	_, res = h.mustApply(src)
 	if _, ok := h.cloud.object(old); ok {
 		t.Errorf("the replaced object %q still exists after the next apply", old)

@@ -106,6 +106,9 @@ type Change struct {
 	// reconcile (Reason says so too); DeletedID is the id it had.
 	DeletedOutside bool
 	DeletedID      string
+	// Deposed are ids of objects an earlier replacement left behind because
+	// their delete failed; apply deletes them after the node's own action.
+	Deposed []string
 }
 
 // Drifted reports whether refresh found c changed or deleted outside
@@ -149,6 +152,9 @@ func (p *Plan) HasDrift() bool {
 // is one).
 func (p *Plan) HasChanges() bool {
 	for _, c := range p.Changes {
+		if len(c.Deposed) > 0 {
+			return true
+		}
 		switch c.Action {
 		case NoOp, Read:
 		default:

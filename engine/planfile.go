@@ -60,6 +60,7 @@ type changeJSON struct {
 	ReplacePaths        []string       `json:"replacePaths,omitempty"`
 	DeleteBeforeReplace bool           `json:"deleteBeforeReplace,omitempty"`
 	Deferred            bool           `json:"deferred,omitempty"`
+	Deposed             []string       `json:"deposed,omitempty"`
 	Pos                 Pos            `json:"pos"`
 }
 
@@ -71,7 +72,7 @@ func WritePlanFile(w io.Writer, pf PlanFile, version string) error {
 	for _, c := range pf.Plan.Changes {
 		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason,
 			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, c.Addr), After: encodeValues(c.After, c.Addr),
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Pos: c.Pos})
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Pos: c.Pos})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
@@ -163,7 +164,7 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 			return PlanFile{}, fmt.Errorf("%w: change %d has no address", ErrNotPlanFile, i)
 		}
 		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: c.Reason, ID: c.ID, ImportID: c.ImportID,
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Pos: c.Pos}
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Pos: c.Pos}
 		if err := checkNumbers(c.Before); err != nil {
 			return PlanFile{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 		}

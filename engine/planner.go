@@ -408,6 +408,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		return nil
 	}
 	c.ID = prior.ID
+	c.Deposed = prior.Deposed
 	before := mergeAttrs(prior.Inputs, prior.Outputs)
 	before["id"] = prior.ID
 	if p.opts.Refresh && prior.Tainted == "" {

@@ -39,6 +39,7 @@ func countActions(p *Plan) actionCounts {
 		if c.Action >= 0 && int(c.Action) < len(n) {
 			n[c.Action]++
 		}
+		n[Delete] += len(c.Deposed) // objects left by an earlier replacement
 	}
 	return n
 }
@@ -91,7 +92,7 @@ func visibleChanges(p *Plan) []*Change {
 	var out []*Change
 	for i := range p.Changes {
 		c := &p.Changes[i]
-		if c.Action == NoOp || (c.Action == Read && !c.Deferred && c.Before != nil && canonicalJSON(c.Before) == canonicalJSON(c.After)) {
+		if c.Action == NoOp && len(c.Deposed) == 0 || (c.Action == Read && !c.Deferred && c.Before != nil && canonicalJSON(c.Before) == canonicalJSON(c.After)) {
 			continue
 		}
 		out = append(out, c)
@@ -139,6 +140,9 @@ func verbPhrase(c *Change) string {
 			return driftHeadlineOf(c) + ": it will be removed from state"
 		}
 		return driftHeadlineOf(c) + ": the cloud's values will be accepted into state"
+	}
+	if len(c.Deposed) > 0 {
+		return "is unchanged, but objects an earlier replacement left behind will be destroyed"
 	}
 	return "is unchanged"
 }
@@ -345,6 +349,13 @@ func (t *textWriter) change(c *Change) {
 	t.b.WriteString(t.paint(ansiBold, what) + "\n")
 	if c.Reason != "" {
 		t.b.WriteString("  # (" + plainText(oneLine(c.Reason)) + ")\n")
+	}
+	for _, id := range c.Deposed {
+		t.b.WriteString("  " + t.paint(actionColor(Delete), "-") + " deposed object " + quote(id) + " (left by an earlier replacement) will be destroyed\n")
+	}
+	if c.Action == NoOp {
+		t.b.WriteString("\n")
+		return
 	}
 	sym := blockSymbol(c)
 	t.b.WriteString(strings.Repeat(" ", 3-len(sym)) + t.paint(actionColor(c.Action), sym) + " " + plainText(c.Addr))

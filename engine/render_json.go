@@ -46,6 +46,7 @@ type jsonChange struct {
 	ReplacePaths        []string `json:"replace_paths"`
 	DeleteBeforeReplace bool     `json:"delete_before_replace"`
 	Deferred            bool     `json:"deferred"`
+	Deposed             []string `json:"deposed"`
 	Position            string   `json:"position,omitempty"`
 	Before              any      `json:"before"`
 	BeforeSensitive     []string `json:"before_sensitive"`
@@ -132,6 +133,7 @@ func jsonChangeOf(c *Change) jsonChange {
 		ReplacePaths:        append([]string{}, c.ReplacePaths...),
 		DeleteBeforeReplace: c.DeleteBeforeReplace,
 		Deferred:            c.Deferred,
+		Deposed:             append([]string{}, c.Deposed...),
 		Position:            c.Pos.String(),
 		BeforeSensitive:     []string{},
 		AfterUnknown:        []string{},

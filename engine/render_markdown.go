@@ -154,12 +154,15 @@ func mdWarning(c *Change) string {
 	if c.Reason != "" {
 		s += ": " + mdEscape(c.Reason)
 	}
+	if n := len(c.Deposed); n > 0 {
+		s += "; " + plural(n, "object") + " left by an earlier replacement will be destroyed"
+	}
 	return s
 }
 
 // isDestructive reports whether c destroys a remote object.
 func isDestructive(c *Change) bool {
-	return c.Action == Replace || c.Action == Delete
+	return c.Action == Replace || c.Action == Delete || len(c.Deposed) > 0
 }
 
 // mdTable is the table of changes, at most limit bytes long, and how many
