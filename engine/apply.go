@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -577,8 +576,6 @@ func (a *applier) runDelete(ctx context.Context, c *Change) error {
 	a.count(Delete)
 	return nil
 }
-
-var _ = strconv.Itoa
 
 // isRetry reports whether a progress message says that a call is retried
 // (as httpretry reports it: "...; retrying in 250ms (attempt 2)").

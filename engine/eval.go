@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"reconcile/resources"
 )
 
 // evalError is a problem found while evaluating an expression, at a position.
@@ -480,5 +478,3 @@ func secretPaths(v any) [][]string {
 	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], "/") < strings.Join(out[j], "/") })
 	return out
 }
-
-var _ = resources.Canon

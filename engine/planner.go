@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -734,5 +733,3 @@ func quoteAll(ss []string) []string {
 	}
 	return out
 }
-
-var _ = sort.Strings
