@@ -115,11 +115,10 @@ type applier struct {
 	intents map[string]state.Intent
 	sc      *StopControl // nil without one in ctx
 
-	mu      sync.Mutex
-	values  map[string]any
-	counts  map[Action]int
-	failed  []NodeError
-	outputs map[string]any
+	mu     sync.Mutex
+	values map[string]any
+	counts map[Action]int
+	failed []NodeError
 }
 
 func (a *applier) lookup(name string) (any, bool) {

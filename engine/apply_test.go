@@ -744,7 +744,7 @@ func TestApplyRetriesDeposedDelete(t *testing.T) {
 	if !strings.Contains(text.String(), "deposed object \""+old+"\"") || !strings.Contains(text.String(), "1 to destroy") {
 		t.Errorf("rendered plan does not show the deposed object's destruction:\n%s", text.String())
 	}
-	_, res = h.mustApply(src)
+	h.mustApply(src)
 	if _, ok := h.cloud.object(old); ok {
 		t.Errorf("the replaced object %q still exists after the next apply", old)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,11 +28,6 @@ func evalErrorf(pos Pos, format string, args ...any) error {
 type env interface {
 	lookup(name string) (any, bool)
 }
-
-// mapEnv is an env over a map.
-type mapEnv map[string]any
-
-func (m mapEnv) lookup(name string) (any, bool) { v, ok := m[name]; return v, ok }
 
 // evaluator evaluates expressions of one spec.
 type evaluator struct {
@@ -453,28 +447,4 @@ func revealSecrets(v any) (any, bool) {
 		return out, any
 	}
 	return v, false
-}
-
-// secretPaths lists the paths (keys and indexes) under which v holds a
-// Secret, sorted.
-func secretPaths(v any) [][]string {
-	var out [][]string
-	var walk func(v any, path []string)
-	walk = func(v any, path []string) {
-		switch x := v.(type) {
-		case Secret:
-			out = append(out, append([]string(nil), path...))
-		case []any:
-			for i, e := range x {
-				walk(e, append(path, strconv.Itoa(i)))
-			}
-		case map[string]any:
-			for _, k := range sortedKeys(x) {
-				walk(x[k], append(path, k))
-			}
-		}
-	}
-	walk(v, nil)
-	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], "/") < strings.Join(out[j], "/") })
-	return out
 }

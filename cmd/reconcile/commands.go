@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -534,5 +533,3 @@ var versionCmd = &command{
 		return exitOK
 	},
 }
-
-var errUsage = errors.New("usage")
