@@ -15,12 +15,9 @@ import (
 // drift runs engine.Drift for src against the state file.
 func (h *harness) drift(src string) *engine.DriftReport {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{ReadOnly: true})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer st.Close()
-	rep, err := engine.Drift(h.t.Context(), h.load(src), st, h.reg, 4)
+	var rep *engine.DriftReport
+	var err error
+	h.reading(func(st *state.Store) { rep, err = engine.Drift(h.t.Context(), h.load(src), st, h.reg, 4) })
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -438,15 +435,7 @@ variables:
 	if p3.HasChanges() || res.Counts[engine.Refresh] != 0 || !strings.Contains(textOf(t, p3), "No changes. State matches the cloud") {
 		t.Errorf("refresh-only without drift = %q:\n%s", actions(p3), textOf(t, p3))
 	}
-	var hist []state.HistoryEntry
-	func() {
-		st, err := state.Open(h.path, state.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		hist, _ = st.History()
-	}()
+	hist := h.history()
 	if n := len(hist); n == 0 || hist[n-1].Command != "apply --refresh-only" {
 		t.Errorf("history = %+v, want apply --refresh-only last", hist)
 	}

@@ -258,16 +258,23 @@ func (h *harness) load(src string) *engine.Spec {
 	return spec
 }
 
-// makePlan plans src against the state file, read-only, and returns the
-// diagnostics instead of failing on them.
-func (h *harness) makePlan(src string, opts engine.PlanOptions) (*engine.Plan, engine.Diagnostics) {
+// reading calls fn with the state file opened read-only.
+func (h *harness) reading(fn func(st *state.Store)) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{ReadOnly: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer st.Close()
-	return engine.MakePlan(h.t.Context(), h.load(src), st, h.reg, opts)
+	fn(st)
+}
+
+// makePlan plans src against the state file, read-only, and returns the
+// diagnostics instead of failing on them.
+func (h *harness) makePlan(src string, opts engine.PlanOptions) (p *engine.Plan, diags engine.Diagnostics) {
+	h.t.Helper()
+	h.reading(func(st *state.Store) { p, diags = engine.MakePlan(h.t.Context(), h.load(src), st, h.reg, opts) })
+	return p, diags
 }
 
 func (h *harness) plan(src string, opts engine.PlanOptions) *engine.Plan {
@@ -323,12 +330,9 @@ func (h *harness) mustApply(src string) (*engine.Plan, *engine.ApplyResult) {
 // records reads every record of the state file, by name.
 func (h *harness) records() map[string]state.Record {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{ReadOnly: true})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer st.Close()
-	rs, err := st.List()
+	var rs []state.Record
+	var err error
+	h.reading(func(st *state.Store) { rs, err = st.List() })
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -352,12 +356,9 @@ func (h *harness) record(name string) state.Record {
 // meta reads the lineage and serial of the state file.
 func (h *harness) meta() state.Meta {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{ReadOnly: true})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer st.Close()
-	m, err := st.Meta()
+	var m state.Meta
+	var err error
+	h.reading(func(st *state.Store) { m, err = st.Meta() })
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -164,12 +164,9 @@ func (h *harness) resolve() *engine.IntentReport {
 
 func (h *harness) intents() []state.Intent {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{ReadOnly: true})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer st.Close()
-	ins, err := st.Intents()
+	var ins []state.Intent
+	var err error
+	h.reading(func(st *state.Store) { ins, err = st.Intents() })
 	if err != nil {
 		h.t.Fatal(err)
 	}

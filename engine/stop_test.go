@@ -153,12 +153,9 @@ func TestApplyRetriesShown(t *testing.T) {
 
 func (h *harness) history() []state.HistoryEntry {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{ReadOnly: true})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer st.Close()
-	hs, err := st.History()
+	var hs []state.HistoryEntry
+	var err error
+	h.reading(func(st *state.Store) { hs, err = st.History() })
 	if err != nil {
 		h.t.Fatal(err)
 	}
