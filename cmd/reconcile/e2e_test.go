@@ -1147,14 +1147,7 @@ func TestE2EProgressOCI(t *testing.T) {
 	w := newWS(t, e)
 	model := e.activeModel(t.TempDir())
 	e.settings(server.Settings{CreateDelayMS: 1500})
-	w.write("main.yaml", fmt.Sprintf(`resources:
-  ep:
-    type: oci:AiLanguage:Endpoint
-    properties:
-      compartmentId: %s
-      modelId: %s
-      displayName: %s
-`, server.Tenancy, model, strings.ToLower(t.Name())))
+	w.write("main.yaml", "resources:\n"+endpointSpec("ep", model, strings.ToLower(t.Name()), ""))
 
 	r := w.must(0, "apply", "--auto-approve", "--progress-interval", "100ms")
 	wantStdout(t, r, "ep: Creating...", "ep: Still creating...", "ep: Creation complete", "Apply complete!")

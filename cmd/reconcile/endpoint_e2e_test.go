@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
-
-	"reconcile/resources/emulator/server"
 )
 
 // TestE2EFailedEndpointRecovers deploys a model whose training failed: the
@@ -21,16 +18,10 @@ func TestE2EFailedEndpointRecovers(t *testing.T) {
 	e := startEmulator(t)
 	w := newWS(t, e)
 	oci := e.ociClient(t.TempDir())
-	endpointSpec := func(model string) string {
-		return spec(fmt.Sprintf(`  ep:
-    type: oci:AiLanguage:Endpoint
-    properties:
-      compartmentId: %s
-      modelId: %s
-      displayName: %s
-`, server.Tenancy, model, strings.ToLower(t.Name())), policySpec("pol", rid(t, "p"), "", ""))
+	withModel := func(model string) string {
+		return spec(endpointSpec("ep", model, strings.ToLower(t.Name()), ""), policySpec("pol", rid(t, "p"), "", ""))
 	}
-	w.write("main.yaml", endpointSpec("ocid1.ailanguagemodel.oc1.iad.emulatorfailedmodel"))
+	w.write("main.yaml", withModel("ocid1.ailanguagemodel.oc1.iad.emulatorfailedmodel"))
 	r := w.must(1, "apply", "--auto-approve")
 	wantContains(t, r, "Training failed", "pol: Creation complete")
 	list := w.stateList()
@@ -42,7 +33,7 @@ func TestE2EFailedEndpointRecovers(t *testing.T) {
 		t.Errorf("the independent policy is not in state: %v", list)
 	}
 
-	w.write("main.yaml", endpointSpec(e.activeModel(t.TempDir())))
+	w.write("main.yaml", withModel(e.activeModel(t.TempDir())))
 	r = w.must(2, "plan", "--detailed-exitcode")
 	wantStdout(t, r, "must be replaced", "previous create failed")
 	w.must(0, "apply", "--auto-approve")

@@ -221,14 +221,7 @@ func TestE2EConcurrentApplies(t *testing.T) {
 	w := newWS(t, e)
 	model := e.activeModel(t.TempDir())
 	e.settings(server.Settings{CreateDelayMS: 2500})
-	w.write("main.yaml", fmt.Sprintf(`resources:
-  ep:
-    type: oci:AiLanguage:Endpoint
-    properties:
-      compartmentId: %s
-      modelId: %s
-      displayName: lock-ep
-`, server.Tenancy, model))
+	w.write("main.yaml", "resources:\n"+endpointSpec("ep", model, "lock-ep", ""))
 	holderFile := w.path(".reconcile/state.db.lock")
 	waitHolder := func(p *proc) {
 		t.Helper()
