@@ -18,21 +18,35 @@ const sealKey = "$secret"
 // seal replaces every Secret in v by its digest, salted with the node's
 // name.
 func seal(v any, salt string) any {
-	switch x := v.(type) {
-	case Secret:
-		plain, _ := revealSecrets(x.Value)
+	return rewrite(v, func(v any) (any, bool) {
+		s, ok := v.(Secret)
+		if !ok {
+			return nil, false
+		}
+		plain, _ := revealSecrets(s.Value)
 		sum := sha256.Sum256([]byte("reconcile\x00" + salt + "\x00" + canonicalJSON(plain)))
-		return map[string]any{sealKey: "sha256:" + hex.EncodeToString(sum[:])}
+		return map[string]any{sealKey: "sha256:" + hex.EncodeToString(sum[:])}, true
+	})
+}
+
+// rewrite returns a copy of v in which every value for which fn reports
+// true is replaced by what fn returns; fn is tried on a value before its
+// elements, and lists and maps that fn leaves are copied element by element.
+func rewrite(v any, fn func(any) (any, bool)) any {
+	if r, ok := fn(v); ok {
+		return r
+	}
+	switch x := v.(type) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = seal(e, salt)
+			out[i] = rewrite(e, fn)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = seal(e, salt)
+			out[k] = rewrite(e, fn)
 		}
 		return out
 	}
@@ -101,24 +115,12 @@ func isSealed(v any) bool {
 // unsealForDisplay turns sealed secrets back into Secret markers (without
 // their value) so that renderers show them as sensitive.
 func unsealForDisplay(v any) any {
-	if isSealed(v) {
-		return Secret{Value: nil}
-	}
-	switch x := v.(type) {
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = unsealForDisplay(e)
+	return rewrite(v, func(v any) (any, bool) {
+		if isSealed(v) {
+			return Secret{Value: nil}, true
 		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = unsealForDisplay(e)
-		}
-		return out
-	}
-	return v
+		return nil, false
+	})
 }
 
 // managedInputs keeps the inputs of attrs that reconcile manages: those the

@@ -87,23 +87,12 @@ func encodeValues(m map[string]any, salt string) map[string]any {
 }
 
 func encodeValue(v any) any {
-	switch x := v.(type) {
-	case Unknown:
-		return map[string]any{unknownKey: true}
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = encodeValue(e)
+	return rewrite(v, func(v any) (any, bool) {
+		if _, ok := v.(Unknown); ok {
+			return map[string]any{unknownKey: true}, true
 		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = encodeValue(e)
-		}
-		return out
-	}
-	return v
+		return nil, false
+	})
 }
 
 func decodeValue(v any) any {
