@@ -213,7 +213,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 	}
 	sort.Slice(res.Failed, func(i, j int) bool { return res.Failed[i].Addr < res.Failed[j].Addr })
 	sort.Slice(res.Interrupted, func(i, j int) bool { return res.Interrupted[i].Addr < res.Interrupted[j].Addr })
-	if len(res.NotStarted) > 0 || len(res.Interrupted) > 0 {
+	if len(res.NotStarted) > 0 || len(res.Interrupted) > 0 || isClosed(stop) {
 		res.Stopped = "cancelled"
 		if isClosed(stop) {
 			res.Stopped = "stopped"

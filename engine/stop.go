@@ -63,3 +63,13 @@ func stopControlFrom(ctx context.Context) *StopControl {
 	s, _ := ctx.Value(stopKey{}).(*StopControl)
 	return s
 }
+
+// StopReason returns the reason a stop was requested for ctx's
+// StopControl (the signal's name), or "" when none was, or ctx carries
+// none.
+func StopReason(ctx context.Context) string {
+	if s := stopControlFrom(ctx); s != nil {
+		return s.Reason()
+	}
+	return ""
+}

@@ -219,7 +219,15 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 		fmt.Fprintf(c.stderr, "reconcile %s: --output must be text, json or markdown, got %q\n", cmd.name, c.g.output)
 		return exitError
 	}
-	return cmd.run(c, o, pos)
+	code := cmd.run(c, o, pos)
+	// A command that received a stop signal never reports success, even
+	// when the work it had started was the last: what it was asked to do
+	// may not be what it did. 'emulate' runs until it is stopped.
+	if reason := engine.StopReason(c.ctx); reason != "" && code == exitOK && cmd.name != "emulate" {
+		fmt.Fprintf(c.stderr, "Error: reconcile %s was stopped by %s\n", cmd.name, reason)
+		code = exitError
+	}
+	return code
 }
 
 // errorf prints an error the way every command does, and returns exitError.

@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,7 +80,7 @@ type proc struct {
 	w        *ws
 	args     []string
 	cmd      *exec.Cmd
-	out, err bytes.Buffer
+	out, err watchedBuffer
 	start    time.Time
 	done     chan struct{}
 	res      result
@@ -117,6 +116,59 @@ func (w *ws) startProc(env []string, args ...string) *proc {
 		close(p.done)
 	}()
 	return p
+}
+
+// watchedBuffer collects a process's output and lets a test wait for what
+// it prints: the observable events a signal test waits for, rather than a
+// fixed sleep.
+type watchedBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed and replaced at every write
+}
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if w.changed != nil {
+		close(w.changed)
+		w.changed = nil
+	}
+	return n, err
+}
+
+func (w *watchedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// next returns what has been written so far and a channel closed at the
+// next write.
+func (w *watchedBuffer) next() (string, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.changed == nil {
+		w.changed = make(chan struct{})
+	}
+	return w.b.String(), w.changed
+}
+
+// waitFor waits until the output holds n lines containing text, or the
+// process ends; it reports whether they appeared.
+func (p *proc) waitFor(out *watchedBuffer, text string, n int) bool {
+	for {
+		s, changed := out.next()
+		if count := strings.Count(s, text); count >= n {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-p.done:
+			return strings.Count(out.String(), text) >= n
+		}
+	}
 }
 
 // signal sends sig unless the process has ended; it reports whether it sent it.
@@ -288,7 +340,7 @@ type crashStats struct {
 	trials, killedMidway, finishedFirst int
 	withIntents, intentsAtKill          int
 	outcomes                            map[string]int
-	killMS                              []int
+	killAt                              []int // creates started before each kill
 }
 
 func (s *crashStats) add(f func(s *crashStats)) {
@@ -383,9 +435,11 @@ func TestCrashSIGKILL(t *testing.T) {
 		// apply that has the secrets again.
 		secret := i%5 == 4
 		w.write("main.yaml", crashSpec(prefix, model, secret))
-		delay := time.Duration(rng.IntN(2500)) * time.Millisecond
+		// Kill right after the k-th create started: its intent is on disk
+		// and its call in flight (endpoints take 300ms to create).
+		k := 1 + rng.IntN(crashEndpoints+crashPolicies)
 		p := w.startProc(nil, "apply", "--auto-approve")
-		time.Sleep(delay)
+		p.waitFor(&p.out, ": Creating...", k)
 		killed := p.signal(syscall.SIGKILL)
 		r := p.wait(30 * time.Second)
 		if killed && p.signaled != syscall.SIGKILL {
@@ -396,10 +450,10 @@ func TestCrashSIGKILL(t *testing.T) {
 			t.Fatalf("the first apply failed without being killed:\n%s", r)
 		}
 		pending := len(w.stateIntents())
-		t.Logf("kill after %s: killed %v, ran %s, %d intents pending", delay, killed, r.elapsed.Round(time.Millisecond), pending)
+		t.Logf("kill after create %d started: killed %v, ran %s, %d intents pending", k, killed, r.elapsed.Round(time.Millisecond), pending)
 		stats.add(func(s *crashStats) {
 			s.trials++
-			s.killMS = append(s.killMS, int(delay/time.Millisecond))
+			s.killAt = append(s.killAt, k)
 			if killed {
 				s.killedMidway++
 			} else {
@@ -435,7 +489,6 @@ func TestCrashSIGKILL(t *testing.T) {
 			w.mu.Unlock()
 		}
 	})
-	sort.Ints(stats.killMS)
 	t.Logf("SIGKILL trials: %d (%d killed mid-apply, %d finished first); %d killed with creates in flight (%d intents in all); resolved: %v",
 		stats.trials, stats.killedMidway, stats.finishedFirst, stats.withIntents, stats.intentsAtKill, stats.outcomes)
 	if stats.trials == n && n >= 20 && stats.withIntents == 0 {
@@ -443,18 +496,16 @@ func TestCrashSIGKILL(t *testing.T) {
 	}
 }
 
-// TestCrashGracefulStop stops applies with SIGINT or SIGTERM at random
-// moments: the running creates finish, nothing new starts, state is saved
-// with no intent left, the exit is 1 with what was left undone, and the
-// next apply completes.
+// TestCrashGracefulStop stops applies with SIGINT or SIGTERM right after a
+// random number of creates started: the running creates finish, nothing
+// new starts, state is saved with no intent left, the exit is 1 with what
+// was left undone, and the next apply completes.
 func TestCrashGracefulStop(t *testing.T) {
 	needBinary(t)
 	if runtime.GOOS == "windows" {
 		t.Skip("needs signals")
 	}
 	t.Parallel()
-	var mu sync.Mutex
-	stopped := 0
 	runTrials(t, 10, 2, server.Settings{CreateDelayMS: 300}, func(t *testing.T, e *emu, model string, i int, rng *rand.Rand) {
 		w := newWS(t, e)
 		prefix := fmt.Sprintf("stop%02d-%d", i, rng.IntN(1e6))
@@ -464,34 +515,34 @@ func TestCrashGracefulStop(t *testing.T) {
 			sig, name = syscall.SIGTERM, "SIGTERM"
 		}
 		p := w.startProc(nil, "apply", "--auto-approve", "--parallelism", "4")
-		time.Sleep(time.Duration(300+rng.IntN(2500)) * time.Millisecond)
-		sent := p.signal(sig)
-		r := p.wait(40 * time.Second)
-		switch {
-		case r.code == 0:
-			wantStdout(t, r, "Apply complete!")
-		case r.code == 1 && sent:
-			mu.Lock()
-			stopped++
-			mu.Unlock()
-			wantStderr(t, r, "Received "+name+": starting no new operations")
-			wantStdout(t, r, "Apply stopped by "+name+" before it was done", "Not started: ", "What completed is saved in state")
-			if strings.Contains(r.stdout, "Interrupted while running") {
-				t.Errorf("a graceful stop abandoned running operations:\n%s", r)
-			}
-			if ins := w.stateIntents(); len(ins) != 0 {
-				t.Errorf("a graceful stop left intents: %+v\n%s", ins, r)
-			}
-		default:
-			t.Fatalf("apply stopped by %s: want exit 0 or 1, got:\n%s", name, r)
+		// Signal once the k-th create has started: the apply is past its
+		// plan, its signal handler installed.
+		k := 1 + rng.IntN(8)
+		if !p.waitFor(&p.out, ": Creating...", k) {
+			t.Fatalf("the apply ended before %d creates started:\n%s", k, p.wait(time.Minute))
 		}
-		r = w.must(0, "apply", "--auto-approve")
+		if !p.signal(sig) {
+			t.Fatalf("the apply ended before the signal:\n%s", p.wait(time.Minute))
+		}
+		r := p.wait(40 * time.Second)
+		// Every apply that received a stop signal exits 1, even when the
+		// operations it had started were the last ones.
+		if r.code != 1 {
+			t.Fatalf("apply stopped by %s after %d creates started: want exit 1, got:\n%s", name, k, r)
+		}
+		wantStderr(t, r, "Received "+name)
+		if !strings.Contains(r.stdout, "Apply complete!") { // the signal came after the last operation
+			wantStdout(t, r, "Apply stopped by "+name, "What completed is saved in state")
+		}
+		if strings.Contains(r.stdout, "Interrupted while running") {
+			t.Errorf("a graceful stop abandoned running operations:\n%s", r)
+		}
+		if ins := w.stateIntents(); len(ins) != 0 {
+			t.Errorf("a graceful stop left intents: %+v\n%s", ins, r)
+		}
+		w.must(0, "apply", "--auto-approve")
 		checkConverged(t, e, w, prefix)
 	})
-	t.Logf("graceful stop trials: 10, %d stopped mid-apply (the others completed before the signal); every one converged on the next apply", stopped)
-	if stopped == 0 {
-		t.Errorf("no trial stopped an apply before it completed")
-	}
 }
 
 // TestCrashForcedStop sends a second signal: the running operations are
@@ -513,13 +564,20 @@ func TestCrashForcedStop(t *testing.T) {
 			env = []string{"RECONCILE_STOP_GRACE=500ms"}
 		}
 		p := w.startProc(env, "apply", "--auto-approve")
-		time.Sleep(time.Duration(600+rng.IntN(800)) * time.Millisecond) // creates are running: they take 3s
+		// Endpoint creates take 3s: once one has started, it is running
+		// when the signal comes.
+		if !p.waitFor(&p.out, "ep00: Creating...", 1) {
+			t.Fatalf("the apply ended before creating ep00:\n%s", p.wait(time.Minute))
+		}
 		start := time.Now()
 		if !p.signal(syscall.SIGINT) {
 			t.Fatal("the apply ended before the signal")
 		}
 		if !graceOnly {
-			time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
+			// The second signal once the first was taken.
+			if !p.waitFor(&p.err, "Received SIGINT", 1) {
+				t.Fatalf("the apply ended without taking the first signal:\n%s", p.wait(time.Minute))
+			}
 			p.signal(syscall.SIGTERM)
 		}
 		r := p.wait(30 * time.Second)
@@ -535,7 +593,7 @@ func TestCrashForcedStop(t *testing.T) {
 			t.Fatalf("want exit %d, got:\n%s", wantCode, r)
 		}
 		wantStdout(t, r, "Apply stopped by SIGINT", "Interrupted while running")
-		if took > 5*time.Second {
+		if took > 15*time.Second { // well below the 20s grace a graceful stop waits
 			t.Errorf("the apply took %s to stop", took)
 		}
 		if len(w.stateIntents()) == 0 {

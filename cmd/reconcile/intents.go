@@ -125,8 +125,12 @@ func (c *cli) reportStopped(res *engine.ApplyResult, destroy bool) int {
 		return exitError
 	}
 	w := c.stdout
-	fmt.Fprintf(w, "\n%s %s before it was done: %s; %d interrupted, %d not started, %d failed, %d skipped.\n",
-		verb, res.Stopped, summary(res.Counts), len(res.Interrupted), len(res.NotStarted), len(res.Failed), len(res.Skipped))
+	if len(res.Interrupted)+len(res.NotStarted)+len(res.Failed)+len(res.Skipped) == 0 {
+		fmt.Fprintf(w, "\n%s %s: %s; every operation it had started finished, and none was left to start.\n", verb, res.Stopped, summary(res.Counts))
+	} else {
+		fmt.Fprintf(w, "\n%s %s before it was done: %s; %d interrupted, %d not started, %d failed, %d skipped.\n",
+			verb, res.Stopped, summary(res.Counts), len(res.Interrupted), len(res.NotStarted), len(res.Failed), len(res.Skipped))
+	}
 	if len(interrupted) > 0 {
 		fmt.Fprintf(w, "Interrupted while running (the next run finds out what they did): %s\n", strings.Join(interrupted, ", "))
 	}

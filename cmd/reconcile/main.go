@@ -91,6 +91,9 @@ func watchSignals(sigs <-chan os.Signal, sc stopper, cancel context.CancelFunc, 
 	sig := <-sigs
 	applying, running := sc.Stop(signalName(sig))
 	if !applying {
+		// Nothing is half done: stop at once, in one line rather than one
+		// error per node the cancellation reaches.
+		fmt.Fprintf(stderr, "\nReceived %s: stopping.\n", signalName(sig))
 		cancel()
 		// Whatever does not end when its context does (a read blocked
 		// on a named pipe) is not waited for long.
