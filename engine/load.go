@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"errors"
+	"io"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -120,18 +123,48 @@ func (l *loader) loadFile(src Source) {
 		return
 	}
 	l.lines = splitLines(string(src.Data))
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src.Data, &doc); err != nil {
+	docs, err := parseDocuments(src.Data)
+	if err != nil {
 		l.yamlError(err, src.Data)
 		l.partial = true
 		return
 	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return // an empty file declares nothing
+	// Every document of a file is read, as the files of a directory are:
+	// one namespace, a name declared twice is an error naming both places.
+	for _, root := range docs {
+		l.loadDocument(root)
 	}
-	root := doc.Content[0]
+}
+
+// parseDocuments parses every YAML document of src and returns the root
+// node of each that is not empty.
+func parseDocuments(src []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var roots []*yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return roots, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if doc.Kind == 0 || len(doc.Content) == 0 {
+			continue
+		}
+		root := doc.Content[0]
+		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+			continue // an empty document declares nothing
+		}
+		roots = append(roots, root)
+	}
+}
+
+// loadDocument loads the top-level mapping of one YAML document.
+func (l *loader) loadDocument(root *yaml.Node) {
 	if root.Kind != yaml.MappingNode {
-		l.errorf(l.pos(root), "a spec file must be a mapping with keys such as resources, variables, outputs; got %s", kindName(root))
+		l.errorf(l.pos(root), "a spec document must be a mapping with keys such as resources, variables, outputs; got %s", kindName(root))
 		l.partial = true
 		return
 	}

@@ -104,8 +104,7 @@ func (l *loader) yamlError(err error, src []byte) {
 // could not parse. It parses a few prefixes of the file (a binary search).
 func problemLine(lines []string, want string, from int) (int, bool) {
 	fails := func(n int) bool {
-		var doc yaml.Node
-		err := yaml.Unmarshal([]byte(strings.Join(lines[:n], "\n")), &doc)
+		_, err := parseDocuments([]byte(strings.Join(lines[:n], "\n")))
 		return err != nil && err.Error() == want
 	}
 	lo, hi := max(from, 1), len(lines)
