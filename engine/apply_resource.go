@@ -62,7 +62,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 		a.setValue(r.Name, updatedView(r.Schema, before, desired, prior.Inputs))
 		rec.ID = prior.ID
 		rec.Inputs = prior.Inputs
-		rec.Outputs = outputsOnly(r, before, prior.Outputs)
+		rec.Outputs = outputsOf(before, prior.Inputs)
 		rec.Deposed = prior.Deposed
 		if err := a.put(r.Name, r.Pos, rec); err != nil {
 			return err
@@ -356,7 +356,7 @@ func (a *applier) record(r *Resource, rec state.Record, id string, desired map[s
 	view := mergeAttrs(attrs, desired)
 	rec.ID = id
 	rec.Inputs = seal(desired, r.Name).(map[string]any)
-	rec.Outputs = outputsOnly(r, sealAt(attrs, desired, r.Name), nil)
+	rec.Outputs = outputsOf(sealAt(attrs, desired, r.Name), desired)
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
@@ -379,17 +379,16 @@ func sealAt(attrs, desired map[string]any, salt string) map[string]any {
 	return out
 }
 
-// outputsOnly keeps the attributes that are not inputs, plus the id.
-func outputsOnly(r *Resource, attrs map[string]any, fallback map[string]any) map[string]any {
-	if attrs == nil {
-		return fallback
-	}
+// outputsOf is what state keeps as a resource's outputs: every attribute
+// but the inputs the specs manage (which it keeps as inputs), so also the
+// cloud's value of an input the specs leave to it (a generated
+// displayName), which references read.
+func outputsOf(attrs, managed map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range attrs {
-		if pr, ok := r.Schema.Root.Properties[k]; ok && !pr.ReadOnly {
-			continue
+		if _, isInput := managed[k]; !isInput {
+			out[k] = v
 		}
-		out[k] = v
 	}
 	return out
 }

@@ -103,6 +103,8 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 		}
 		if applied, managed := rec.Inputs[k]; managed && v != nil {
 			out[k] = secretAs(v, applied)
+		} else if !managed {
+			out[k] = v // the cloud's to choose: kept as an output
 		}
 	}
 	out["id"] = rec.ID
@@ -226,10 +228,10 @@ func refreshState(st *state.Store, c *Change) error {
 			if pr, isProp := s.Root.Properties[k]; isProp && !pr.ReadOnly {
 				if _, managed := rec.Inputs[k]; managed {
 					inputs[k] = seal(v, c.Addr)
+					continue
 				}
-				continue
 			}
-			outputs[k] = v
+			outputs[k] = v // an input the specs leave to the cloud is kept as an output
 		}
 		outputs["id"] = rec.ID
 		rec.Inputs, rec.Outputs = inputs, outputs

@@ -141,14 +141,13 @@ func (ev *evaluator) ref(r *Ref) (any, error) {
 			if !ok && i == 0 {
 				next, ok = c[snakeToCamel(acc.Key)]
 			}
-			if !ok {
-				if i == 0 {
-					// an optional input left unset reads as null
-					next = nil
-					break
-				}
+			if !ok && !(i == 0 && ev.isObject(r.Root)) {
 				return nil, evalErrorf(r.P, "%s: no key %q (keys: %s)", r, acc.Key, strings.Join(sortedKeys(c), ", "))
 			}
+			// A field of a resource or lookup that has no value (an
+			// optional input left unset, which the cloud did not fill
+			// either) reads as null; the loader checked that the type
+			// has the field.
 			v = next
 		case []any:
 			if !acc.IsIndex {
@@ -165,6 +164,19 @@ func (ev *evaluator) ref(r *Ref) (any, error) {
 		}
 	}
 	return wrapSecret(v, secret), nil
+}
+
+// isObject reports whether name is a resource or a lookup returning its
+// whole result: an object with the fields of its schema.
+func (ev *evaluator) isObject(name string) bool {
+	if _, ok := ev.spec.Resources[name]; ok {
+		return true
+	}
+	if v, ok := ev.spec.Variables[name]; ok {
+		inv, isInvoke := v.Expr.(*Invoke)
+		return isInvoke && inv.Return == ""
+	}
+	return false
 }
 
 func accessorText(a Accessor) string {

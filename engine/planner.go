@@ -403,7 +403,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		}
 		c.Action = Create
 		c.After = createdView(r.Schema, desired)
-		p.set(r.Name, &nodeResult{value: c.After, change: c})
+		p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
 		return nil
 	}
 	c.ID = prior.ID
@@ -418,7 +418,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 			c.DeletedOutside, c.DeletedID = true, prior.ID
 			c.ID = ""
 			c.After = createdView(r.Schema, desired)
-			p.set(r.Name, &nodeResult{value: c.After, change: c})
+			p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
 			return nil
 		case err != nil:
 			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
@@ -481,7 +481,7 @@ func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, d
 		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", c.Reason), "resource %q is protected and cannot be replaced", r.Name)
 	}
 	c.After = createdView(r.Schema, desired)
-	p.set(r.Name, &nodeResult{value: c.After, change: c})
+	p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
 	return nil
 }
 
@@ -491,7 +491,7 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 		c.Reason = "adopted on apply, then updated in place if the specs differ"
 		c.After = createdView(r.Schema, desired)
 		c.After["id"] = r.Options.Import // known: it is the id adopted
-		p.set(r.Name, &nodeResult{value: c.After, change: c})
+		p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
 		return nil
 	}
 	live, err := p.read(ctx, r, r.Options.Import)
@@ -685,6 +685,19 @@ func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
 		}
 	}
 	out["id"] = Unknown{}
+	return out
+}
+
+// createdRefView is what references to a resource being created see: its
+// planned view, and Unknown for every input the specs leave unset too, since
+// the cloud may choose it (OCI names an endpoint given no displayName).
+func createdRefView(s *schemas.Schema, after map[string]any) map[string]any {
+	out := mergeAttrs(after)
+	for k := range s.Root.Properties {
+		if _, set := out[k]; !set {
+			out[k] = Unknown{}
+		}
+	}
 	return out
 }
 

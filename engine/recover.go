@@ -239,7 +239,7 @@ func resolveIntent(ctx context.Context, st *state.Store, reg resources.Registry,
 func adoptedRecord(s *schemas.Schema, in state.Intent, prior state.Record, hasPrior bool, id string, got resources.Attrs, tainted string) state.Record {
 	out := map[string]any{}
 	for k, v := range resources.CanonAttrs(got) {
-		if pr, isProp := s.Root.Properties[k]; isProp && !pr.ReadOnly {
+		if _, isInput := in.Inputs[k]; isInput {
 			continue // an input: the intent's value is recorded
 		}
 		out[k] = v
