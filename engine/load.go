@@ -3,10 +3,10 @@ package engine
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
-	"io"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"unicode/utf8"
