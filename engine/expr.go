@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"reconcile/schemas"
 )
 
 // Expr is an expression of the spec language: a literal, a reference, an
@@ -333,24 +335,6 @@ func refs(e Expr, fn func(*Ref)) {
 	}
 }
 
-// snakeToCamel turns model_id into modelId; names without an underscore are
-// returned unchanged.
-func snakeToCamel(s string) string {
-	if !strings.Contains(s, "_") {
-		return s
-	}
-	var b strings.Builder
-	up := false
-	for i, r := range s {
-		switch {
-		case r == '_' && i > 0:
-			up = true
-		case up:
-			b.WriteString(strings.ToUpper(string(r)))
-			up = false
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// snakeToCamel is schemas.CamelCase: the one conversion from snake_case
+// to the lowerCamelCase names of the schemas.
+func snakeToCamel(s string) string { return schemas.CamelCase(s) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Prop is the parsed form of one property schema: the subset of JSON Schema
@@ -61,26 +62,29 @@ func (p *Prop) Field(name string) (*Prop, bool) {
 
 // CamelCase turns a snake_case field name into the lowerCamelCase spelling
 // the schemas use: "model_id" becomes "modelId". Names without an
-// underscore, such as "modelId", are returned unchanged.
+// underscore, such as "modelId", are returned unchanged, and so is any name
+// that is not well-formed snake_case (a leading, trailing or doubled
+// underscore, or one before a capital or a non-letter: "displayName_",
+// "model__id"): it then names no field, and is reported as unknown rather
+// than silently taken for another. It is the one name conversion of
+// reconcile: every package that matches field names uses it.
 func CamelCase(name string) string {
 	if !strings.Contains(name, "_") {
 		return name
 	}
+	parts := strings.Split(name, "_")
 	var b strings.Builder
-	upper := false
-	for i, r := range name {
-		switch {
-		case r == '_' && i > 0:
-			upper = true
-		case upper:
-			b.WriteRune(unicode.ToUpper(r))
-			upper = false
-		default:
-			b.WriteRune(r)
+	for i, p := range parts {
+		r, size := utf8.DecodeRuneInString(p)
+		if p == "" || i > 0 && !(unicode.IsLower(r) || unicode.IsDigit(r)) {
+			return name
 		}
-	}
-	if upper { // a trailing underscore is kept
-		b.WriteByte('_')
+		if i > 0 {
+			b.WriteRune(unicode.ToUpper(r))
+			b.WriteString(p[size:])
+			continue
+		}
+		b.WriteString(p)
 	}
 	return b.String()
 }

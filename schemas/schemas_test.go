@@ -457,6 +457,10 @@ func TestCamelCase(t *testing.T) {
 		"org_id":            "orgId",
 		"_private":          "_private",
 		"trailing_":         "trailing_",
+		"displayName_":      "displayName_",
+		"display__name":     "display__name",
+		"display_Name":      "display_Name",
+		"model_2":           "model2",
 	} {
 		if got := CamelCase(in); got != want {
 			t.Errorf("CamelCase(%q) = %q, want %q", in, got, want)
