@@ -161,8 +161,8 @@ func TestApplyReplace(t *testing.T) {
 			if !reflect.DeepEqual(c.ReplacePaths, tc.wantReplacePaths) {
 				t.Errorf("ReplacePaths = %v, want %v", c.ReplacePaths, tc.wantReplacePaths)
 			}
-			if !strings.Contains(c.Reason, `"modelId"`) {
-				t.Errorf("Reason = %q, want it to name \"modelId\"", c.Reason)
+			if c.Reason != engine.ReasonReplaceOnChanges || !strings.Contains(engine.ReasonText(&c), `"modelId"`) {
+				t.Errorf("Reason = %s (%q), want replace_because_replace_on_changes naming \"modelId\"", c.Reason, engine.ReasonText(&c))
 			}
 			if c.DeleteBeforeReplace != tc.deleteFirst {
 				t.Errorf("DeleteBeforeReplace = %v, want %v", c.DeleteBeforeReplace, tc.deleteFirst)
@@ -227,8 +227,8 @@ func TestApplyReplacesTaintedObject(t *testing.T) {
 	if got, want := actions(p), "a:replace b:create"; got != want {
 		t.Fatalf("plan after the failed create = %q, want %q", got, want)
 	}
-	if c := change(t, p, "a"); !strings.HasPrefix(c.Reason, "the previous create failed") || !strings.Contains(c.Reason, "out of capacity") {
-		t.Errorf("reason = %q, want it to say the previous create failed and why", c.Reason)
+	if c := change(t, p, "a"); c.Reason != engine.ReasonTainted || !strings.Contains(c.ReasonDetail, "out of capacity") {
+		t.Errorf("reason = %s (%q), want replace_because_tainted saying why", c.Reason, c.ReasonDetail)
 	}
 	calls := len(h.cloud.callLog())
 	h.mustApply(src)
@@ -399,8 +399,8 @@ func TestApplyImport(t *testing.T) {
 
 			p, res := h.mustApply(src)
 			c := change(t, p, "a")
-			if c.Action != engine.Import || c.ImportID != "ocid1.existing" || c.Reason != tc.wantReason {
-				t.Fatalf("change = %s import %q reason %q, want import of ocid1.existing, reason %q", c.Action, c.ImportID, c.Reason, tc.wantReason)
+			if c.Action != engine.Import || c.ImportID != "ocid1.existing" || engine.ReasonText(&c) != tc.wantReason {
+				t.Fatalf("change = %s import %q reason %q, want import of ocid1.existing, reason %q", c.Action, c.ImportID, engine.ReasonText(&c), tc.wantReason)
 			}
 			if c.Before["displayName"] != "old" || c.After["displayName"] != tc.displayName {
 				t.Errorf("displayName before/after = %v/%v, want old/%s", c.Before["displayName"], c.After["displayName"], tc.displayName)
@@ -440,8 +440,8 @@ func TestApplyRetainOnDeleteForgets(t *testing.T) {
 	calls := len(h.cloud.callLog())
 	p, res := h.mustApply(resourcesOf(endpoint("b", "b")))
 	c := change(t, p, "a")
-	if c.Action != engine.Forget || !strings.Contains(c.Reason, "retainOnDelete") {
-		t.Errorf("change = %s (%q), want forget explained by retainOnDelete", c.Action, c.Reason)
+	if c.Action != engine.Forget || c.Reason != engine.ReasonRetainOnDelete {
+		t.Errorf("change = %s (%s), want forget because of retainOnDelete", c.Action, c.Reason)
 	}
 	if log := newCalls(h.cloud.callLog(), calls); !reflect.DeepEqual(log, []string{"create b"}) {
 		t.Errorf("calls = %q, want only the create of b", log)
@@ -524,8 +524,8 @@ outputs:
 		t.Errorf("a's planned description = %v, want the lookup's email", a.After["description"])
 	}
 	pol := change(t, p, "policy")
-	if !pol.Deferred || pol.Reason == "" {
-		t.Errorf("policy = deferred %v reason %q, want deferred to apply with a reason", pol.Deferred, pol.Reason)
+	if !pol.Deferred || pol.Reason != engine.ReasonReadDeferred {
+		t.Errorf("policy = deferred %v reason %s, want deferred to apply, read_because_dependency_pending", pol.Deferred, pol.Reason)
 	}
 	if _, ok := pol.After["serviceName"].(engine.Unknown); !ok {
 		t.Errorf("policy's planned serviceName = %#v, want Unknown", pol.After["serviceName"])

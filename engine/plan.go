@@ -58,6 +58,79 @@ func (a Action) Symbol() string {
 	return " "
 }
 
+// ActionReason says why the planner chose a change's action, as data: the
+// renderers derive their words from it, and plan JSON exposes it as
+// action_reason.
+type ActionReason int
+
+// Reasons. The zero value says nothing beyond the action itself.
+const (
+	ReasonNone ActionReason = iota
+	// ReasonTainted: replace, because the previous create failed
+	// (ReasonDetail says why).
+	ReasonTainted
+	// ReasonCannotUpdate: replace, because a field that cannot change in
+	// place changed (ReplacePaths).
+	ReasonCannotUpdate
+	// ReasonReplaceOnChanges: replace, because the resource's
+	// replaceOnChanges option names a field that changed (ReplacePaths).
+	ReasonReplaceOnChanges
+	// ReasonDeletedOutside: create, because the object was deleted outside
+	// reconcile since the last apply.
+	ReasonDeletedOutside
+	// ReasonRetainOnDelete: forget, because retainOnDelete keeps the
+	// object in the cloud.
+	ReasonRetainOnDelete
+	// ReasonGoneOutside: forget, because the object to delete was already
+	// deleted outside reconcile.
+	ReasonGoneOutside
+	// ReasonReadDeferred: read during apply, because an argument is known
+	// only then.
+	ReasonReadDeferred
+	// ReasonImportThenUpdate: import, then update in place the fields
+	// that differ from the specs (ReasonFields).
+	ReasonImportThenUpdate
+	// ReasonImportUnread: import of an object the plan did not read
+	// (--refresh=false): it is updated on apply if it differs.
+	ReasonImportUnread
+	// ReasonOptionsChanged: update of the resource's options only
+	// (ReasonFields: protect, retainOnDelete, deleteBeforeReplace), which
+	// changes state and nothing in the cloud.
+	ReasonOptionsChanged
+	// ReasonNotDeclared: delete, because the specs no longer declare it.
+	ReasonNotDeclared
+	// ReasonDestroy: delete, because the plan destroys everything.
+	ReasonDestroy
+	// ReasonReplaceRequested: replace, because the user asked for it.
+	ReasonReplaceRequested
+)
+
+var reasonNames = [...]string{
+	"", "replace_because_tainted", "replace_because_cannot_update", "replace_because_replace_on_changes",
+	"create_because_deleted_outside", "forget_because_retain_on_delete", "forget_because_deleted_outside",
+	"read_because_dependency_pending", "import_then_update", "import_not_read", "update_because_options_changed",
+	"delete_because_not_declared", "delete_because_destroy", "replace_by_request",
+}
+
+// String is the reason's name in plan JSON and plan files: "" for
+// ReasonNone, else snake_case such as "replace_because_tainted".
+func (r ActionReason) String() string {
+	if r >= 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "unknown"
+}
+
+// parseReason is the inverse of ActionReason.String.
+func parseReason(s string) (ActionReason, bool) {
+	for i, n := range reasonNames {
+		if n == s {
+			return ActionReason(i), true
+		}
+	}
+	return 0, false
+}
+
 // Kind of node.
 const (
 	KindResource = "resource" // managed: created, updated, deleted
@@ -71,8 +144,14 @@ type Change struct {
 	Type   string // canonical type token
 	Kind   string // KindResource, KindGet or KindLookup
 	Action Action
-	// Reason explains the choice to the reader; it never drives apply.
-	Reason string
+	// Reason says why the action was chosen; renderers derive their words
+	// from it and apply never reads it. ReasonDetail carries what the
+	// reason needs beyond the change's other fields (why the previous
+	// create failed), ReasonFields the fields it is about (those an import
+	// then updates, or whose options changed).
+	Reason       ActionReason
+	ReasonDetail string
+	ReasonFields []string
 	// ID is the object's current id, if it has one.
 	ID string
 	// ImportID is the id to adopt, for Import.
@@ -103,7 +182,7 @@ type Change struct {
 	// added to and removed from each role of an IAM policy.
 	DriftDetails []string
 	// DeletedOutside is set when refresh found the object deleted outside
-	// reconcile (Reason says so too); DeletedID is the id it had.
+	// reconcile; DeletedID is the id it had.
 	DeletedOutside bool
 	DeletedID      string
 	// Deposed are ids of objects an earlier replacement left behind because

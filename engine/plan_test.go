@@ -186,7 +186,7 @@ func TestPlanProtect(t *testing.T) {
 	}{
 		"replacement": {
 			src:  resourcesOf(endpoint("a", "a", "modelId: ocid1.ailanguagemodel.oc1..m2", "options.protect: true", "options.replaceOnChanges: [modelId]")),
-			want: []string{`spec.yaml:2:3: error: resource "a" is protected and cannot be replaced`, `"modelId" cannot be updated in place`, "protect: false"},
+			want: []string{`spec.yaml:2:3: error: resource "a" is protected and cannot be replaced`, `replaceOnChanges asks for a replacement when "modelId" changes`, "protect: false"},
 		},
 		"removal from the specs": {
 			src:  resourcesOf(endpoint("b", "b")),
@@ -256,8 +256,8 @@ func TestPlanRefresh(t *testing.T) {
 
 	p = h.plan(src, engine.PlanOptions{Refresh: true})
 	c := change(t, p, "a")
-	if c.Action != engine.Create || c.Reason != "the object was deleted outside reconcile" || c.ID != "" {
-		t.Errorf("a = %s (%q, id %q), want create because it was deleted outside reconcile", c.Action, c.Reason, c.ID)
+	if c.Action != engine.Create || c.Reason != engine.ReasonDeletedOutside || c.ID != "" {
+		t.Errorf("a = %s (%s, id %q), want create because it was deleted outside reconcile", c.Action, c.Reason, c.ID)
 	}
 	if n := h.cloud.readCount() - reads; n != 2 {
 		t.Errorf("plan with refresh read %d objects, want 2", n)
@@ -265,8 +265,8 @@ func TestPlanRefresh(t *testing.T) {
 
 	// Removed from the specs and already gone: forgotten, not deleted.
 	p = h.plan(resourcesOf(endpoint("a", "a")), engine.PlanOptions{Refresh: true})
-	if c := change(t, p, "gone"); c.Action != engine.Forget || !strings.Contains(c.Reason, "outside reconcile") {
-		t.Errorf("gone = %s (%q), want forget because it was already deleted", c.Action, c.Reason)
+	if c := change(t, p, "gone"); c.Action != engine.Forget || c.Reason != engine.ReasonGoneOutside {
+		t.Errorf("gone = %s (%s), want forget because it was already deleted", c.Action, c.Reason)
 	}
 
 	// Drift is compared with the live object when refreshing.
@@ -394,7 +394,7 @@ outputs:
 	}
 	for i, c := range gp.Changes {
 		w := p.Changes[i]
-		if c.Kind != w.Kind || c.Type != w.Type || c.Reason != w.Reason || c.ID != w.ID || c.Deferred != w.Deferred || c.Pos != w.Pos {
+		if c.Kind != w.Kind || c.Type != w.Type || c.Reason != w.Reason || c.ReasonDetail != w.ReasonDetail || !reflect.DeepEqual(c.ReasonFields, w.ReasonFields) || c.ID != w.ID || c.Deferred != w.Deferred || c.Pos != w.Pos {
 			t.Errorf("change %d read back as %+v, want %+v", i, c, w)
 		}
 	}
@@ -457,8 +457,9 @@ func TestReadPlanFileRejects(t *testing.T) {
 		"not JSON":      {data: "resources: {}", want: "not a reconcile plan file"},
 		"no spec hash":  {data: `{"version":1,"changes":[]}`, want: "not a reconcile plan file"},
 		"newer format":  {data: `{"version":99,"specHash":"h"}`, want: "newer than this reconcile"},
-		"bad action":    {data: `{"version":1,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}`, want: `unknown action "explode"`},
-		"no address":    {data: `{"version":1,"specHash":"h","changes":[{"action":"create"}]}`, want: "no address"},
+		"bad action":    {data: `{"version":2,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}`, want: `unknown action "explode"`},
+		"no address":    {data: `{"version":2,"specHash":"h","changes":[{"action":"create"}]}`, want: "no address"},
+		"older format":  {data: `{"version":1,"specHash":"h","changes":[]}`, want: "written by an older reconcile"},
 		"a state file?": {data: "\x00\x00\x00", want: "not a reconcile plan file"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // PlanFileVersion is the format version of saved plans.
-const PlanFileVersion = 1
+const PlanFileVersion = 2
 
 // maxPlanFile bounds what ReadPlanFile accepts.
 const maxPlanFile = 256 << 20
@@ -53,6 +53,8 @@ type changeJSON struct {
 	Kind                string         `json:"kind"`
 	Action              string         `json:"action"`
 	Reason              string         `json:"reason,omitempty"`
+	ReasonDetail        string         `json:"reasonDetail,omitempty"`
+	ReasonFields        []string       `json:"reasonFields,omitempty"`
 	ID                  string         `json:"id,omitempty"`
 	ImportID            string         `json:"importId,omitempty"`
 	Before              map[string]any `json:"before,omitempty"`
@@ -70,7 +72,8 @@ func WritePlanFile(w io.Writer, pf PlanFile, version string) error {
 	out := planFileJSON{Version: PlanFileVersion, Reconcile: version, SpecPath: pf.SpecPath, StatePath: pf.StatePath, Config: pf.Config,
 		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly}
 	for _, c := range pf.Plan.Changes {
-		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason,
+		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
+			ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
 			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, c.Addr), After: encodeValues(c.After, c.Addr),
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Pos: c.Pos})
 	}
@@ -140,6 +143,9 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 	if in.Version == 0 || in.SpecHash == "" {
 		return PlanFile{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
 	}
+	if in.Version < PlanFileVersion {
+		return PlanFile{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", in.Version, PlanFileVersion)
+	}
 	if in.Version > PlanFileVersion {
 		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", in.Version, PlanFileVersion)
 	}
@@ -152,7 +158,11 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 		if c.Addr == "" {
 			return PlanFile{}, fmt.Errorf("%w: change %d has no address", ErrNotPlanFile, i)
 		}
-		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: c.Reason, ID: c.ID, ImportID: c.ImportID,
+		reason, ok := parseReason(c.Reason)
+		if !ok {
+			return PlanFile{}, fmt.Errorf("%w: change %d has unknown reason %q", ErrNotPlanFile, i, c.Reason)
+		}
+		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: reason, ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields, ID: c.ID, ImportID: c.ImportID,
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Pos: c.Pos}
 		if err := checkNumbers(c.Before); err != nil {
 			return PlanFile{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)

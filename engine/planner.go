@@ -206,7 +206,7 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 	}
 	if containsUnknown(args) {
 		c.Deferred = true
-		c.Reason = "an argument is known only after apply"
+		c.Reason = ReasonReadDeferred
 		p.set(v.Name, &nodeResult{value: Unknown{}, change: c})
 		return nil
 	}
@@ -414,7 +414,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		live, err := p.read(ctx, r, prior.ID)
 		switch {
 		case errors.Is(err, resources.ErrNotFound):
-			c.Action, c.Reason = Create, "the object was deleted outside reconcile"
+			c.Action, c.Reason = Create, ReasonDeletedOutside
 			c.DeletedOutside, c.DeletedID = true, prior.ID
 			c.ID = ""
 			c.After = createdView(r.Schema, desired)
@@ -433,7 +433,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 	}
 	c.Before = unsealForDisplay(before).(map[string]any)
 	if prior.Tainted != "" {
-		c.Action, c.Reason = Replace, "the previous create failed: "+prior.Tainted
+		c.Action, c.Reason, c.ReasonDetail = Replace, ReasonTainted, prior.Tainted
 		return p.finishReplace(r, c, opts, desired)
 	}
 	changed := diffInputs(r.Schema, managedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, c)
@@ -449,16 +449,20 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 	for _, po := range r.Options.ReplaceOnChanges {
 		force[po.Top] = true
 	}
+	c.Reason = ReasonReplaceOnChanges
 	for _, k := range changed {
-		if pr := r.Schema.Root.Properties[k]; (pr != nil && pr.ReplaceOnChange) || force[k] {
+		if pr := r.Schema.Root.Properties[k]; pr != nil && pr.ReplaceOnChange {
+			c.ReplacePaths = append(c.ReplacePaths, k)
+			c.Reason = ReasonCannotUpdate
+		} else if force[k] {
 			c.ReplacePaths = append(c.ReplacePaths, k)
 		}
 	}
 	if len(c.ReplacePaths) > 0 {
 		c.Action = Replace
-		c.Reason = strings.Join(quoteAll(c.ReplacePaths), ", ") + " cannot be updated in place"
 		return p.finishReplace(r, c, opts, desired)
 	}
+	c.Reason = ReasonNone
 	c.Action = Update
 	c.After = updatedView(r.Schema, before, desired, prior.Inputs)
 	sameSecrets(c, changed)
@@ -478,7 +482,7 @@ func sameSecrets(c *Change, changed []string) {
 
 func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, desired map[string]any) error {
 	if opts.protect {
-		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", c.Reason), "resource %q is protected and cannot be replaced", r.Name)
+		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", ReasonText(c)), "resource %q is protected and cannot be replaced", r.Name)
 	}
 	c.After = createdView(r.Schema, desired)
 	p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
@@ -488,7 +492,7 @@ func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, d
 func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desired map[string]any) error {
 	c.Action, c.ImportID = Import, r.Options.Import
 	if !p.opts.Refresh {
-		c.Reason = "adopted on apply, then updated in place if the specs differ"
+		c.Reason = ReasonImportUnread
 		c.After = createdView(r.Schema, desired)
 		c.After["id"] = r.Options.Import // known: it is the id adopted
 		p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
@@ -506,7 +510,7 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 	c.Before, c.ID = unsealForDisplay(live).(map[string]any), r.Options.Import
 	changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, c)
 	if len(changed) > 0 {
-		c.Reason = "then updated in place: " + strings.Join(quoteAll(changed), ", ")
+		c.Reason, c.ReasonFields = ReasonImportThenUpdate, changed
 	}
 	c.After = updatedView(r.Schema, live, desired, nil)
 	sameSecrets(c, changed)
@@ -589,11 +593,14 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 	var mu sync.Mutex
 	byName := map[string]*Change{}
 	for _, rec := range order {
-		c := Change{Addr: rec.Name, Type: rec.Type, Kind: KindResource, Action: Delete, ID: rec.ID, Before: mergeAttrs(rec.Inputs, rec.Outputs)}
+		c := Change{Addr: rec.Name, Type: rec.Type, Kind: KindResource, Action: Delete, Reason: ReasonNotDeclared, ID: rec.ID, Before: mergeAttrs(rec.Inputs, rec.Outputs)}
+		if p.opts.Destroy {
+			c.Reason = ReasonDestroy
+		}
 		c.Before["id"] = rec.ID
 		switch {
 		case rec.RetainOnDelete:
-			c.Action, c.Reason = Forget, "retainOnDelete is set: the object stays in the cloud"
+			c.Action, c.Reason = Forget, ReasonRetainOnDelete
 		case rec.Protect:
 			d := errorf(Pos{}, "resource %q is protected and cannot be deleted", rec.Name)
 			d.Detail = "protect is recorded in state: declare it again, or set protect: false on it and apply before removing it, or run `reconcile state rm " + rec.Name + "` to forget it without deleting"
@@ -619,7 +626,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 			}
 			if _, err := d.Read(ctx, c.ID); errors.Is(err, resources.ErrNotFound) {
 				mu.Lock()
-				c.Action, c.Reason = Forget, "already deleted outside reconcile"
+				c.Action, c.Reason = Forget, ReasonGoneOutside
 				c.DeletedOutside, c.DeletedID = true, c.ID
 				mu.Unlock()
 			}
@@ -735,14 +742,6 @@ func inputsOf(s *schemas.Schema, attrs map[string]any) map[string]any {
 		if pr, ok := s.Root.Properties[k]; ok && !pr.ReadOnly {
 			out[k] = v
 		}
-	}
-	return out
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
 	}
 	return out
 }

@@ -134,7 +134,10 @@ func verbPhrase(c *Change) string {
 		}
 		return "will be imported"
 	case Forget:
-		return "will be removed from state without being destroyed (retainOnDelete)"
+		if c.Reason == ReasonGoneOutside {
+			return "will be removed from state: it was already deleted outside reconcile"
+		}
+		return "will be removed from state without being destroyed"
 	case Refresh:
 		if c.DeletedOutside {
 			return driftHeadlineOf(c) + ": it will be removed from state"
@@ -145,6 +148,45 @@ func verbPhrase(c *Change) string {
 		return "is unchanged, but objects an earlier replacement left behind will be destroyed"
 	}
 	return "is unchanged"
+}
+
+// ReasonText says in words why c's action was chosen, from its typed
+// reason; "" when there is nothing to add to the action itself.
+func ReasonText(c *Change) string {
+	switch c.Reason {
+	case ReasonTainted:
+		return "the previous create failed: " + c.ReasonDetail
+	case ReasonCannotUpdate:
+		return joinQuoted(c.ReplacePaths) + " cannot be updated in place"
+	case ReasonReplaceOnChanges:
+		return "replaceOnChanges asks for a replacement when " + joinQuoted(c.ReplacePaths) + " changes"
+	case ReasonReplaceRequested:
+		return "replacement requested"
+	case ReasonDeletedOutside:
+		return "the object was deleted outside reconcile"
+	case ReasonRetainOnDelete:
+		return "retainOnDelete is set: the object stays in the cloud"
+	case ReasonGoneOutside:
+		return "already deleted outside reconcile"
+	case ReasonReadDeferred:
+		return "an argument is known only after apply"
+	case ReasonImportThenUpdate:
+		return "then updated in place: " + joinQuoted(c.ReasonFields)
+	case ReasonImportUnread:
+		return "adopted on apply, then updated in place if the specs differ"
+	case ReasonOptionsChanged:
+		return "only its options change (" + strings.Join(c.ReasonFields, ", ") + "): nothing in the cloud changes"
+	}
+	return ""
+}
+
+// joinQuoted quotes each name and joins them with commas.
+func joinQuoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // actionLabel names c's action for a reader.
@@ -347,8 +389,8 @@ func (t *textWriter) header(p *Plan, changes []*Change) {
 func (t *textWriter) change(c *Change) {
 	what := fmt.Sprintf("  # %s (%s) %s", plainText(c.Addr), plainText(c.Type), verbPhrase(c))
 	t.b.WriteString(t.paint(ansiBold, what) + "\n")
-	if c.Reason != "" {
-		t.b.WriteString("  # (" + plainText(oneLine(c.Reason)) + ")\n")
+	if why := ReasonText(c); why != "" {
+		t.b.WriteString("  # (" + plainText(oneLine(why)) + ")\n")
 	}
 	for _, id := range c.Deposed {
 		t.b.WriteString("  " + t.paint(actionColor(Delete), "-") + " deposed object " + quote(id) + " (left by an earlier replacement) will be destroyed\n")

@@ -16,7 +16,7 @@ import (
 // documented in docs/plan-json.md. Additive changes (a new field, a new
 // action name) bump the minor number; anything that can break a reader
 // (a field removed, renamed or given another meaning) bumps the major one.
-const JSONFormatVersion = "1.1"
+const JSONFormatVersion = "1.2"
 
 // jsonPlan is the top-level object of the JSON plan format. Field order is
 // the order of the output.
@@ -40,6 +40,7 @@ type jsonChange struct {
 	Type                string   `json:"type"`
 	Kind                string   `json:"kind"`
 	Action              string   `json:"action"`
+	ActionReason        string   `json:"action_reason"`
 	Reason              string   `json:"reason"`
 	ID                  string   `json:"id"`
 	ImportID            string   `json:"import_id"`
@@ -127,7 +128,8 @@ func jsonChangeOf(c *Change) jsonChange {
 		Type:                c.Type,
 		Kind:                c.Kind,
 		Action:              c.Action.String(),
-		Reason:              c.Reason,
+		ActionReason:        c.Reason.String(),
+		Reason:              ReasonText(c),
 		ID:                  c.ID,
 		ImportID:            c.ImportID,
 		ReplacePaths:        append([]string{}, c.ReplacePaths...),

@@ -151,8 +151,8 @@ func mdWarning(c *Change) string {
 		}
 		s += ", forced by " + strings.Join(forced, ", ")
 	}
-	if c.Reason != "" {
-		s += ": " + mdEscape(c.Reason)
+	if why := ReasonText(c); why != "" {
+		s += ": " + mdEscape(why)
 	}
 	if n := len(c.Deposed); n > 0 {
 		s += "; " + plural(n, "object") + " left by an earlier replacement will be destroyed"
@@ -215,8 +215,8 @@ func mdDetails(c *Change) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary><code>%s</code> %s %s (%s)</summary>\n\n",
 		mdEscape(blockSymbol(c)), actionLabel(c), mdCode(c.Addr), mdCode(c.Type))
-	if c.Reason != "" {
-		b.WriteString("Reason: " + mdEscape(c.Reason) + "\n\n")
+	if why := ReasonText(c); why != "" {
+		b.WriteString("Reason: " + mdEscape(why) + "\n\n")
 	}
 	if c.Action == Import && c.ImportID != "" {
 		b.WriteString("Import id: " + mdCode(c.ImportID) + "\n\n")

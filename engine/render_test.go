@@ -85,7 +85,7 @@ func driftPlan() *engine.Plan {
 				Before: obj{"apiKey": engine.Secret{}}, After: obj{"apiKey": engine.Secret{Value: secretValue}},
 				Drift: []engine.FieldDrift{{Path: "apiKey", Applied: engine.Secret{}, Live: engine.Secret{}}}},
 			{Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
-				Reason: "the object was deleted outside reconcile", DeletedOutside: true, DeletedID: "dashboard:abc",
+				Reason: engine.ReasonDeletedOutside, DeletedOutside: true, DeletedID: "dashboard:abc",
 				After: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": engine.Unknown{}}},
 		},
 	}
@@ -142,7 +142,6 @@ func createEndpoint() engine.Change {
 func createPolicy() engine.Change {
 	return engine.Change{
 		Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
-		Reason: "not in state",
 		After: obj{
 			"resourceId": engine.Unknown{},
 			"bindings": list{
@@ -156,8 +155,7 @@ func createPolicy() engine.Change {
 func updateEndpoint() engine.Change {
 	return engine.Change{
 		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Update,
-		ID:     "ocid1.ailanguageendpoint.oc1.iad.sentiment",
-		Reason: "displayName, freeformTags and bindings differ from the specs",
+		ID: "ocid1.ailanguageendpoint.oc1.iad.sentiment",
 		Before: obj{
 			"compartmentId":  "ocid1.compartment.oc1..example",
 			"displayName":    "sentiment-dev",
@@ -202,7 +200,7 @@ func replacePolicy() engine.Change {
 	return engine.Change{
 		Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Replace,
 		ID:           "dashboard:abc-def-ghi",
-		Reason:       "resourceId cannot change in place: the policy moves to another resource",
+		Reason:       engine.ReasonCannotUpdate,
 		ReplacePaths: []string{"resourceId"},
 		Before:       obj{"resourceId": "dashboard:abc-def-ghi", "bindings": bindings, "id": "dashboard:abc-def-ghi"},
 		After:        obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": engine.Unknown{}},
@@ -213,7 +211,7 @@ func replaceEndpoint() engine.Change {
 	return engine.Change{
 		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Replace,
 		ID:                  "ocid1.ailanguageendpoint.oc1.iad.sentiment",
-		Reason:              "replaceOnChanges lists modelId and placement",
+		Reason:              engine.ReasonReplaceOnChanges,
 		ReplacePaths:        []string{"modelId", "placement"},
 		DeleteBeforeReplace: true,
 		Before: obj{
@@ -233,7 +231,7 @@ func deleteEndpoint() engine.Change {
 	return engine.Change{
 		Addr: "old", Type: endpointType, Kind: engine.KindResource, Action: engine.Delete,
 		ID:     "ocid1.ailanguageendpoint.oc1.iad.old",
-		Reason: "no longer in the specs",
+		Reason: engine.ReasonNotDeclared,
 		Before: obj{
 			"displayName": "old",
 			"apiKey":      engine.Secret{Value: secretValue},
@@ -265,7 +263,7 @@ func readDeferred() engine.Change {
 	return engine.Change{
 		Addr: "consumerPolicy", Type: "gcp:endpoints:getServiceConsumersIamPolicy", Kind: engine.KindLookup,
 		Action: engine.Read, Deferred: true,
-		Reason: "consumerId depends on project, which is not created yet",
+		Reason: engine.ReasonReadDeferred,
 		After:  obj{"serviceName": "orders.endpoints.acme.cloud.goog", "consumerId": engine.Unknown{}, "etag": engine.Unknown{}},
 	}
 }
@@ -282,9 +280,9 @@ func importWithDiff() engine.Change {
 	return engine.Change{
 		Addr: "adopted", Type: policyType, Kind: engine.KindResource, Action: engine.Import,
 		ImportID: "dashboard:adopted",
-		Reason:   "bindings will be updated after the import",
-		Before:   obj{"resourceId": "dashboard:adopted", "bindings": list{}},
-		After:    obj{"resourceId": "dashboard:adopted", "bindings": list{obj{"relation": "editor", "principals": list{"role:1"}}}},
+		Reason:   engine.ReasonImportThenUpdate, ReasonFields: []string{"bindings"},
+		Before: obj{"resourceId": "dashboard:adopted", "bindings": list{}},
+		After:  obj{"resourceId": "dashboard:adopted", "bindings": list{obj{"relation": "editor", "principals": list{"role:1"}}}},
 	}
 }
 
@@ -332,7 +330,7 @@ func escapingPlan() *engine.Plan {
 	return &engine.Plan{
 		Changes: []engine.Change{{
 			Addr: "web|<img src=x onerror=alert(1)>", Type: "x:`y`:Z", Kind: engine.KindResource, Action: engine.Delete,
-			Reason: "a *bold* [link](https://example.com) & <script>alert(1)</script>\nsecond line \x1b[31mred",
+			Reason: engine.ReasonTainted, ReasonDetail: "a *bold* [link](https://example.com) & <script>alert(1)</script>\nsecond line \x1b[31mred",
 			Before: obj{
 				"fence":        "```\n</details><script>alert(1)</script>",
 				"escape":       "\x1b[2J\u202eevil\u0085",
@@ -422,9 +420,9 @@ func TestRenderJSONDecodes(t *testing.T) {
 	if err := json.Unmarshal([]byte(got), &doc); err != nil {
 		t.Fatalf("RenderJSON wrote invalid JSON: %v\n%s", err, got)
 	}
-	if doc.FormatVersion != "1.1" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
+	if doc.FormatVersion != "1.2" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
 		t.Errorf("format_version %q, reconcile_version %q, has_changes %v; want %q, %q, true",
-			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.1", "1.2.3")
+			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.2", "1.2.3")
 	}
 	wantSummary := map[string]int{"no-op": 1, "create": 1, "update": 1, "replace": 1, "delete": 1, "read": 2, "import": 1, "forget": 1, "refresh": 0}
 	if fmt.Sprint(doc.Summary) != fmt.Sprint(wantSummary) {
@@ -571,7 +569,7 @@ func TestRenderJSONDocExample(t *testing.T) {
 		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
 		Changes: []engine.Change{{
 			Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Replace,
-			Reason: "resourceId cannot change in place: the policy moves to another resource",
+			Reason: engine.ReasonCannotUpdate,
 			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
 			Pos:    engine.Pos{File: "site.yaml", Line: 14, Col: 3},
 			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": live, "id": "dashboard:abc-def-ghi"},

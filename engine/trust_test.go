@@ -63,4 +63,34 @@ func TestReferenceToMissingKey(t *testing.T) {
 	}
 }
 
+// An object deleted outside reconcile and gone from the specs is forgotten
+// for that reason, not "(retainOnDelete)"; a replaceOnChanges field is not
+// said to be unable to change in place.
+func TestReasonsAreTyped(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a"), endpoint("gone", "gone")))
+	h.cloud.remove(h.record("gone").ID)
+	p := h.plan(resourcesOf(endpoint("a", "a", "displayName: b", "options.replaceOnChanges: [displayName]")), engine.PlanOptions{Refresh: true})
+	var b strings.Builder
+	if err := engine.RenderText(&b, p, engine.RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, bad := range []string{"retainOnDelete", "cannot be updated in place"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the plan says %q:\n%s", bad, text)
+		}
+	}
+	for _, want := range []string{"gone (oci:AiLanguage:Endpoint) will be removed from state: it was already deleted outside reconcile",
+		`replaceOnChanges asks for a replacement when "displayName" changes`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, text)
+		}
+	}
+	if c := change(t, p, "gone"); c.Reason != engine.ReasonGoneOutside {
+		t.Errorf("gone: reason %s, want %s", c.Reason, engine.ReasonGoneOutside)
+	}
+}
+
 var _ = resources.Attrs{}
