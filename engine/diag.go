@@ -3,7 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +51,9 @@ type Diagnostic struct {
 	Severity Severity
 	Summary  string // one line, lower case, no final period
 	Detail   string // optional: why, and how to fix it
+	// Suggestion is the known name the mistaken one is probably meant to
+	// be, when there is one (the summary ends with "(did you mean ...?)").
+	Suggestion string
 }
 
 func (d Diagnostic) String() string {
@@ -136,5 +141,13 @@ func (ds Diagnostics) Sort() Diagnostics {
 }
 
 func errorf(pos Pos, format string, args ...any) Diagnostic {
-	return Diagnostic{Pos: pos, Severity: Error, Summary: fmt.Sprintf(format, args...)}
+	d := Diagnostic{Pos: pos, Severity: Error, Summary: fmt.Sprintf(format, args...)}
+	// didYouMean ends a summary with the suggestion: keep it as data too.
+	if m := suggestionSuffix.FindStringSubmatch(d.Summary); m != nil {
+		d.Suggestion, _ = strconv.Unquote(m[1])
+	}
+	return d
 }
+
+// suggestionSuffix matches the suffix didYouMean writes.
+var suggestionSuffix = regexp.MustCompile(` \(did you mean ("(?:[^"\\]|\\.)*")\?\)$`)

@@ -31,6 +31,7 @@ var projectKeys = map[string]bool{"name": true, "runtime": true, "description": 
 const builtinRoot = "pulumi"
 
 type loader struct {
+	opts  LoadOptions
 	diags Diagnostics
 	file  string
 	lines []string // of the file being loaded, for positions inside scalars
@@ -71,7 +72,22 @@ func (l *loader) pos(n *yaml.Node) Pos {
 // overrides are --config values as given on the command line. It reports
 // every problem found; the Spec is nil when any is an error.
 func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, Diagnostics) {
+	return LoadWith(dir, srcs, overrides, LoadOptions{})
+}
+
+// LoadOptions change what Load accepts.
+type LoadOptions struct {
+	// UnsetConfigUnknown takes a config entry that has neither a value nor
+	// a default as Unknown instead of an error, for commands that never
+	// evaluate the specs' inputs (destroy, drift): they must not demand
+	// values, secrets least of all, that they do not use.
+	UnsetConfigUnknown bool
+}
+
+// LoadWith is Load with options.
+func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadOptions) (*Spec, Diagnostics) {
 	l := &loader{
+		opts: opts,
 		spec: &Spec{
 			Dir:       dir,
 			Config:    map[string]*ConfigDecl{},

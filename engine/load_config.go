@@ -161,6 +161,10 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 		if _, set := l.spec.Values[name]; set || l.broken[name] {
 			continue
 		}
+		if !c.HasDefault && l.opts.UnsetConfigUnknown {
+			l.spec.Values[name] = Unknown{}
+			continue
+		}
 		if !c.HasDefault {
 			l.errorf(c.Pos, "config %q has no value", name).Detail = fmt.Sprintf("pass --config %s=VALUE or give it a default", name)
 			continue

@@ -111,7 +111,7 @@ func MakePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Re
 		}
 	}
 	plan.Changes = append(plan.Changes, p.planDeletes(ctx)...)
-	if !p.diags.HasErrors() {
+	if !p.diags.HasErrors() && !opts.Destroy {
 		plan.Outputs = p.outputs()
 	}
 	return plan, p.diags.Sort()
@@ -170,6 +170,12 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 		p.set(name, &nodeResult{value: s.Values[name]})
 		return nil
 	}
+	if p.opts.Destroy {
+		// A destroy deletes what state holds, in the order state records;
+		// it evaluates nothing the specs declare.
+		p.set(name, &nodeResult{value: Unknown{}})
+		return nil
+	}
 	if v, ok := s.Variables[name]; ok {
 		return p.planVariable(ctx, v)
 	}
@@ -199,10 +205,6 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 	c := &Change{Addr: v.Name, Type: inv.Function, Kind: KindLookup, Action: Read, Pos: v.Pos, After: args.(map[string]any)}
 	if prior, ok := p.prior[v.Name]; ok {
 		c.Before = prior.Outputs
-	}
-	if p.opts.Destroy { // nothing to read: a destroy only deletes
-		p.set(v.Name, &nodeResult{value: Unknown{}})
-		return nil
 	}
 	if containsUnknown(args) {
 		c.Deferred = true
@@ -296,10 +298,6 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 		c.ID = prior.ID
 	}
 	idStr, _ := revealSecrets(id)
-	if p.opts.Destroy {
-		p.set(r.Name, &nodeResult{value: Unknown{}})
-		return nil
-	}
 	if containsUnknown(id) {
 		c.Deferred = true
 		c.After = map[string]any{"id": id}
@@ -392,10 +390,6 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 			return p.failDetail(r.TypePos, "rename the new resource, or remove the old one from state with `reconcile state rm`", "resource %q changed type from %s to %s", r.Name, prior.Type, r.Type)
 		}
 		hasPrior = false
-	}
-	if p.opts.Destroy {
-		p.set(r.Name, &nodeResult{value: Unknown{}})
-		return nil
 	}
 	if !hasPrior || prior.ID == "" {
 		if r.Options.Import != "" {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -256,6 +257,33 @@ func TestCLIValidate(t *testing.T) {
 	}
 	if !strings.Contains(errOut, `did you mean "displayName"`) {
 		t.Errorf("validate: no suggestion for displayNme:\n%s", errOut)
+	}
+
+	// The same as JSON, on stdout (docs/validate-json.md).
+	code, out, _ = runCLI(t, "validate", "-f", "testdata/invalid.yaml", "--output", "json")
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Valid         bool   `json:"valid"`
+		ErrorCount    int    `json:"error_count"`
+		Diagnostics   []struct {
+			File, Severity, Message, Detail, Suggestion string
+			Line, Column                                int
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+		t.Fatalf("validate --output json of an invalid spec: exit %d, %v:\n%s", code, err, out)
+	}
+	if doc.FormatVersion != "1.0" || doc.Valid || doc.ErrorCount != len(want) || len(doc.Diagnostics) != len(want) {
+		t.Fatalf("validate --output json: %+v, want %d errors", doc, len(want))
+	}
+	for i, w := range want {
+		d := doc.Diagnostics[i]
+		if fmt.Sprint(d.Line) != w.line || fmt.Sprint(d.Column) != w.col || d.File != "testdata/invalid.yaml" || d.Severity != "error" || !strings.Contains(d.Message, w.text) {
+			t.Errorf("diagnostic %d = %+v, want %s:%s %s", i, d, w.line, w.col, w.text)
+		}
+	}
+	if d := doc.Diagnostics[0]; d.Suggestion != "displayName" || !strings.Contains(d.Detail, "valid fields") {
+		t.Errorf("diagnostic 0: suggestion %q, detail %q; want displayName and the valid fields", d.Suggestion, d.Detail)
 	}
 
 	code, _, errOut = runCLI(t, "validate", "-f", "testdata/does-not-exist.yaml")

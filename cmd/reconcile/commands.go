@@ -20,21 +20,75 @@ import (
 var validateCmd = &command{
 	name: "validate", args: "[-f PATH]", spec: true,
 	summary: "Check the specs: YAML, schemas, references and cycles. No network.",
-	detail:  "Exit status: 0 valid, 1 invalid. Every problem is reported as FILE:LINE:COL: message.",
+	detail: `Every problem is reported at once, as FILE:LINE:COL: message, with a suggestion
+when a name is close to a known one. --output json writes one document listing
+them (docs/validate-json.md): file, line, column, severity, message, detail and
+suggestion of each.
+
+Exit status: 0 valid, 1 invalid.`,
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if len(args) > 0 {
 			return c.errorf("validate takes no arguments, got %q", args)
+		}
+		if c.g.output == "json" {
+			return c.validateJSON()
 		}
 		spec, ok := c.loadSpec()
 		if !ok {
 			return exitError
 		}
-		if c.g.output == "json" {
-			return c.writeJSON(map[string]any{"valid": true, "resources": len(spec.Resources), "variables": len(spec.Variables), "outputs": len(spec.Outputs)})
-		}
 		fmt.Fprintf(c.stdout, "The specs are valid: %d resources, %d variables, %d outputs.\n", len(spec.Resources), len(spec.Variables), len(spec.Outputs))
 		return exitOK
 	},
+}
+
+// validateJSON writes the validate document of docs/validate-json.md and
+// returns the exit status.
+func (c *cli) validateJSON() int {
+	type diagJSON struct {
+		File       string `json:"file"`
+		Line       int    `json:"line"`
+		Column     int    `json:"column"`
+		Severity   string `json:"severity"`
+		Message    string `json:"message"`
+		Detail     string `json:"detail"`
+		Suggestion string `json:"suggestion"`
+	}
+	type doc struct {
+		FormatVersion string     `json:"format_version"`
+		Valid         bool       `json:"valid"`
+		ErrorCount    int        `json:"error_count"`
+		WarningCount  int        `json:"warning_count"`
+		Diagnostics   []diagJSON `json:"diagnostics"`
+		Resources     int        `json:"resources"`
+		Variables     int        `json:"variables"`
+		Outputs       int        `json:"outputs"`
+	}
+	spec, diags, err := c.readSpec()
+	if err != nil {
+		// The specs cannot be read at all: one diagnostic without a place.
+		diags = engine.Diagnostics{{Severity: engine.Error, Summary: err.Error()}}
+	}
+	out := doc{FormatVersion: "1.0", Valid: !diags.HasErrors(), Diagnostics: []diagJSON{}}
+	for _, d := range diags {
+		if d.Severity == engine.Error {
+			out.ErrorCount++
+		} else {
+			out.WarningCount++
+		}
+		out.Diagnostics = append(out.Diagnostics, diagJSON{File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col,
+			Severity: d.Severity.String(), Message: d.Summary, Detail: d.Detail, Suggestion: d.Suggestion})
+	}
+	if spec != nil {
+		out.Resources, out.Variables, out.Outputs = len(spec.Resources), len(spec.Variables), len(spec.Outputs)
+	}
+	if code := c.writeJSON(out); code != exitOK {
+		return code
+	}
+	if !out.Valid {
+		return exitError
+	}
+	return exitOK
 }
 
 var planCmd = &command{

@@ -330,6 +330,11 @@ func TestE2EStateIntegrity(t *testing.T) {
 	if strings.Contains(old.stdout, "viewer") || !strings.Contains(cur.stdout, "viewer") {
 		t.Errorf("state show --serial %d does not show the older version:\n%s\n%s", first, old, cur)
 	}
+	// A serial the state never had is an error, not the current version.
+	r = w.run("state", "show", "pol", "--serial", "999")
+	if r.code != 1 || !strings.Contains(r.stderr, "has serials 0 to") || strings.Contains(r.stdout, "viewer") {
+		t.Errorf("state show --serial 999: want exit 1 naming the serials there are, got:\n%s", r)
+	}
 	path := w.path(".reconcile/state.db")
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("state file: %v, mode %v; want 0600", err, fi.Mode().Perm())

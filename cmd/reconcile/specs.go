@@ -98,16 +98,29 @@ func readLimited(path string) ([]byte, error) {
 	return b, nil
 }
 
+// readSpec reads and loads the specs named by -f. The error is for specs
+// that cannot be read at all; problems in them are diagnostics.
+func (c *cli) readSpec() (*engine.Spec, engine.Diagnostics, error) {
+	dir, srcs, err := readSources(c.g.specPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	// destroy and drift evaluate none of the specs' inputs: they must not
+	// demand config values, secrets least of all, that they never use.
+	lenient := c.cmd == "destroy" || c.cmd == "drift"
+	spec, diags := engine.LoadWith(dir, srcs, c.g.config, engine.LoadOptions{UnsetConfigUnknown: lenient})
+	if spec != nil {
+		c.redactSecrets(engine.SecretTexts(spec))
+	}
+	return spec, diags, nil
+}
+
 // loadSpec reads and loads the specs named by -f, printing diagnostics.
 func (c *cli) loadSpec() (*engine.Spec, bool) {
-	dir, srcs, err := readSources(c.g.specPath)
+	spec, diags, err := c.readSpec()
 	if err != nil {
 		c.errorf("%v", err)
 		return nil, false
-	}
-	spec, diags := engine.Load(dir, srcs, c.g.config)
-	if spec != nil {
-		c.redactSecrets(engine.SecretTexts(spec))
 	}
 	c.printDiags(diags)
 	if diags.HasErrors() {

@@ -78,7 +78,15 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 	case "show":
 		var rec state.Record
 		var found bool
-		if o.serial > 0 {
+		atSerial := c.set["serial"]
+		if atSerial {
+			meta, merr := st.Meta()
+			if merr != nil {
+				return c.errorf("%v", merr)
+			}
+			if o.serial < 0 || o.serial > meta.Serial {
+				return c.errorf("the state at %s has serials 0 to %d, not %d; 'reconcile state history' lists them", c.g.statePath, meta.Serial, o.serial)
+			}
 			rec, found, err = st.Version(rest[0], o.serial)
 		} else {
 			rec, found, err = st.Get(rest[0])
@@ -86,7 +94,7 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 		if err != nil {
 			return c.errorf("%v", err)
 		}
-		if !found && o.serial > 0 {
+		if !found && atSerial {
 			return c.errorf("%q was not in state at serial %d; 'reconcile state history' lists the serials", rest[0], o.serial)
 		}
 		if !found {
