@@ -491,6 +491,12 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 		defer cancel()
 	}
 	start := time.Now()
+	// The object a create makes has no id yet: c.ID, for a replacement, is
+	// the old object's.
+	startID := c.ID
+	if act == Create {
+		startID = ""
+	}
 	var mu sync.Mutex
 	last := ""
 	ctx = resources.WithProgress(ctx, func(msg string) {
@@ -499,14 +505,14 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 		mu.Unlock()
 		if isRetry(msg) {
 			// Every retry shows at once, not only at the next heartbeat.
-			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: c.ID})
+			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: startID})
 		}
 	})
 	if a.sc != nil {
 		a.sc.running.Add(1)
 		defer a.sc.running.Add(-1)
 	}
-	a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Started, ID: c.ID, Pos: c.Pos})
+	a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Started, ID: startID, Pos: c.Pos})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -522,7 +528,7 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 				mu.Lock()
 				msg := last
 				mu.Unlock()
-				a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: c.ID})
+				a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: startID})
 			}
 		}
 	}()

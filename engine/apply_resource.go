@@ -276,8 +276,8 @@ func (a *applier) finishCreate(ctx context.Context, r *Resource, rec state.Recor
 		got = resources.Attrs{}
 	}
 	act := Create
-	if interrupted {
-		act = -1 // not done: not counted
+	if err != nil {
+		act = -1 // failed, tainted or not done: counted as failed only
 	}
 	if e := a.record(r, rec, id, desired, got, act); e != nil {
 		return e

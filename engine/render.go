@@ -33,9 +33,20 @@ const (
 // actionCounts counts a plan's changes by action, indexed by Action.
 type actionCounts [len(actionNames)]int
 
-func countActions(p *Plan) actionCounts {
+func countActions(p *Plan) actionCounts { return count(p, false) }
+
+// countShown counts the changes a reader is shown (see visibleChanges), so
+// that the summary of a text or markdown plan adds up to what it lists: a
+// read of what state already holds is neither shown nor counted.
+func countShown(p *Plan) actionCounts { return count(p, true) }
+
+func count(p *Plan, shownOnly bool) actionCounts {
 	var n actionCounts
-	for _, c := range p.Changes {
+	for i := range p.Changes {
+		c := &p.Changes[i]
+		if shownOnly && c.Action == Read && unchangedRead(c) {
+			continue
+		}
 		if c.Action >= 0 && int(c.Action) < len(n) {
 			n[c.Action]++
 		}
@@ -92,12 +103,18 @@ func visibleChanges(p *Plan) []*Change {
 	var out []*Change
 	for i := range p.Changes {
 		c := &p.Changes[i]
-		if c.Action == NoOp && len(c.Deposed) == 0 || (c.Action == Read && !c.Deferred && c.Before != nil && canonicalJSON(c.Before) == canonicalJSON(c.After)) {
+		if c.Action == NoOp && len(c.Deposed) == 0 || c.Action == Read && unchangedRead(c) {
 			continue
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// unchangedRead reports whether c reads what state already holds, which
+// the reader is not shown.
+func unchangedRead(c *Change) bool {
+	return !c.Deferred && c.Before != nil && canonicalJSON(c.Before) == canonicalJSON(c.After)
 }
 
 // blockSymbol is the sign before a change's block: Action.Symbol, except
@@ -255,7 +272,7 @@ func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
 			t.change(c)
 		}
 	}
-	t.b.WriteString(t.paint(ansiBold, summaryText(p, countActions(p))) + "\n")
+	t.b.WriteString(t.paint(ansiBold, summaryText(p, countShown(p))) + "\n")
 	t.outputs(p.Outputs)
 	_, err := io.WriteString(w, t.b.String())
 	return err

@@ -30,7 +30,7 @@ const mdNoteRoom = 600
 func RenderMarkdown(w io.Writer, p *Plan, opts RenderOptions) error {
 	var b strings.Builder
 	changes := visibleChanges(p)
-	b.WriteString(mdTitle(p, countActions(p)))
+	b.WriteString(mdTitle(p, countShown(p)))
 	if !p.RefreshOnly {
 		b.WriteString(mdDrift(driftedChanges(p), mdLimit/4))
 	}

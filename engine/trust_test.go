@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"reconcile/engine"
@@ -93,4 +95,61 @@ func TestReasonsAreTyped(t *testing.T) {
 	}
 }
 
-var _ = resources.Attrs{}
+// Counts add up: a create that failed is counted as failed, not also as
+// created; a read of what state already holds is neither shown nor
+// counted.
+func TestCountsAddUp(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.cloud.taintCreate = func(resources.Attrs) error { return errors.New("endpoint is FAILED: out of capacity") }
+	_, res := h.apply(resourcesOf(endpoint("a", "a")))
+	if res.Counts[engine.Create] != 0 || len(res.Failed) != 1 {
+		t.Errorf("a create that failed: counts %v, failed %d; want no create counted and one failure", res.Counts, len(res.Failed))
+	}
+	h.cloud.taintCreate = nil
+
+	src := "variables:\n  me:\n    fn::invoke:\n      function: datadog:getCurrentUser\n" + resourcesOf(endpoint("b", "b"))
+	h.mustApply(src)
+	p := h.plan(src+endpoint("c", "c"), engine.PlanOptions{Refresh: true})
+	var b strings.Builder
+	if err := engine.RenderText(&b, p, engine.RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "to read") || !strings.Contains(b.String(), "Plan: 1 to create, 0 to update, 0 to replace, 0 to destroy.") {
+		t.Errorf("a plan whose only read is unchanged counts it, or miscounts:\n%s", b.String())
+	}
+}
+
+// A replacement's "Creating..." is about the new object, which has no id
+// yet: it never shows the old one's.
+func TestReplacementCreateShowsNoOldID(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a", "options.replaceOnChanges: [displayName]")))
+	old := h.record("a").ID
+	var mu sync.Mutex
+	var events []engine.Event
+	h.applyWith(resourcesOf(endpoint("a", "b", "options.replaceOnChanges: [displayName]")), engine.PlanOptions{Refresh: true},
+		engine.ApplyOptions{Observer: func(e engine.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
+	var sawCreate, sawDelete bool
+	for _, e := range events {
+		if e.Phase != engine.Started {
+			continue
+		}
+		switch e.Action {
+		case engine.Create:
+			sawCreate = true
+			if e.ID != "" {
+				t.Errorf("the replacement's create started with id %q, want none", e.ID)
+			}
+		case engine.Delete:
+			sawDelete = true
+			if e.ID != old {
+				t.Errorf("the replacement's delete started with id %q, want the old %q", e.ID, old)
+			}
+		}
+	}
+	if !sawCreate || !sawDelete {
+		t.Errorf("events %+v: want a create and a delete", events)
+	}
+}
