@@ -12,7 +12,7 @@ import (
 )
 
 // runResource carries out the planned action of one managed resource.
-func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error {
+func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err error) {
 	val, err := a.evaluator(ctx).eval(r.Properties)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, err)
@@ -54,7 +54,16 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) error
 	prior := a.prior[r.Name]
 	timeout := func(op string) time.Duration { return r.Options.CustomTimeouts[op] }
 
-	switch c.Action {
+	action := c.Action
+	if action == Update && c.Reason == ReasonOptionsChanged {
+		action = NoOp // nothing changes in the cloud: only the record
+		defer func() {
+			if err == nil {
+				a.count(Update)
+			}
+		}()
+	}
+	switch action {
 	case NoOp:
 		before := c.Before
 		// References see the desired inputs, secrets included (state and

@@ -188,6 +188,17 @@ type Change struct {
 	// Deposed are ids of objects an earlier replacement left behind because
 	// their delete failed; apply deletes them after the node's own action.
 	Deposed []string
+	// Options lists the resource options that change with this apply
+	// (protect, retainOnDelete, deleteBeforeReplace), sorted by name. They
+	// live in state, not in the cloud.
+	Options []OptionChange
+}
+
+// OptionChange is one resource option that changes.
+type OptionChange struct {
+	Name   string `json:"name"`
+	Before bool   `json:"before"`
+	After  bool   `json:"after"`
 }
 
 // Drifted reports whether refresh found c changed or deleted outside

@@ -63,6 +63,7 @@ type changeJSON struct {
 	DeleteBeforeReplace bool           `json:"deleteBeforeReplace,omitempty"`
 	Deferred            bool           `json:"deferred,omitempty"`
 	Deposed             []string       `json:"deposed,omitempty"`
+	Options             []OptionChange `json:"options,omitempty"`
 	Pos                 Pos            `json:"pos"`
 }
 
@@ -75,7 +76,7 @@ func WritePlanFile(w io.Writer, pf PlanFile, version string) error {
 		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
 			ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
 			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, c.Addr), After: encodeValues(c.After, c.Addr),
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Pos: c.Pos})
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
@@ -163,7 +164,7 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 			return PlanFile{}, fmt.Errorf("%w: change %d has unknown reason %q", ErrNotPlanFile, i, c.Reason)
 		}
 		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: reason, ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields, ID: c.ID, ImportID: c.ImportID,
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Pos: c.Pos}
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos}
 		if err := checkNumbers(c.Before); err != nil {
 			return PlanFile{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 		}

@@ -430,7 +430,19 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		c.Action, c.Reason, c.ReasonDetail = Replace, ReasonTainted, prior.Tainted
 		return p.finishReplace(r, c, opts, desired)
 	}
+	c.Options = optionChanges(prior, opts)
 	changed := diffInputs(r.Schema, managedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, c)
+	if len(changed) == 0 && len(c.Options) > 0 {
+		// Only options change: a change of state, none in the cloud.
+		c.Action, c.Reason = Update, ReasonOptionsChanged
+		for _, o := range c.Options {
+			c.ReasonFields = append(c.ReasonFields, o.Name)
+		}
+		c.After = updatedView(r.Schema, before, desired, prior.Inputs)
+		sameSecrets(c, changed)
+		p.set(r.Name, &nodeResult{value: c.After, change: c})
+		return nil
+	}
 	if len(changed) == 0 {
 		c.Action = NoOp
 		c.After = updatedView(r.Schema, before, desired, prior.Inputs)
@@ -514,6 +526,22 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 
 type evaluatedOptions struct {
 	protect, deleteBeforeReplace, retainOnDelete bool
+}
+
+// optionChanges lists the options that differ between what state records
+// and what the specs now say, sorted by name.
+func optionChanges(prior state.Record, now evaluatedOptions) []OptionChange {
+	var out []OptionChange
+	for _, o := range []OptionChange{
+		{"deleteBeforeReplace", prior.DeleteBeforeReplace, now.deleteBeforeReplace},
+		{"protect", prior.Protect, now.protect},
+		{"retainOnDelete", prior.RetainOnDelete, now.retainOnDelete},
+	} {
+		if o.Before != o.After {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func (p *planner) evalOptions(r *Resource) (evaluatedOptions, error) {

@@ -84,6 +84,9 @@ func changeLines(c *Change) []line {
 		}
 		return driftLines(c)
 	}
+	for _, o := range c.Options {
+		b.add(line{kind: lineValue, sign: signChange, key: "options." + o.Name, old: fmt.Sprint(o.Before), text: fmt.Sprint(o.After)})
+	}
 	return b.lines
 }
 

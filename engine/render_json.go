@@ -36,24 +36,25 @@ type jsonPlan struct {
 
 // jsonChange is one element of "changes".
 type jsonChange struct {
-	Address             string   `json:"address"`
-	Type                string   `json:"type"`
-	Kind                string   `json:"kind"`
-	Action              string   `json:"action"`
-	ActionReason        string   `json:"action_reason"`
-	Reason              string   `json:"reason"`
-	ID                  string   `json:"id"`
-	ImportID            string   `json:"import_id"`
-	ReplacePaths        []string `json:"replace_paths"`
-	DeleteBeforeReplace bool     `json:"delete_before_replace"`
-	Deferred            bool     `json:"deferred"`
-	Deposed             []string `json:"deposed"`
-	Position            string   `json:"position,omitempty"`
-	Before              any      `json:"before"`
-	BeforeSensitive     []string `json:"before_sensitive"`
-	After               any      `json:"after"`
-	AfterUnknown        []string `json:"after_unknown"`
-	AfterSensitive      []string `json:"after_sensitive"`
+	Address             string         `json:"address"`
+	Type                string         `json:"type"`
+	Kind                string         `json:"kind"`
+	Action              string         `json:"action"`
+	ActionReason        string         `json:"action_reason"`
+	Reason              string         `json:"reason"`
+	ID                  string         `json:"id"`
+	ImportID            string         `json:"import_id"`
+	ReplacePaths        []string       `json:"replace_paths"`
+	DeleteBeforeReplace bool           `json:"delete_before_replace"`
+	Deferred            bool           `json:"deferred"`
+	Deposed             []string       `json:"deposed"`
+	OptionChanges       []OptionChange `json:"option_changes"`
+	Position            string         `json:"position,omitempty"`
+	Before              any            `json:"before"`
+	BeforeSensitive     []string       `json:"before_sensitive"`
+	After               any            `json:"after"`
+	AfterUnknown        []string       `json:"after_unknown"`
+	AfterSensitive      []string       `json:"after_sensitive"`
 }
 
 // jsonOutput is one value of "outputs".
@@ -136,6 +137,7 @@ func jsonChangeOf(c *Change) jsonChange {
 		DeleteBeforeReplace: c.DeleteBeforeReplace,
 		Deferred:            c.Deferred,
 		Deposed:             append([]string{}, c.Deposed...),
+		OptionChanges:       append([]OptionChange{}, c.Options...),
 		Position:            c.Pos.String(),
 		BeforeSensitive:     []string{},
 		AfterUnknown:        []string{},

@@ -153,3 +153,47 @@ func TestReplacementCreateShowsNoOldID(t *testing.T) {
 		t.Errorf("events %+v: want a create and a delete", events)
 	}
 }
+
+// Flipping protect is a change: the plan shows it, counts it and applies it
+// to state, with no cloud call; "No changes" is never followed by a write.
+func TestOptionChangeIsAChange(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a")))
+	serial := h.meta().Serial
+	calls := len(h.cloud.callLog())
+	src := resourcesOf(endpoint("a", "a", "options.protect: true"))
+	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	c := change(t, p, "a")
+	if c.Action != engine.Update || c.Reason != engine.ReasonOptionsChanged || !p.HasChanges() ||
+		len(c.Options) != 1 || c.Options[0] != (engine.OptionChange{Name: "protect", Before: false, After: true}) {
+		t.Fatalf("plan after setting protect: %s (%s) options %+v, has changes %v; want an update of protect false -> true", c.Action, c.Reason, c.Options, p.HasChanges())
+	}
+	var b strings.Builder
+	if err := engine.RenderText(&b, p, engine.RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "~ options.protect") || !strings.Contains(b.String(), "false -> true") || !strings.Contains(b.String(), "Plan: 0 to create, 1 to update") {
+		t.Errorf("the plan does not show the change of protect:\n%s", b.String())
+	}
+	_, res := h.mustApply(src)
+	if res.Counts[engine.Update] != 1 || !h.record("a").Protect {
+		t.Errorf("apply: counts %v, protect recorded %v; want one update, protect true", res.Counts, h.record("a").Protect)
+	}
+	if got := h.cloud.callLog()[calls:]; len(got) != 0 {
+		t.Errorf("an options change called the cloud: %v", got)
+	}
+	if h.meta().Serial == serial {
+		t.Errorf("the serial did not grow")
+	}
+	// Nothing left: no changes, and no write.
+	p = h.plan(src, engine.PlanOptions{Refresh: true})
+	if p.HasChanges() {
+		t.Errorf("plan after applying protect: %s, want no changes", actions(p))
+	}
+	serial = h.meta().Serial
+	h.mustApply(src)
+	if h.meta().Serial != serial {
+		t.Errorf("an apply of no changes wrote state (serial %d -> %d)", serial, h.meta().Serial)
+	}
+}
