@@ -9,6 +9,8 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"unicode"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -218,6 +220,9 @@ func (l *loader) loadDocument(root *yaml.Node) {
 			})
 		case "outputs":
 			l.forMap(v, "outputs", func(nk, nv *yaml.Node) {
+				if !l.printableName(nk) {
+					return
+				}
 				if o, dup := l.spec.Outputs[nk.Value]; dup {
 					l.errorf(l.pos(nk), "output %q is declared twice", nk.Value).Detail = "also declared at " + o.Pos.String()
 					return
@@ -293,6 +298,9 @@ func (l *loader) forMap(n *yaml.Node, what string, fn func(k, v *yaml.Node)) {
 // resources) and reports a duplicate.
 func (l *loader) declare(k *yaml.Node) bool {
 	name := k.Value
+	if !l.printableName(k) {
+		return false
+	}
 	if name == builtinRoot {
 		l.errorf(l.pos(k), "%q is a reserved name", name)
 		return false
@@ -302,5 +310,21 @@ func (l *loader) declare(k *yaml.Node) bool {
 		return false
 	}
 	l.where[name] = l.pos(k)
+	return true
+}
+
+// printableName refuses a name holding a character that could rewrite what
+// a terminal or log shows (a carriage return, an escape, a bidirectional
+// override) or that is not UTF-8: names are printed in plans, progress
+// lines and state listings, and the specs may come from anyone who can
+// open a pull request.
+func (l *loader) printableName(k *yaml.Node) bool {
+	for i, r := range k.Value {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs) {
+			l.errorf(l.pos(k), "name %s holds the character U+%04X at byte %d, which names may not hold", strconv.QuoteToASCII(k.Value), r, i).Detail =
+				"control and formatting characters could rewrite what a terminal or log shows; use letters, digits, '-' and '_'"
+			return false
+		}
+	}
 	return true
 }

@@ -111,7 +111,10 @@ func commands() []*command {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	out, errOut := &sanitizer{w: stdout}, &sanitizer{w: stderr}
+	defer out.flush()
+	defer errOut.flush()
+	c := &cli{ctx: ctx, stdin: stdin, stdout: out, stderr: errOut}
 	if len(args) == 0 {
 		c.usage(stderr)
 		return exitError
@@ -213,6 +216,9 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 	}
 	c.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	if san, ok := c.stdout.(*sanitizer); ok && c.color() {
+		san.sgr = true // reconcile's own colours pass; nothing else does
+	}
 	switch c.g.output {
 	case "text", "json", "markdown":
 	default:

@@ -18,6 +18,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
+	"reconcile/engine"
 	"reconcile/resources/emulator/server"
 )
 
@@ -273,7 +274,7 @@ func TestE2EDriftEndpointUpdate(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
 		t.Fatal(err)
 	}
-	if plan.FormatVersion != "1.1" || len(plan.ResourceDrift) != 1 || plan.ResourceDrift[0].Address != "ep" {
+	if plan.FormatVersion != engine.JSONFormatVersion || len(plan.ResourceDrift) != 1 || plan.ResourceDrift[0].Address != "ep" {
 		t.Errorf("plan json: format %q, resource_drift %+v", plan.FormatVersion, plan.ResourceDrift)
 	}
 	r = w.must(0, "plan", "--output", "markdown")

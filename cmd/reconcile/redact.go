@@ -57,8 +57,14 @@ func (c *cli) redactSecrets(secrets []string) {
 // underlying returns the writer a redactor writes to, for telling whether
 // the output is a terminal.
 func underlying(w io.Writer) io.Writer {
-	if r, ok := w.(*redactor); ok {
-		return r.w
+	for {
+		switch x := w.(type) {
+		case *redactor:
+			w = x.w
+		case *sanitizer:
+			w = x.w
+		default:
+			return w
+		}
 	}
-	return w
 }
