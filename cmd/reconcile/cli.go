@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -60,12 +62,28 @@ func (e emulatorFlag) Set(s string) error {
 	case "false":
 		*e.v = ""
 	default:
-		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
-			return fmt.Errorf("want --emulator or --emulator=URL (http://HOST:PORT), got %q", s)
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("want --emulator or --emulator=URL (http://127.0.0.1:PORT), got %q", s)
+		}
+		// The emulator hands out its private key to whoever asks: it is
+		// only ever reached on this machine, never over a network.
+		if !isLoopback(u.Hostname()) {
+			return fmt.Errorf("--emulator=%s: the emulator must be on this machine (127.0.0.1, ::1 or localhost): its credentials, private key included, would cross the network", s)
 		}
 		*e.v = strings.TrimRight(s, "/")
 	}
 	return nil
+}
+
+// isLoopback reports whether host names this machine: localhost or a
+// loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 func (e emulatorFlag) IsBoolFlag() bool { return true }
 
@@ -218,6 +236,10 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
 	if san, ok := c.stdout.(*sanitizer); ok && c.color() {
 		san.sgr = true // reconcile's own colours pass; nothing else does
+	}
+	if c.g.parallelism < 1 && c.set["parallelism"] {
+		fmt.Fprintf(c.stderr, "reconcile %s: --parallelism must be at least 1, got %d\n", cmd.name, c.g.parallelism)
+		return exitError
 	}
 	switch c.g.output {
 	case "text", "json", "markdown":

@@ -98,6 +98,10 @@ func TestCLIBadFlag(t *testing.T) {
 		{"plan", "--lock-timeout", "soon"},
 		{"validate", "--config", "novalue"},
 		{"plan", "--emulator=ftp://x"},
+		{"plan", "--emulator=http://10.1.2.3:8080"},
+		{"plan", "--emulator=https://emulator.example.com"},
+		{"apply", "--parallelism", "0"},
+		{"drift", "--parallelism", "-3"},
 		{"version", "-f", "x.yaml"}, // version takes no -f
 	} {
 		code, out, errOut := runCLI(t, args...)
