@@ -3,8 +3,10 @@ package engine
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -315,23 +317,9 @@ func (ev *evaluator) readFile(c *Call, arg any) (any, error) {
 	if !ok {
 		return nil, evalErrorf(c.P, "fn::readFile takes a path, got %s", describe(arg))
 	}
-	dir := ev.spec.Dir
-	full := p
-	if !filepath.IsAbs(p) {
-		full = filepath.Join(dir, p)
-		rel, err := filepath.Rel(dir, full)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, evalErrorf(c.P, "fn::readFile %q: relative paths may not leave the project directory %q", p, dir)
-		}
-	} else if _, isLit := c.Arg.(*Lit); !isLit {
-		rel, err := filepath.Rel(dir, full)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			return nil, evalErrorf(c.P, "fn::readFile %q: a computed absolute path must be inside the project directory %q", p, dir)
-		}
-	}
-	b, err := readFileLimited(full)
+	b, err := readProjectFile(ev.spec.Dir, p)
 	if err != nil {
-		return nil, evalErrorf(c.P, "fn::readFile: %v", err)
+		return nil, evalErrorf(c.P, "fn::readFile %q: %v", p, err)
 	}
 	return string(b), nil
 }
@@ -340,20 +328,41 @@ func (ev *evaluator) readFile(c *Call, arg any) (any, error) {
 // spec file.
 const maxReadFile = 8 << 20
 
-// readFileLimited reads a regular file of at most maxReadFile bytes. A
-// named pipe or a device is refused before it is opened (a pipe would block
-// the open, /dev/zero never ends).
-func readFileLimited(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+// readProjectFile reads the regular file at path, relative to the project
+// directory dir or absolute inside it, of at most maxReadFile bytes. The
+// specs may come from anyone who can open a pull request, and what the
+// file holds can reach a plan comment: nothing outside dir is read, be it
+// by an absolute path, by "..", or by a symbolic link that leads out
+// (os.Root resolves every link inside dir). A named pipe or a device is
+// refused before it is opened (a pipe would block the open, /dev/zero
+// never ends).
+func readProjectFile(dir, path string) ([]byte, error) {
+	rel := path
+	if filepath.IsAbs(path) {
+		r, err := filepath.Rel(dir, path)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("absolute paths must be inside the project directory %q", dir)
+		}
+		rel = r
+	}
+	if r := filepath.Clean(rel); r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("the path leaves the project directory %q", dir)
+	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
+	}
+	defer root.Close()
+	fi, err := root.Stat(rel)
+	if err != nil {
+		return nil, confinedErr(err, dir)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, fmt.Errorf("not a regular file")
 	}
-	f, err := os.Open(path)
+	f, err := root.Open(rel)
 	if err != nil {
-		return nil, err
+		return nil, confinedErr(err, dir)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxReadFile+1))
@@ -361,9 +370,19 @@ func readFileLimited(path string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > maxReadFile {
-		return nil, fmt.Errorf("%s is over the limit of %d bytes", path, maxReadFile)
+		return nil, fmt.Errorf("over the limit of %d bytes", maxReadFile)
 	}
 	return b, nil
+}
+
+// confinedErr words an error of os.Root: a link that leads out of the
+// project is said to.
+func confinedErr(err error, dir string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
+		return fmt.Errorf("a symbolic link leads out of the project directory %q", dir)
+	}
+	return err
 }
 
 // toText converts a scalar to its interpolated text form.

@@ -2,12 +2,16 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"reconcile/engine"
 	"reconcile/resources"
+	"reconcile/state"
 )
 
 // Regression tests of the trust issue: each names the defect it guards.
@@ -195,5 +199,67 @@ func TestOptionChangeIsAChange(t *testing.T) {
 	h.mustApply(src)
 	if h.meta().Serial != serial {
 		t.Errorf("an apply of no changes wrote state (serial %d -> %d)", serial, h.meta().Serial)
+	}
+}
+
+// fn::readFile reads only inside the project directory: no absolute path
+// outside it, no "..", no symbolic link that leads out; the error is at
+// the call.
+func TestReadFileConfined(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	mustWrite(t, outside, "DD_API_KEY=leaked")
+	mustWrite(t, filepath.Join(dir, "inside.txt"), "hello")
+	mustWrite(t, filepath.Join(dir, "sub", "deep.txt"), "deep")
+	if err := os.Symlink(outside, filepath.Join(dir, "out-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "in-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/self", filepath.Join(dir, "proc")); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"inside.txt":                          "hello",
+		"./sub/../inside.txt":                 "hello",
+		"in-link/deep.txt":                    "deep",
+		filepath.Join(dir, "sub", "deep.txt"): "deep",
+		outside:                               "error: absolute paths must be inside the project directory",
+		"/proc/self/environ":                  "error: absolute paths must be inside the project directory",
+		"../" + filepath.Base(filepath.Dir(outside)) + "/secret.txt": "error: the path leaves the project directory",
+		"out-link":     "error: a symbolic link leads out of the project directory",
+		"proc/environ": "error: a symbolic link leads out of the project directory",
+		"sub":          "error: not a regular file",
+		"missing.txt":  "error: ",
+	} {
+		src := fmt.Sprintf("variables:\n  v:\n    fn::readFile: %q\noutputs:\n  o: ${v}\n", path)
+		spec, diags := engine.Load(dir, []engine.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
+		if diags.HasErrors() {
+			t.Fatalf("load: %v", diags.Err())
+		}
+		h := newHarness(t)
+		var p *engine.Plan
+		h.reading(func(st *state.Store) { p, diags = engine.MakePlan(t.Context(), spec, st, h.reg, engine.PlanOptions{}) })
+		if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
+			if !diags.HasErrors() || !strings.Contains(diags[0].Summary, msg) || diags[0].Pos.Line != 3 || diags[0].Pos.Col != 5 {
+				t.Errorf("fn::readFile %q: diagnostics %v, want an error at spec.yaml:3:5 containing %q", path, diags, msg)
+			}
+			continue
+		}
+		if diags.HasErrors() || p.Outputs["o"] != want {
+			t.Errorf("fn::readFile %q = %v (%v), want %q", path, p.Outputs["o"], diags, want)
+		}
+	}
+}
+
+func mustWrite(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -135,7 +135,7 @@ func TestHostileInput(t *testing.T) {
 		{"symlink loop", []string{"validate", "-f", loopFile}, "too many levels of symbolic links"},
 		{"symlink loop in a directory", []string{"validate", "-f", loopDir}, "too many levels of symbolic links"},
 		{"named pipe", []string{"validate", "-f", fifo}, "is not a regular file"},
-		{"fn::readFile /dev/zero", []string{"plan", "-f", filepath.Dir(zero), "--state", filepath.Join(dir, "state.db")}, "/dev/zero is not a regular file"},
+		{"fn::readFile /dev/zero", []string{"plan", "-f", filepath.Dir(zero), "--state", filepath.Join(dir, "state.db")}, "absolute paths must be inside the project directory"},
 	} {
 		var code int
 		var stderr string
