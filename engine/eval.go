@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -38,11 +39,94 @@ type evaluator struct {
 	// invoke performs a lookup whose arguments are known; nil means lookups
 	// are not performed and yield Unknown.
 	invoke func(inv *Invoke, args map[string]any) (map[string]any, error)
+	// sizes remembers the size of each list and map measured (by the
+	// address of its contents), so that shared parts are measured once;
+	// measured keeps them alive, so that no address is reused meanwhile.
+	sizes    map[uintptr]int64
+	measured []any
 }
 
+// maxValueBytes bounds the size of every evaluated value, as its JSON text
+// would be. Specs may come from anyone who can open a pull request: 30
+// variables each doubling a string, or a list of two copies of the one
+// before, would otherwise take gigabytes from a 1 KB spec.
+const maxValueBytes = 16 << 20
+
 // eval evaluates e. Unknown values propagate; Secret marks propagate
-// outward to the smallest value that contains them.
+// outward to the smallest value that contains them. A value larger than
+// maxValueBytes is an error at the expression that made it so.
 func (ev *evaluator) eval(e Expr) (any, error) {
+	v, err := ev.evalExpr(e)
+	if err != nil {
+		return nil, err
+	}
+	switch e.(type) {
+	case *Template, *List, *Object, *Call, *Invoke:
+		if n := ev.sizeOf(v); n > maxValueBytes {
+			return nil, evalErrorf(e.Pos(), "this expression makes a value of more than %d MiB, the limit of any one value", maxValueBytes>>20)
+		}
+	}
+	return v, nil
+}
+
+// sizeOf is about the length of v as JSON, counted at most once past
+// maxValueBytes. Lists and maps are measured once each, however many times
+// they are shared: a value built by repeating one that was measured before
+// costs nothing to measure again.
+func (ev *evaluator) sizeOf(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return int64(len(x)) + 2
+	case Secret:
+		return ev.sizeOf(x.Value)
+	case []any:
+		if len(x) == 0 {
+			return 2
+		}
+		key := reflect.ValueOf(x).Pointer()
+		if n, ok := ev.sizes[key]; ok {
+			return n
+		}
+		n := int64(1)
+		for _, e := range x {
+			if n += ev.sizeOf(e) + 1; n > maxValueBytes {
+				break
+			}
+		}
+		ev.remember(key, n, x)
+		return n
+	case map[string]any:
+		if len(x) == 0 {
+			return 2
+		}
+		key := reflect.ValueOf(x).Pointer()
+		if n, ok := ev.sizes[key]; ok {
+			return n
+		}
+		n := int64(1)
+		for k, e := range x {
+			if n += int64(len(k)) + 4 + ev.sizeOf(e); n > maxValueBytes {
+				break
+			}
+		}
+		ev.remember(key, n, x)
+		return n
+	}
+	return 8
+}
+
+// remember records the size n of v, whose address is key, and keeps v so
+// that its address is not reused while the evaluator lives.
+func (ev *evaluator) remember(key uintptr, n int64, v any) {
+	if ev.sizes == nil {
+		ev.sizes = map[uintptr]int64{}
+	}
+	ev.sizes[key] = n
+	ev.measured = append(ev.measured, v)
+}
+
+// evalExpr evaluates e; see eval.
+func (ev *evaluator) evalExpr(e Expr) (any, error) {
 	switch x := e.(type) {
 	case nil:
 		return nil, nil

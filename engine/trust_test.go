@@ -263,3 +263,32 @@ func mustWrite(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// An evaluation bomb, a small spec whose variables double a string or a
+// list, is refused at the expression that crosses the bound, quickly and
+// without taking gigabytes.
+func TestEvaluationBombs(t *testing.T) {
+	t.Parallel()
+	for name, step := range map[string]string{
+		"string":  `"${v%d}${v%d}"`,
+		"list":    `["${v%d}", "${v%d}"]`,
+		"join":    `{fn::join: ["", ["${v%d}", "${v%d}"]]}`,
+		"toJSON":  `{fn::toJSON: ["${v%d}", "${v%d}"]}`,
+		"objects": `{a: "${v%d}", b: "${v%d}"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			b.WriteString("variables:\n  v0: \"0123456789abcdef0123456789abcdef\"\n")
+			for i := 1; i <= 40; i++ {
+				fmt.Fprintf(&b, "  v%d: %s\n", i, fmt.Sprintf(step, i-1, i-1))
+			}
+			b.WriteString("outputs:\n  o: ${v40}\n")
+			h := newHarness(t)
+			_, diags := h.makePlan(b.String(), engine.PlanOptions{})
+			if !diags.HasErrors() || !strings.Contains(diags[0].Summary, "the limit of any one value") || diags[0].Pos.Line < 3 {
+				t.Fatalf("diagnostics %v, want one at the variable that crosses the limit", diags)
+			}
+		})
+	}
+}
