@@ -75,7 +75,12 @@ func Drift(ctx context.Context, spec *Spec, st *state.Store, reg resources.Regis
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	rep := &DriftReport{Lineage: meta.Lineage, Serial: meta.Serial}
-	for _, r := range refreshRecords(ctx, spec, reg, recs, parallelism) {
+	refreshed := refreshRecords(ctx, spec, reg, recs, parallelism)
+	if ctx.Err() != nil {
+		// One error, not one per node the interruption reached.
+		return nil, fmt.Errorf("drift was interrupted (%v): nothing was reported", context.Cause(ctx))
+	}
+	for _, r := range refreshed {
 		rep.Checked++
 		switch {
 		case r.err != nil:

@@ -72,13 +72,27 @@ func (p *planner) set(name string, r *nodeResult) {
 // It reads state and, for lookups, gets and refresh, the cloud; it never
 // changes anything. Problems in the spec found while evaluating come back as
 // diagnostics; a failed cloud read is an error diagnostic naming the node.
+//
+// A plan interrupted by the end of ctx (a signal) returns one error
+// diagnostic saying so, not one per node that the interruption reached.
 func MakePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
+	var plan *Plan
+	var diags Diagnostics
 	if opts.RefreshOnly {
-		return makeRefreshOnlyPlan(ctx, spec, st, reg, opts)
+		plan, diags = makeRefreshOnlyPlan(ctx, spec, st, reg, opts)
+	} else {
+		plan, diags = makePlan(ctx, spec, st, reg, opts)
 	}
+	if ctx.Err() != nil {
+		return nil, Diagnostics{errorf(Pos{}, "the plan was interrupted (%v): nothing was planned or changed", context.Cause(ctx))}
+	}
+	return plan, diags
+}
+
+func makePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}

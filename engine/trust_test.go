@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -290,5 +291,32 @@ func TestEvaluationBombs(t *testing.T) {
 				t.Fatalf("diagnostics %v, want one at the variable that crosses the limit", diags)
 			}
 		})
+	}
+}
+
+// A plan or drift interrupted (Ctrl-C) reports it once, not once per node.
+func TestInterruptedPlanOneError(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var eps []string
+	for i := range 30 {
+		eps = append(eps, endpoint(fmt.Sprintf("ep%02d", i), fmt.Sprintf("ep%02d", i)))
+	}
+	src := resourcesOf(eps...)
+	h.mustApply(src)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var diags engine.Diagnostics
+	var derr error
+	h.reading(func(st *state.Store) {
+		spec := h.load(src)
+		_, diags = engine.MakePlan(ctx, spec, st, h.reg, engine.PlanOptions{Refresh: true})
+		_, derr = engine.Drift(ctx, spec, st, h.reg, 10)
+	})
+	if len(diags) != 1 || !strings.Contains(diags[0].Summary, "the plan was interrupted") {
+		t.Errorf("interrupted plan: %d diagnostics, want one saying it was interrupted:\n%s", len(diags), diagText(diags))
+	}
+	if derr == nil || !strings.Contains(derr.Error(), "drift was interrupted") {
+		t.Errorf("interrupted drift: %v, want one error saying it was interrupted", derr)
 	}
 }
