@@ -119,6 +119,7 @@ type applier struct {
 	values map[string]any
 	counts map[Action]int
 	failed []NodeError
+	redact map[string]*Redaction // by node: the secrets of its inputs
 }
 
 func (a *applier) lookup(name string) (any, bool) {
@@ -141,6 +142,7 @@ func (a *applier) count(act Action) {
 }
 
 func (a *applier) emit(e Event) {
+	e.Message = a.redaction(e.Addr).String(e.Message)
 	if a.opts.Observer != nil {
 		a.opts.Observer(e)
 	}
@@ -167,7 +169,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	a := &applier{spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
-		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, sc: stopControlFrom(ctx)}
+		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, redact: map[string]*Redaction{}, sc: stopControlFrom(ctx)}
 	for _, r := range records {
 		a.prior[r.Name] = r
 	}
@@ -327,10 +329,29 @@ func (a *applier) run(ctx context.Context, node string) error {
 }
 
 func (a *applier) fail(addr string, pos Pos, err error) error {
+	err = a.redaction(addr).Error(err)
 	a.mu.Lock()
 	a.failed = append(a.failed, NodeError{Addr: addr, Pos: pos, Err: err})
 	a.mu.Unlock()
 	return err
+}
+
+// noteSecrets records the secrets of a node's inputs (or arguments), so
+// that its errors and progress messages, which a cloud API may make echo
+// an input, never show them.
+func (a *applier) noteSecrets(name string, v any) {
+	if red := redactionOf(v); red != nil {
+		a.mu.Lock()
+		a.redact[name] = red
+		a.mu.Unlock()
+	}
+}
+
+// redaction is the Redaction of a node's secrets; nil when it has none.
+func (a *applier) redaction(name string) *Redaction {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.redact[name]
 }
 
 func (a *applier) evaluator(ctx context.Context) *evaluator {
@@ -371,6 +392,7 @@ func (a *applier) runVariable(ctx context.Context, v *Variable) error {
 		if err != nil {
 			return a.fail(v.Name, v.Pos, err)
 		}
+		a.noteSecrets(v.Name, args)
 		start := time.Now()
 		a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Started, Pos: v.Pos})
 		plain, _ := revealSecrets(args)

@@ -18,6 +18,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 		return a.fail(r.Name, r.Pos, err)
 	}
 	desired := r.Schema.ApplyDefaults(val.(map[string]any))
+	a.noteSecrets(r.Name, desired)
 	if containsUnknown(desired) {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
 	}

@@ -301,12 +301,21 @@ func (ev *evaluator) call(c *Call) (any, error) {
 		v, _ := revealSecrets(arg)
 		return v, nil
 	}
+	orig := arg
 	arg, secret := revealSecrets(arg)
 	if containsUnknown(arg) {
 		return Unknown{}, nil
 	}
 	out, err := ev.callKnown(c, arg)
 	if err != nil {
+		if secret {
+			// The message may describe the argument: never a secret one.
+			var ee *evalError
+			if errors.As(err, &ee) {
+				return nil, &evalError{Pos: ee.Pos, Msg: redactionOf(orig).String(ee.Msg)}
+			}
+			return nil, redactionOf(orig).Error(err)
+		}
 		return nil, err
 	}
 	return wrapSecret(out, secret), nil

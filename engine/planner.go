@@ -232,7 +232,7 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 	plain, secret := revealSecrets(args)
 	res, err := p.invokeNow(inv, plain.(map[string]any))
 	if err != nil {
-		return p.evalErr(err, inv.P, v.Name)
+		return p.evalErr(redactionOf(args).Error(err), inv.P, v.Name)
 	}
 	c.After = res
 	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == KindLookup && prior.Type == inv.Function &&
@@ -334,13 +334,15 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 		if err != nil {
 			return p.evalErr(err, r.Pos, r.Name)
 		}
-		wm, _ := revealSecrets(want)
 		for _, en := range r.Get.State.Entries {
-			w := wm.(map[string]any)[en.Key]
+			w := want.(map[string]any)[en.Key] // a secret stays wrapped: render1 hides it
 			if containsUnknown(w) {
 				continue
 			}
 			if got := live[en.Key]; !valuesEqual(r.Schema.Root.Properties[en.Key], w, got, r.Name) {
+				if containsSecret(w) {
+					got = Secret{Value: got} // the cloud's value of a secret field is secret too
+				}
 				p.addDiag(errorf(en.KeyPos, "get %q: state field %q is %s in the specs but %s in the cloud", r.Name, en.Raw, render1(w), render1(got)))
 			}
 		}

@@ -549,6 +549,10 @@ func equalValues(a, b any) bool {
 	return a == b
 }
 
+// Quote is quote, for writers of other output that must escape values the
+// way renderers do, and for redaction, which must find them so escaped.
+func Quote(s string) string { return quote(s) }
+
 // quote returns s in double quotes, escaped as a JSON string is, and with
 // every character that is not printable (controls, bidirectional overrides,
 // invalid UTF-8) escaped as \uXXXX, so that a value can neither forge lines

@@ -5,10 +5,6 @@ import (
 	"sort"
 )
 
-// minSecretLen is the shortest secret text SecretTexts returns: shorter
-// ones ("1", "yes") would blank out unrelated text.
-const minSecretLen = 4
-
 // SecretTexts returns the clear text of the secrets the specs hold
 // statically: the values in force of config entries marked secret, and the
 // literal text under fn::secret (whole values, and every string inside
@@ -19,29 +15,12 @@ func SecretTexts(s *Spec) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(v any) {
-		var walk func(v any)
-		walk = func(v any) {
-			switch x := v.(type) {
-			case map[string]any:
-				for _, e := range x {
-					walk(e)
-				}
-			case []any:
-				for _, e := range x {
-					walk(e)
-				}
-			case Secret:
-				walk(x.Value)
-			case nil, bool:
-			default:
-				text := fmt.Sprint(x)
-				if len(text) >= minSecretLen && !seen[text] {
-					seen[text] = true
-					out = append(out, text)
-				}
+		for _, text := range leafTexts(v) {
+			if len(text) >= minSecretLen && !seen[text] {
+				seen[text] = true
+				out = append(out, text)
 			}
 		}
-		walk(v)
 	}
 	for name, d := range s.Config {
 		if d.Secret {
@@ -100,4 +79,57 @@ func SecretTexts(s *Spec) []string {
 	// Longest first, so that a secret containing another is replaced whole.
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) || len(out[i]) == len(out[j]) && out[i] < out[j] })
 	return out
+}
+
+// leafTexts returns the text of every scalar in v but null and booleans.
+func leafTexts(v any) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case Secret:
+			walk(x.Value)
+		case nil, bool, Unknown:
+		default:
+			out = append(out, fmt.Sprint(x))
+		}
+	}
+	walk(v)
+	return out
+}
+
+// secretLeafTexts returns the text of every scalar under a Secret in v:
+// the secrets a value computed at plan or apply time holds.
+func secretLeafTexts(v any) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case Secret:
+			out = append(out, leafTexts(x.Value)...)
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// redactionOf is the Redaction of the secrets v holds; nil when none.
+func redactionOf(v any) *Redaction {
+	return NewRedaction(secretLeafTexts(v))
 }

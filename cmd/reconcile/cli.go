@@ -129,10 +129,11 @@ func commands() []*command {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	out, errOut := &sanitizer{w: stdout}, &sanitizer{w: stderr}
-	defer out.flush()
-	defer errOut.flush()
-	c := &cli{ctx: ctx, stdin: stdin, stdout: out, stderr: errOut}
+	c := &cli{ctx: ctx, stdin: stdin, stdout: &sanitizer{w: stdout}, stderr: &sanitizer{w: stderr}}
+	defer func() {
+		flushOutput(c.stdout)
+		flushOutput(c.stderr)
+	}()
 	if len(args) == 0 {
 		c.usage(stderr)
 		return exitError

@@ -5,15 +5,20 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
+	"reconcile/engine"
 	"reconcile/resources/emulator/server"
 )
 
@@ -39,9 +44,11 @@ func TestE2ESecretsEverywhere(t *testing.T) {
 	w := newWS(t, e)
 	model := e.activeModel(t.TempDir())
 	h := randHex(t, 16)
+	// The secrets hold the characters JSON, Go and URLs escape, so that a
+	// secret shown in any escaped form is found.
 	secrets := map[string]string{
-		"fn::secret description": "fn-secret-" + randHex(t, 12),
-		"secret config value":    "cfg-secret-" + randHex(t, 12),
+		"fn::secret description": "fn-secret-" + randHex(t, 12) + "&\"<x>\\\t",
+		"secret config value":    "cfg-secret-" + randHex(t, 12) + "&<\"'>",
 		"fn::secret principal":   fmt.Sprintf("role:%s-%s-%s-%s-%s", h[:8], h[8:12], h[12:16], h[16:20], h[20:32]),
 	}
 	cfg := "apiToken=" + secrets["secret config value"]
@@ -50,9 +57,12 @@ func TestE2ESecretsEverywhere(t *testing.T) {
   apiToken:
     type: string
     secret: true
+  mode:
+    type: string
+    secret: true
 variables:
   hidden:
-    fn::secret: %s
+    fn::secret: %q
   principal:
     fn::secret: %q
 resources:
@@ -65,6 +75,7 @@ resources:
       description: ${hidden}
       freeformTags:
         token: ${apiToken}
+        mode: ${mode}
   pol:
     type: datadog:RestrictionPolicy
     properties:
@@ -82,7 +93,9 @@ outputs:
 		t.Fatal(err)
 	}
 	w.write("specs/main.yaml", specText(secrets["fn::secret principal"]))
-	f := []string{"-f", "specs", "--config", cfg}
+	// A secret that is an ordinary word, which JSON output also holds as
+	// a key ("value" of each output): redaction must leave the JSON valid.
+	f := []string{"-f", "specs", "--config", cfg, "--config", "mode=value"}
 	cmd := func(want int, args ...string) result {
 		t.Helper()
 		return w.must(want, append(args, f...)...)
@@ -94,7 +107,7 @@ outputs:
 	cmd(0, "plan", "--output", "json")
 	cmd(0, "plan", "--output", "markdown")
 	cmd(0, "plan", "--out", "p.plan")
-	w.must(0, "apply", "p.plan", "--config", cfg)
+	w.must(0, "apply", "p.plan", "--config", cfg, "--config", "mode=value")
 	r := cmd(0, "apply", "--auto-approve")
 	wantStdout(t, r, "No changes")
 	cmd(0, "apply", "--auto-approve", "--output", "json")
@@ -118,7 +131,7 @@ outputs:
 	cmd(2, "plan", "--detailed-exitcode")
 	cmd(2, "plan", "--detailed-exitcode", "--output", "json")
 	cmd(0, "plan", "--out", "p2.plan", "--output", "markdown")
-	w.must(0, "apply", "p2.plan", "--config", cfg)
+	w.must(0, "apply", "p2.plan", "--config", cfg, "--config", "mode=value")
 	cmd(0, "plan", "--detailed-exitcode")
 
 	w.must(0, "state", "list")
@@ -141,11 +154,13 @@ outputs:
 	if err := os.MkdirAll(w.path("bad"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	badPrincipal := "role:not-a-uuid-" + randHex(t, 8)
+	badPrincipal := "role:not-a-uuid-" + randHex(t, 8) + "&\"<x>\\"
 	secrets["fn::secret echoed by an API error"] = badPrincipal
 	w.write("bad/main.yaml", strings.Replace(specText(badPrincipal), "dashboard:secrets", "dashboard:secrets-bad", 1))
-	r = w.must(1, "apply", "--auto-approve", "-f", "bad", "--config", cfg, "--state", "bad.db")
+	r = w.must(1, "apply", "--auto-approve", "-f", "bad", "--config", cfg, "--config", "mode=value", "--state", "bad.db")
 	wantStderr(t, r, "Invalid principal", "(sensitive value)")
+	r = w.must(1, "apply", "--auto-approve", "-f", "bad", "--config", cfg, "--config", "mode=value", "--state", "bad.db", "--output", "json")
+	wantStdout(t, r, "Invalid principal", "(sensitive value)")
 	w.must(0, "destroy", "--auto-approve", "-f", "bad", "--config", cfg, "--state", "bad.db")
 
 	cmd(0, "destroy", "--auto-approve")
@@ -156,9 +171,14 @@ outputs:
 	w.mu.Unlock()
 	for _, r := range runs {
 		for name, s := range secrets {
-			if strings.Contains(r.stdout, s) || strings.Contains(r.stderr, s) {
-				t.Errorf("the output of reconcile %s shows the %s in clear", strings.Join(r.args, " "), name)
+			for _, form := range encodings(s) {
+				if strings.Contains(r.stdout, form) || strings.Contains(r.stderr, form) {
+					t.Errorf("the output of reconcile %s shows the %s in clear, as %q", strings.Join(r.args, " "), name, form)
+				}
 			}
+		}
+		if slices.Contains(r.args, "json") && r.stdout != "" && !json.Valid([]byte(r.stdout)) {
+			t.Errorf("reconcile %s wrote JSON that does not parse:\n%s", strings.Join(r.args, " "), r.stdout)
 		}
 	}
 	files := 0
@@ -176,8 +196,10 @@ outputs:
 			return nil
 		}
 		for name, s := range secrets {
-			if bytes.Contains(b, []byte(s)) {
-				t.Errorf("%s holds the %s in clear", p, name)
+			for _, form := range encodings(s) {
+				if bytes.Contains(b, []byte(form)) {
+					t.Errorf("%s holds the %s in clear, as %q", p, name, form)
+				}
 			}
 		}
 		return nil
@@ -188,4 +210,15 @@ outputs:
 		}
 	}
 	t.Logf("%d runs of reconcile and %d files searched for %d secrets and %d credentials", len(runs), files, len(secrets), len(e.secrets))
+}
+
+// encodings returns the forms in which s could appear in output or files:
+// as is, JSON-escaped, Go-quoted, quoted as renderers quote, URL-escaped.
+func encodings(s string) []string {
+	forms := []string{s}
+	j, _ := json.Marshal(s)
+	for _, q := range []string{string(j), strconv.Quote(s), strconv.QuoteToASCII(s), engine.Quote(s)} {
+		forms = append(forms, q[1:len(q)-1])
+	}
+	return append(forms, url.PathEscape(s), url.QueryEscape(s))
 }
