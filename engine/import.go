@@ -26,10 +26,17 @@ func ImportResource(ctx context.Context, st *state.Store, reg resources.Registry
 	if s.Kind != schemas.Resource {
 		return state.Record{}, fmt.Errorf("%s is a lookup; only resources can be imported", s.Token)
 	}
-	if _, exists, err := st.Get(name); err != nil {
+	recs, err := st.List()
+	if err != nil {
 		return state.Record{}, err
-	} else if exists {
-		return state.Record{}, fmt.Errorf("%q is already in state; choose another name or remove it first with 'reconcile state rm %s'", name, name)
+	}
+	for _, rec := range recs {
+		if rec.Name == name {
+			return state.Record{}, fmt.Errorf("%q is already in state; choose another name or remove it first with 'reconcile state rm %s'", name, name)
+		}
+	}
+	if owner, ok := managedBy(recs, s.Token, id); ok {
+		return state.Record{}, fmt.Errorf("%s %q is already managed in this state as %q: two names would own one object; to rename it, run 'reconcile state mv %s %s'", s.Token, id, owner, owner, name)
 	}
 	d, ok := reg.Drivers[s.Token]
 	if !ok {
@@ -91,4 +98,19 @@ func DeclarationYAML(rec state.Record) (string, error) {
 		return "", err
 	}
 	return b.String(), enc.Close()
+}
+
+// managedBy returns the name of the managed resource of type typ in recs
+// that holds the object id (as its object, or one a replacement left
+// behind), if there is one.
+func managedBy(recs []state.Record, typ, id string) (string, bool) {
+	for _, rec := range recs {
+		if rec.Kind != KindResource || rec.Type != typ {
+			continue
+		}
+		if rec.ID == id || contains(rec.Deposed, id) {
+			return rec.Name, true
+		}
+	}
+	return "", false
 }

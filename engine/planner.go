@@ -46,6 +46,15 @@ type planner struct {
 	diags   Diagnostics
 }
 
+// priorRecords returns the records of state, sorted by name.
+func (p *planner) priorRecords() []state.Record {
+	out := make([]state.Record, 0, len(p.prior))
+	for _, name := range sortedKeys(p.prior) {
+		out = append(out, p.prior[name])
+	}
+	return out
+}
+
 func (p *planner) lookup(name string) (any, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -513,6 +522,10 @@ func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, d
 
 func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desired map[string]any) error {
 	c.Action, c.ImportID = Import, r.Options.Import
+	if owner, ok := managedBy(p.priorRecords(), r.Type, r.Options.Import); ok && owner != r.Name {
+		return p.failDetail(r.Options.ImportPos, fmt.Sprintf("two names would own one object; to rename it, run 'reconcile state mv %s %s' and remove options.import", owner, r.Name),
+			"import %q: %s %q is already managed in this state as %q", r.Name, r.Type, r.Options.Import, owner)
+	}
 	if !p.opts.Refresh {
 		c.Reason = ReasonImportUnread
 		c.After = createdView(r.Schema, desired)

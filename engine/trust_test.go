@@ -320,3 +320,29 @@ func TestInterruptedPlanOneError(t *testing.T) {
 		t.Errorf("interrupted drift: %v, want one error saying it was interrupted", derr)
 	}
 }
+
+// An object that state already manages under one name cannot be imported
+// under another, by reconcile import or by options.import: two names would
+// own it, and deleting one would destroy the other's object.
+func TestImportRefusesSecondOwner(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a")))
+	id := h.record("a").ID
+	st, err := state.Open(h.path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.ImportResource(t.Context(), st, h.reg, "b", endpointToken, id)
+	st.Close()
+	if err == nil || !strings.Contains(err.Error(), `already managed in this state as "a"`) {
+		t.Errorf("reconcile import of a's object as b: %v, want it refused naming a", err)
+	}
+	_, diags := h.makePlan(resourcesOf(endpoint("a", "a"), endpoint("b", "a", "options.import: "+id)), engine.PlanOptions{Refresh: true})
+	if !diags.HasErrors() || !strings.Contains(diags[0].Summary, `already managed in this state as "a"`) {
+		t.Errorf("options.import of a's object as b: %v, want it refused naming a", diags)
+	}
+	if _, ok := h.records()["b"]; ok {
+		t.Errorf("b was recorded")
+	}
+}
