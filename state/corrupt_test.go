@@ -19,7 +19,7 @@ import (
 func realState(t *testing.T) (data []byte, used int) {
 	t.Helper()
 	path := statePath(t)
-	s := openStore(t, path, Options{})
+	s := openStore(t, path, Options{Create: true})
 	for i := range 200 {
 		mustPut(t, s, Record{Name: fmt.Sprintf("r%03d", i), Outputs: map[string]any{"pad": strings.Repeat("x", 300)}})
 	}
@@ -66,6 +66,22 @@ func foreignBolt(t *testing.T) []byte {
 	return data
 }
 
+// emptyBolt returns the bytes of a bbolt file without any bucket.
+func emptyBolt(t *testing.T) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "empty.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // edited returns a copy of the state data changed by edit.
 func edited(t *testing.T, data []byte, edit func(tx *bolt.Tx) error) []byte {
 	t.Helper()
@@ -98,12 +114,12 @@ func withMeta(t *testing.T, data []byte, key, value []byte) []byte {
 }
 
 // checkRefused writes data as a state file with mode 0644, opens it as a
-// writer and as a reader, and checks that both fail with an error wrapping
-// want and naming the file, and that the file and its directory are left
-// exactly as they were.
+// writer and as a reader, each with and without Create, and checks that
+// every Open fails with an error wrapping want and naming the file, and
+// that the file and its directory are left exactly as they were.
 func checkRefused(t *testing.T, data []byte, want error) {
 	t.Helper()
-	for _, opts := range []Options{{}, {ReadOnly: true}} {
+	for _, opts := range []Options{{}, {ReadOnly: true}, {Create: true}, {ReadOnly: true, Create: true}} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "state.db")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -150,17 +166,21 @@ func TestCorruptFileUntouched(t *testing.T) {
 	clear(zeroed[2*page:])
 
 	for name, data := range map[string][]byte{
-		"random bytes":              garbage,
-		"text":                      []byte("terraform state v4\n"),
-		"truncated to 100 bytes":    real[:100],
-		"only the meta pages":       real[:2*page],
-		"last used page missing":    real[:used-page],
-		"half the used pages":       real[:used/2],
-		"data pages zeroed":         zeroed,
-		"another program's bbolt":   foreignBolt(t),
-		"format version zero":       withMeta(t, real, keyFormat, u64(0)),
-		"format version unreadable": withMeta(t, real, keyFormat, []byte("1")),
-		"no lineage":                withMeta(t, real, keyLineage, nil),
+		// A 0-byte file is what a writer of an older reconcile killed
+		// before it initialized a new state left behind.
+		"empty file":                 {},
+		"bbolt file without buckets": emptyBolt(t),
+		"random bytes":               garbage,
+		"text":                       []byte("terraform state v4\n"),
+		"truncated to 100 bytes":     real[:100],
+		"only the meta pages":        real[:2*page],
+		"last used page missing":     real[:used-page],
+		"half the used pages":        real[:used/2],
+		"data pages zeroed":          zeroed,
+		"another program's bbolt":    foreignBolt(t),
+		"format version zero":        withMeta(t, real, keyFormat, u64(0)),
+		"format version unreadable":  withMeta(t, real, keyFormat, []byte("1")),
+		"no lineage":                 withMeta(t, real, keyLineage, nil),
 		"no intents bucket": edited(t, real, func(tx *bolt.Tx) error {
 			return tx.DeleteBucket(bucketIntents)
 		}),

@@ -16,6 +16,18 @@
 // waiting reads that file to name the holder in a *LockedError. The ".lock"
 // file is information only and a leftover one is simply overwritten.
 //
+// # Creating
+//
+// Only a caller that sets Options.Create starts a new state; any other Open
+// of a missing state fails with ErrNoState, so that a mistyped path or a
+// lost file is never mistaken for a new, empty state. A new state is
+// created whole under a temporary name in the same directory, synced, and
+// then published with a hard link, which fails rather than replace a file
+// another process published meanwhile (and may already hold a lock on);
+// the loser of such a race opens the winner's state. So no process ever
+// sees a state half made, and a file that is empty, truncated or holds no
+// reconcile buckets is corrupt, never a new state.
+//
 // # Durability
 //
 // Every write method commits its own bbolt transaction and returns only once

@@ -21,15 +21,21 @@ import (
 // checks run.
 const checkLimit = 64 << 20
 
-// Open opens the state file at path. A writer creates the file (mode 0600)
-// and its parent directories (mode 0700) if needed, and tightens an existing
-// file's mode to owner-only. A reader of a file that does not exist gets an
-// empty Store and nothing is created.
+// Open opens the state at path.
+//
+// A state that does not exist is created only if opts.Create is set, also
+// for a read-only Store (a plan may start a new state); without it Open
+// returns an error wrapping ErrNoState. A new state is made whole under a
+// temporary name beside path and then linked into place, so that no other
+// process ever sees it half made; it gets mode 0600 and any missing parent
+// directories mode 0700. A writer tightens an existing file's mode to
+// owner-only.
 //
 // If another process holds a conflicting lock, Open waits up to
 // opts.LockTimeout and then returns a *LockedError naming the holder when it
-// is known. A file that is not a reconcile state yields an error wrapping
-// ErrCorrupt; a file from a newer reconcile one wrapping ErrNewerFormat.
+// is known. A file that is not a reconcile state, including an empty or
+// truncated one, yields an error wrapping ErrCorrupt; a file from a newer
+// reconcile one wrapping ErrNewerFormat. Neither is ever written to.
 func Open(path string, opts Options) (*Store, error) {
 	deadline := time.Now().Add(max(opts.LockTimeout, 0))
 	s := &Store{path: path, readOnly: opts.ReadOnly}
@@ -39,76 +45,147 @@ func Open(path string, opts Options) (*Store, error) {
 	case err == nil && fi.IsDir():
 		return nil, fmt.Errorf("open state %q: is a directory", path)
 	case err == nil:
-	case errors.Is(err, fs.ErrNotExist) && opts.ReadOnly:
-		return s, nil
+	case errors.Is(err, fs.ErrNotExist) && !opts.Create:
+		return nil, &noStateError{path: path}
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("open state %q: %w", path, err)
+		if err := s.create(); err != nil {
+			return nil, err
 		}
+		fi = nil
 	default:
 		return nil, fmt.Errorf("open state %q: %w", path, err)
 	}
-	exists := err == nil && fi.Size() > 0
 
+	// Check the file read-only first, also for a writer: bbolt may write
+	// while opening for writing, and touching a truncated file's missing
+	// pages would crash the process instead of returning an error.
+	db, err := s.openDB(true, deadline)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.validate(db); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if opts.ReadOnly {
-		if !exists {
-			// An empty file is a state whose first writer died before
-			// initializing it; bbolt cannot open it read-only.
-			return s, nil
-		}
-		db, err := s.openDB(true, deadline)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.validate(db); err != nil {
-			db.Close()
-			return nil, err
-		}
 		s.db = db
 		return s, nil
 	}
+	db.Close()
 
-	if exists {
-		// Check the file read-only before bbolt opens it for writing: bbolt
-		// may write while opening, and touching a truncated file's missing
-		// pages would crash the process instead of returning an error.
-		db, err := s.openDB(true, deadline)
-		if err != nil {
-			return nil, err
-		}
-		err = s.validate(db)
-		db.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
 	if fi != nil && fi.Mode().Perm()&0o077 != 0 {
 		// Best effort: a file we cannot chmod is still usable.
 		_ = os.Chmod(path, fi.Mode().Perm()&^0o077)
 	}
-	db, err := s.openDB(false, deadline)
+	db, err = s.openDB(false, deadline)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.initialize(db); err != nil {
+	// Check again: the file may have changed before we took the lock.
+	if err := s.validate(db); err != nil {
 		db.Close()
 		return nil, err
-	}
-	if !exists {
-		syncDir(filepath.Dir(path))
 	}
 	s.db = db
 	s.lockFile = writeHolder(path, opts.Command)
 	return s, nil
 }
 
-// openDB opens the bbolt file, waiting for its lock until deadline.
+// noStateError is returned by Open for a state that does not exist.
+type noStateError struct{ path string }
+
+func (e *noStateError) Error() string { return fmt.Sprintf("state %q does not exist", e.path) }
+func (e *noStateError) Unwrap() error { return ErrNoState }
+
+// create makes a new state at s.path. It initializes the state in a
+// temporary file beside s.path and then links that into place: a link,
+// unlike a rename, never replaces a file, which another process may have
+// published meanwhile and may already hold a lock on. If one did, create
+// keeps that state and succeeds.
+func (s *Store) create() error {
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create state %q: %w", s.path, err)
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(s.path)+".*.new") // mode 0600
+	if err != nil {
+		return fmt.Errorf("create state %q: %w", s.path, err)
+	}
+	tmp := f.Name()
+	err = f.Close()
+	if err == nil {
+		err = initFile(tmp)
+	}
+	if err == nil {
+		err = os.Link(tmp, s.path)
+		if errors.Is(err, fs.ErrExist) {
+			err = nil // another process created it first: open theirs
+		}
+	}
+	_ = os.Remove(tmp) // after a link, only a second name of the state
+	if err != nil {
+		return fmt.Errorf("create state %q: %w", s.path, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// initFile makes the empty file at path a new state and syncs it.
+func initFile(path string) error {
+	lineage, err := newLineage()
+	if err != nil {
+		return err
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return fmt.Errorf("create bucket %q: %w", name, err)
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		for _, kv := range [][2][]byte{
+			{keyFormat, u64(FormatVersion)},
+			{keyLineage, []byte(lineage)},
+			{keySerial, u64(0)},
+		} {
+			if err := meta.Put(kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	// bbolt syncs the data it writes; sync the file as a whole too.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// openDB opens the bbolt file, waiting for its lock until deadline. It
+// never creates the file, nor lets bbolt turn an empty file into an empty
+// database: an empty file is not a state.
 func (s *Store) openDB(readOnly bool, deadline time.Time) (*bolt.DB, error) {
 	// bbolt waits forever for a zero timeout; we want one quick try.
 	timeout := max(time.Until(deadline), time.Millisecond)
 	db, err := bolt.Open(s.path, 0o600, &bolt.Options{
 		Timeout:  timeout,
 		ReadOnly: readOnly,
+		OpenFile: openExisting,
 	})
 	if err == nil {
 		return db, nil
@@ -120,6 +197,10 @@ func (s *Store) openDB(readOnly bool, deadline time.Time) (*bolt.DB, error) {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, &LockedError{Path: s.path, Holder: readHolder(s.path)}
+	case errors.Is(err, errEmptyFile):
+		return nil, s.corrupt(err)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &noStateError{path: s.path}
 	case errors.As(err, &pathErr), errors.As(err, &errno):
 		return nil, fmt.Errorf("open state %q: %w", s.path, err)
 	default:
@@ -127,6 +208,28 @@ func (s *Store) openDB(readOnly bool, deadline time.Time) (*bolt.DB, error) {
 		// unknown bbolt version, file too small.
 		return nil, s.corrupt(err)
 	}
+}
+
+// errEmptyFile is returned by openExisting for an empty file.
+var errEmptyFile = errors.New("empty file")
+
+// openExisting opens a file for bbolt as os.OpenFile does, but never
+// creates one, and refuses an empty file, which bbolt would initialize as a
+// new database.
+func openExisting(name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(name, flag&^os.O_CREATE, perm)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() == 0 {
+		err = errEmptyFile
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // corrupt wraps cause as a corruption of s's file.
@@ -158,15 +261,12 @@ func (s *Store) validate(db *bolt.DB) error {
 				return s.corrupt(first)
 			}
 		}
-		_, err := s.checkLayout(tx)
-		return err
+		return s.checkLayout(tx)
 	})
 }
 
 // checkLayout checks the buckets and the meta values of the state in tx.
-// fresh reports a bbolt file without any bucket, which a writer killed
-// right after bbolt created the file leaves behind: an empty state.
-func (s *Store) checkLayout(tx *bolt.Tx) (fresh bool, err error) {
+func (s *Store) checkLayout(tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		var name []byte
@@ -175,23 +275,23 @@ func (s *Store) checkLayout(tx *bolt.Tx) (fresh bool, err error) {
 			return errStop
 		})
 		if name != nil {
-			return false, s.corrupt(fmt.Errorf("no %q bucket, found %q", bucketMeta, name))
+			return s.corrupt(fmt.Errorf("no %q bucket, found %q", bucketMeta, name))
 		}
-		return true, nil
+		return s.corrupt(errors.New("no buckets"))
 	}
-	_, err = readMeta(meta)
+	_, err := readMeta(meta)
 	if errors.Is(err, ErrNewerFormat) {
-		return false, fmt.Errorf("open state %q: %w", s.path, err)
+		return fmt.Errorf("open state %q: %w", s.path, err)
 	}
 	if err != nil {
-		return false, s.corrupt(err)
+		return s.corrupt(err)
 	}
 	for _, name := range allBuckets {
 		if tx.Bucket(name) == nil {
-			return false, s.corrupt(fmt.Errorf("no %q bucket", name))
+			return s.corrupt(fmt.Errorf("no %q bucket", name))
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // corruptData marks err, from decoding something stored, as corruption. It
@@ -205,43 +305,6 @@ func corruptData(err error) error {
 
 // errStop ends a ForEach early.
 var errStop = errors.New("stop")
-
-// initialize creates the buckets and the meta values of a new state. It
-// checks an existing one again first, as it may have changed between
-// validate and taking the write lock, and then writes nothing.
-func (s *Store) initialize(db *bolt.DB) error {
-	var fresh bool
-	err := db.View(func(tx *bolt.Tx) error {
-		var err error
-		fresh, err = s.checkLayout(tx)
-		return err
-	})
-	if err != nil || !fresh {
-		return err
-	}
-	lineage, err := newLineage()
-	if err != nil {
-		return fmt.Errorf("open state %q: %w", s.path, err)
-	}
-	return db.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucket(name); err != nil {
-				return fmt.Errorf("open state %q: create bucket %q: %w", s.path, name, err)
-			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		for _, kv := range [][2][]byte{
-			{keyFormat, u64(FormatVersion)},
-			{keyLineage, []byte(lineage)},
-			{keySerial, u64(0)},
-		} {
-			if err := meta.Put(kv[0], kv[1]); err != nil {
-				return fmt.Errorf("open state %q: %w", s.path, err)
-			}
-		}
-		return nil
-	})
-}
 
 // readMeta reads and checks the meta bucket.
 func readMeta(b *bolt.Bucket) (Meta, error) {

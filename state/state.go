@@ -37,8 +37,8 @@ var (
 	ErrReadOnly = errors.New("state is open read-only")
 
 	// ErrCorrupt is returned by Open when the file is not a valid reconcile
-	// state (not a bbolt file, truncated, damaged, or some other program's
-	// bbolt file), and by reads that meet a record they cannot decode. It
+	// state (empty, not a bbolt file, truncated, damaged, or a bbolt file
+	// without reconcile's buckets), and by reads that meet a record they cannot decode. It
 	// is wrapped together with the path and the cause. A file found corrupt
 	// is never written to.
 	ErrCorrupt = errors.New("not a valid reconcile state file")
@@ -46,6 +46,11 @@ var (
 	// ErrNewerFormat is returned by Open when the file was written by a
 	// newer reconcile, with a format version above FormatVersion.
 	ErrNewerFormat = errors.New("state written by a newer reconcile")
+
+	// ErrNoState is returned by Open when there is no state at the path and
+	// Options.Create is not set. The error wrapping it reads
+	// `state ".reconcile/state.db" does not exist`.
+	ErrNoState = errors.New("state does not exist")
 )
 
 // Record is one node in state: a managed resource, a resource read with get,
@@ -81,7 +86,7 @@ type Record struct {
 // Meta identifies a state. Lineage is a random id fixed when the state file
 // is first written and never changed; two files with different lineages are
 // different states, not versions of one. Serial grows by one with every
-// change to the records. Both are zero for a state that does not exist yet.
+// change to the records.
 type Meta struct {
 	Lineage       string
 	Serial        int64
@@ -124,9 +129,14 @@ type Intent struct {
 // Options configures Open.
 type Options struct {
 	// ReadOnly opens the state for reading only, as plans do: the lock is
-	// shared with other readers, a missing file is not created (the Store
-	// is empty), and every write method returns ErrReadOnly.
+	// shared with other readers, and every write method returns
+	// ErrReadOnly.
 	ReadOnly bool
+	// Create lets Open start a new, empty state when there is none at the
+	// path, also for a read-only Store (a plan may start a new state).
+	// Without it, Open of a missing state returns an error wrapping
+	// ErrNoState. Create never touches a state that exists.
+	Create bool
 	// LockTimeout is how long to wait while another process holds a
 	// conflicting lock. Zero (or less) means try once and fail at once.
 	LockTimeout time.Duration
@@ -140,8 +150,8 @@ type Options struct {
 type Store struct {
 	path     string
 	readOnly bool
-	db       *bolt.DB // nil for a read-only store whose file does not exist
-	lockFile string   // path of the holder file this Store wrote, if any
+	db       *bolt.DB
+	lockFile string // path of the holder file this Store wrote, if any
 	closed   atomic.Bool
 
 	mu         sync.Mutex // guards queue and committing
@@ -152,7 +162,7 @@ type Store struct {
 // Close removes the lock-holder file, releases the lock and closes the file.
 // Closing a closed Store does nothing.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) || s.db == nil {
+	if s.closed.Swap(true) {
 		return nil
 	}
 	// Remove the holder file while still holding the lock: once the lock
@@ -178,26 +188,15 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether the Store was opened with Options.ReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }
 
-// view runs fn in a read transaction. It does nothing when the file does
-// not exist or holds no buckets yet, leaving fn's results at their zero
-// values: an empty state.
+// view runs fn in a read transaction.
 func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 	if s.closed.Load() {
 		return s.errClosed()
 	}
-	if s.db == nil {
-		return nil
-	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMeta) == nil {
-			return nil
-		}
-		return fn(tx)
-	})
+	return s.db.View(fn)
 }
 
-// Meta returns the state's lineage, serial and format version; all zero for
-// a read-only Store of a state that does not exist yet.
+// Meta returns the state's lineage, serial and format version.
 func (s *Store) Meta() (Meta, error) {
 	var m Meta
 	err := s.view(func(tx *bolt.Tx) error {

@@ -21,7 +21,7 @@ import (
 // leave nothing behind but its writes to tx and the results it sets on
 // success.
 func (s *Store) commit(fn func(tx *bolt.Tx) error) error {
-	if s.db == nil || s.closed.Load() {
+	if s.closed.Load() {
 		return s.errClosed()
 	}
 	c := &call{fn: fn, done: make(chan error, 1)}
@@ -109,7 +109,7 @@ func safeCall(fn func(tx *bolt.Tx) error, tx *bolt.Tx) (err error) {
 // update runs fn alone in a read-write transaction and returns once it is
 // synced.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
-	if s.db == nil || s.closed.Load() {
+	if s.closed.Load() {
 		return s.errClosed()
 	}
 	return s.db.Update(fn)
