@@ -176,19 +176,47 @@ func initFile(path string) error {
 	return err
 }
 
+// database is an open bbolt file.
+type database struct {
+	*bolt.DB
+	// unlock, for a read-only DB, is a second descriptor of its file,
+	// through which Close drops the shared lock (see dropLock).
+	unlock *os.File
+}
+
+// Close closes d and makes sure its lock is gone.
+func (d *database) Close() error {
+	err := d.DB.Close()
+	if d.unlock != nil {
+		dropLock(d.unlock)
+		d.unlock = nil
+	}
+	return err
+}
+
 // openDB opens the bbolt file, waiting for its lock until deadline. It
 // never creates the file, nor lets bbolt turn an empty file into an empty
 // database: an empty file is not a state.
-func (s *Store) openDB(readOnly bool, deadline time.Time) (*bolt.DB, error) {
+func (s *Store) openDB(readOnly bool, deadline time.Time) (*database, error) {
 	// bbolt waits forever for a zero timeout; we want one quick try.
 	timeout := max(time.Until(deadline), time.Millisecond)
+	var unlock *os.File
 	db, err := bolt.Open(s.path, 0o600, &bolt.Options{
 		Timeout:  timeout,
 		ReadOnly: readOnly,
-		OpenFile: openExisting,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := openExisting(name, flag, perm)
+			if err == nil && readOnly {
+				unlock = dupFile(f)
+			}
+			return f, err
+		},
 	})
 	if err == nil {
-		return db, nil
+		return &database{DB: db, unlock: unlock}, nil
+	}
+	if unlock != nil {
+		dropLock(unlock)
 	}
 	var (
 		pathErr *fs.PathError
@@ -239,7 +267,7 @@ func (s *Store) corrupt(cause error) error {
 
 // validate checks that db is an intact reconcile state of a format this
 // package reads.
-func (s *Store) validate(db *bolt.DB) error {
+func (s *Store) validate(db *database) error {
 	fi, err := os.Stat(s.path)
 	if err != nil {
 		return fmt.Errorf("open state %q: %w", s.path, err)

@@ -150,7 +150,7 @@ type Options struct {
 type Store struct {
 	path     string
 	readOnly bool
-	db       *bolt.DB
+	db       *database
 	lockFile string // path of the holder file this Store wrote, if any
 	closed   atomic.Bool
 

@@ -36,7 +36,7 @@ func openStore(t testing.TB, path string, opts Options) *Store {
 // checkIntegrity runs bbolt's consistency check on an open store.
 func checkIntegrity(t testing.TB, s *Store) {
 	t.Helper()
-	if s.db == nil || s.closed.Load() {
+	if s.closed.Load() {
 		return
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
