@@ -115,9 +115,10 @@ func withMeta(t *testing.T, data []byte, key, value []byte) []byte {
 
 // checkRefused writes data as a state file with mode 0644, opens it as a
 // writer and as a reader, each with and without Create, and checks that
-// every Open fails with an error wrapping want and naming the file, and
-// that the file and its directory are left exactly as they were.
-func checkRefused(t *testing.T, data []byte, want error) {
+// every Open fails with an error wrapping want and naming the file (and
+// mentioning mention, unless it is empty), and that the file and its
+// directory are left exactly as they were.
+func checkRefused(t *testing.T, data []byte, want error, mention string) {
 	t.Helper()
 	for _, opts := range []Options{{}, {ReadOnly: true}, {Create: true}, {ReadOnly: true, Create: true}} {
 		dir := t.TempDir()
@@ -135,6 +136,9 @@ func checkRefused(t *testing.T, data []byte, want error) {
 			}
 			if !strings.Contains(err.Error(), fmt.Sprintf("%q", path)) {
 				t.Errorf("Open(%+v) error %q does not name %q", opts, err, path)
+			}
+			if !strings.Contains(err.Error(), mention) {
+				t.Errorf("Open(%+v) error %q does not mention %s", opts, err, mention)
 			}
 		}
 		got, err := os.ReadFile(path)
@@ -187,7 +191,7 @@ func TestCorruptFileUntouched(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			checkRefused(t, data, ErrCorrupt)
+			checkRefused(t, data, ErrCorrupt, "")
 		})
 	}
 }
@@ -195,15 +199,66 @@ func TestCorruptFileUntouched(t *testing.T) {
 func TestNewerFormatRefused(t *testing.T) {
 	t.Parallel()
 	real, _ := realState(t)
-	newer := withMeta(t, real, keyFormat, binary.BigEndian.AppendUint64(nil, FormatVersion+1))
-	checkRefused(t, newer, ErrNewerFormat)
+	newer := u64(FormatVersion + 1)
+	for name, data := range map[string][]byte{
+		// The format value and its check are encoded alike in every format.
+		"format checked": edited(t, real, func(tx *bolt.Tx) error {
+			return putCheckedInt(tx.Bucket(bucketMeta), keyFormat, keyFormatCheck, FormatVersion+1)
+		}),
+		// A later format might check it some other way.
+		"format unchecked": edited(t, real, func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			return errors.Join(meta.Put(keyFormat, newer), meta.Delete(keyFormatCheck))
+		}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkRefused(t, data, ErrNewerFormat, fmt.Sprintf("file format %d", FormatVersion+1))
+			path := filepath.Join(t.TempDir(), "state.db")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(path, Options{})
+			if err == nil || !strings.Contains(err.Error(), "upgrade reconcile") {
+				t.Errorf("Open of a format %d state = %v, want an error saying to upgrade reconcile", FormatVersion+1, err)
+			}
+		})
+	}
+}
 
+// TestFormat1ReaderSeesNewerFormat checks that a reconcile that reads only
+// format 1 would refuse this package's files as newer, asking for an
+// upgrade, rather than call them damaged: its Open checked, in this order,
+// that the format and serial values are 8 bytes long and that there is a
+// lineage, and only then compared the format version.
+func TestFormat1ReaderSeesNewerFormat(t *testing.T) {
+	t.Parallel()
+	real, _ := realState(t)
 	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, newer, 0o600); err != nil {
+	if err := os.WriteFile(path, real, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(path, Options{})
-	if err == nil || !strings.Contains(err.Error(), "upgrade reconcile") || !strings.Contains(err.Error(), "format 2") {
-		t.Errorf("Open of a format %d state = %v, want an error saying to upgrade reconcile", FormatVersion+1, err)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		format, lineage, serial := meta.Get(keyFormat), meta.Get(keyLineage), meta.Get(keySerial)
+		switch {
+		case len(format) != 8:
+			return fmt.Errorf("bad format version %x", format)
+		case len(serial) != 8:
+			return fmt.Errorf("bad serial %x", serial)
+		case len(lineage) == 0:
+			return errors.New("no lineage")
+		case binary.BigEndian.Uint64(format) != FormatVersion:
+			return fmt.Errorf("file format %d, want %d", binary.BigEndian.Uint64(format), FormatVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("format 1's meta check of a format %d state = %v, want it to reach the format version, %d", FormatVersion, err, FormatVersion)
 	}
 }

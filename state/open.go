@@ -2,8 +2,6 @@ package state
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,14 +26,20 @@ const checkLimit = 64 << 20
 // returns an error wrapping ErrNoState. A new state is made whole under a
 // temporary name beside path and then linked into place, so that no other
 // process ever sees it half made; it gets mode 0600 and any missing parent
-// directories mode 0700. A writer tightens an existing file's mode to
-// owner-only.
+// directories mode 0700.
+//
+// Open checks the whole file, including the check of every value stored. A
+// format 1 file is upgraded to the current format in place: by a writer at
+// once, by a reader under the write lock, which it takes for the upgrade
+// only, waiting for it like a writer. Open tightens the mode of a file it
+// writes to owner-only.
 //
 // If another process holds a conflicting lock, Open waits up to
 // opts.LockTimeout and then returns a *LockedError naming the holder when it
-// is known. A file that is not a reconcile state, including an empty or
-// truncated one, yields an error wrapping ErrCorrupt; a file from a newer
-// reconcile one wrapping ErrNewerFormat. Neither is ever written to.
+// is known. A file that is not a reconcile state, including an empty,
+// truncated or damaged one, yields an error wrapping ErrCorrupt; a file from
+// a newer reconcile one wrapping ErrNewerFormat. Neither is ever written
+// to.
 func Open(path string, opts Options) (*Store, error) {
 	deadline := time.Now().Add(max(opts.LockTimeout, 0))
 	s := &Store{path: path, readOnly: opts.ReadOnly}
@@ -63,32 +67,70 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.validate(db); err != nil {
+	format, err := s.validate(db)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	if opts.ReadOnly {
+	if opts.ReadOnly && format == FormatVersion {
 		s.db = db
 		return s, nil
 	}
 	db.Close()
 
-	if fi != nil && fi.Mode().Perm()&0o077 != 0 {
-		// Best effort: a file we cannot chmod is still usable.
-		_ = os.Chmod(path, fi.Mode().Perm()&^0o077)
-	}
+	// A writer, or a reader that must upgrade the file first.
 	db, err = s.openDB(false, deadline)
 	if err != nil {
 		return nil, err
 	}
-	// Check again: the file may have changed before we took the lock.
-	if err := s.validate(db); err != nil {
+	lockFile := writeHolder(path, opts.Command)
+	if err := s.prepare(db, fi); err != nil {
+		removeHolder(lockFile)
+		db.Close()
+		return nil, err
+	}
+	if !opts.ReadOnly {
+		s.db = db
+		s.lockFile = lockFile
+		return s, nil
+	}
+
+	// A reader that upgraded the file: open it again as a reader.
+	removeHolder(lockFile)
+	db.Close()
+	db, err = s.openDB(true, deadline)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.validate(db); err != nil {
 		db.Close()
 		return nil, err
 	}
 	s.db = db
-	s.lockFile = writeHolder(path, opts.Command)
 	return s, nil
+}
+
+// prepare readies the state in db, opened for writing, to be written: it
+// checks it again, as it may have changed before the write lock was taken,
+// tightens the file's mode to owner-only (fi is the file as Open found it,
+// nil if Open created it), and rewrites a state of an older format in the
+// current one, in one transaction.
+func (s *Store) prepare(db *database, fi fs.FileInfo) error {
+	format, err := s.validate(db)
+	if err != nil {
+		return err
+	}
+	if fi != nil && fi.Mode().Perm()&0o077 != 0 {
+		// Best effort: a file we cannot chmod is still usable.
+		_ = os.Chmod(s.path, fi.Mode().Perm()&^0o077)
+	}
+	if format == FormatVersion {
+		return nil
+	}
+	if err := db.Update(upgradeV1); err != nil {
+		return fmt.Errorf("open state %q: upgrade from format %d: %w", s.path, format, err)
+	}
+	return nil
 }
 
 // noStateError is returned by Open for a state that does not exist.
@@ -136,6 +178,10 @@ func initFile(path string) error {
 	if err != nil {
 		return err
 	}
+	key, err := newSecretKey()
+	if err != nil {
+		return err
+	}
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		return err
@@ -146,17 +192,7 @@ func initFile(path string) error {
 				return fmt.Errorf("create bucket %q: %w", name, err)
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		for _, kv := range [][2][]byte{
-			{keyFormat, u64(FormatVersion)},
-			{keyLineage, []byte(lineage)},
-			{keySerial, u64(0)},
-		} {
-			if err := meta.Put(kv[0], kv[1]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return putMeta(tx, Meta{Lineage: lineage}, key)
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr
@@ -266,13 +302,14 @@ func (s *Store) corrupt(cause error) error {
 }
 
 // validate checks that db is an intact reconcile state of a format this
-// package reads.
-func (s *Store) validate(db *database) error {
+// package reads, and returns that format. For the current format, it
+// checks every value stored.
+func (s *Store) validate(db *database) (format int, err error) {
 	fi, err := os.Stat(s.path)
 	if err != nil {
-		return fmt.Errorf("open state %q: %w", s.path, err)
+		return 0, fmt.Errorf("open state %q: %w", s.path, err)
 	}
-	return db.View(func(tx *bolt.Tx) error {
+	err = db.View(func(tx *bolt.Tx) error {
 		// Everything below the high-water mark must be in the file: a
 		// read past its end would kill the process with SIGBUS.
 		if tx.Size() > fi.Size() {
@@ -289,12 +326,16 @@ func (s *Store) validate(db *database) error {
 				return s.corrupt(first)
 			}
 		}
-		return s.checkLayout(tx)
+		format, err = s.checkLayout(tx)
+		return err
 	})
+	return format, err
 }
 
-// checkLayout checks the buckets and the meta values of the state in tx.
-func (s *Store) checkLayout(tx *bolt.Tx) error {
+// checkLayout checks the buckets and the meta values of the state in tx,
+// and, for the current format, the check of every value. It returns the
+// format.
+func (s *Store) checkLayout(tx *bolt.Tx) (format int, err error) {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		var name []byte
@@ -303,20 +344,57 @@ func (s *Store) checkLayout(tx *bolt.Tx) error {
 			return errStop
 		})
 		if name != nil {
-			return s.corrupt(fmt.Errorf("no %q bucket, found %q", bucketMeta, name))
+			return 0, s.corrupt(fmt.Errorf("no %q bucket, found %q", bucketMeta, name))
 		}
-		return s.corrupt(errors.New("no buckets"))
+		return 0, s.corrupt(errors.New("no buckets"))
 	}
-	_, err := readMeta(meta)
+	format, err = readFormat(meta)
 	if errors.Is(err, ErrNewerFormat) {
-		return fmt.Errorf("open state %q: %w", s.path, err)
+		return 0, fmt.Errorf("open state %q: %w", s.path, err)
 	}
 	if err != nil {
-		return s.corrupt(err)
+		return 0, s.corrupt(err)
 	}
 	for _, name := range allBuckets {
 		if tx.Bucket(name) == nil {
-			return s.corrupt(fmt.Errorf("no %q bucket", name))
+			return 0, s.corrupt(fmt.Errorf("no %q bucket", name))
+		}
+	}
+	if format == 1 {
+		err = checkValuesV1(tx)
+	} else {
+		err = checkValues(tx)
+	}
+	if err != nil {
+		return 0, s.corrupt(err)
+	}
+	return format, nil
+}
+
+// checkValues checks the meta values of the state in tx and the check of
+// every value in its buckets.
+func checkValues(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if _, err := readMeta(meta); err != nil {
+		return err
+	}
+	if _, err := readSecretKey(meta); err != nil {
+		return err
+	}
+	for _, name := range allBuckets {
+		err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+			switch {
+			case v == nil:
+				return fmt.Errorf("%s: a bucket where a value belongs", describe(name, k))
+			case bytes.Equal(name, bucketMeta) && (bytes.Equal(k, keyFormat) || bytes.Equal(k, keyFormatCheck) ||
+				bytes.Equal(k, keySerial) || bytes.Equal(k, keySerialCheck)):
+				return nil // checked by readMeta
+			}
+			_, err := openValue(name, k, v)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -333,44 +411,6 @@ func corruptData(err error) error {
 
 // errStop ends a ForEach early.
 var errStop = errors.New("stop")
-
-// readMeta reads and checks the meta bucket.
-func readMeta(b *bolt.Bucket) (Meta, error) {
-	format, lineage, serial := b.Get(keyFormat), b.Get(keyLineage), b.Get(keySerial)
-	switch {
-	case len(format) != 8:
-		return Meta{}, fmt.Errorf("bad format version %x", format)
-	case len(serial) != 8:
-		return Meta{}, fmt.Errorf("bad serial %x", serial)
-	case len(lineage) == 0:
-		return Meta{}, fmt.Errorf("no lineage")
-	}
-	m := Meta{
-		FormatVersion: int(binary.BigEndian.Uint64(format)),
-		Lineage:       string(lineage),
-		Serial:        int64(binary.BigEndian.Uint64(serial)),
-	}
-	switch {
-	case m.FormatVersion > FormatVersion:
-		return Meta{}, fmt.Errorf("%w (file format %d, this one reads up to %d); upgrade reconcile to use it", ErrNewerFormat, m.FormatVersion, FormatVersion)
-	case m.FormatVersion < 1:
-		return Meta{}, fmt.Errorf("bad format version %d", m.FormatVersion)
-	case m.Serial < 0:
-		return Meta{}, fmt.Errorf("bad serial %d", m.Serial)
-	}
-	return m, nil
-}
-
-// newLineage returns a random version 4 UUID.
-func newLineage() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
-}
 
 // syncDir makes a new directory entry durable. It is best effort: the data
 // itself is already synced, and some file systems refuse to sync a

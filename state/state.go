@@ -12,8 +12,9 @@ import (
 )
 
 // FormatVersion is the version of the file layout this package writes. Open
-// refuses a file with a higher version and asks the user to upgrade.
-const FormatVersion = 1
+// refuses a file with a higher version and asks the user to upgrade, and
+// upgrades a file of version 1 in place.
+const FormatVersion = 2
 
 // Kinds of Record.
 const (
@@ -37,10 +38,12 @@ var (
 	ErrReadOnly = errors.New("state is open read-only")
 
 	// ErrCorrupt is returned by Open when the file is not a valid reconcile
-	// state (empty, not a bbolt file, truncated, damaged, or a bbolt file
-	// without reconcile's buckets), and by reads that meet a record they cannot decode. It
-	// is wrapped together with the path and the cause. A file found corrupt
-	// is never written to.
+	// state (empty, not a bbolt file, truncated, a bbolt file without
+	// reconcile's buckets, or with a value that fails its check), and by
+	// every method that meets a value that fails its check or cannot be
+	// decoded. It is wrapped together with the path or the operation and
+	// the cause, which names the value, e.g. `record "ep01": checksum
+	// mismatch`. A file found corrupt is never written to.
 	ErrCorrupt = errors.New("not a valid reconcile state file")
 
 	// ErrNewerFormat is returned by Open when the file was written by a
@@ -196,7 +199,8 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 	return s.db.View(fn)
 }
 
-// Meta returns the state's lineage, serial and format version.
+// Meta returns the state's lineage, serial and format version. It returns
+// an error wrapping ErrCorrupt if one of them fails its check.
 func (s *Store) Meta() (Meta, error) {
 	var m Meta
 	err := s.view(func(tx *bolt.Tx) error {
@@ -210,20 +214,41 @@ func (s *Store) Meta() (Meta, error) {
 	return m, nil
 }
 
+// SecretKey returns a copy of the state's secret key: 32 random bytes made
+// when the state was created (or upgraded from format 1), never changed for
+// the life of the state, and kept nowhere else. Callers use it as an HMAC
+// key, for digests of secret values and to sign plan files, and must never
+// let it reach an error, a log or any output; no error of this package
+// shows it.
+func (s *Store) SecretKey() ([]byte, error) {
+	var key []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		var err error
+		key, err = readSecretKey(tx.Bucket(bucketMeta))
+		return corruptData(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read state key %q: %w", s.path, err)
+	}
+	return key, nil
+}
+
 // Get returns the record named name and true, or false if there is none. It
-// returns an error wrapping ErrCorrupt if the record cannot be decoded.
+// returns an error wrapping ErrCorrupt if the record fails its check or
+// cannot be decoded.
 func (s *Store) Get(name string) (Record, bool, error) {
 	var (
 		r  Record
 		ok bool
 	)
 	err := s.view(func(tx *bolt.Tx) error {
-		data := tx.Bucket(bucketRecords).Get([]byte(name))
-		if data == nil {
+		key := []byte(name)
+		v := tx.Bucket(bucketRecords).Get(key)
+		if v == nil {
 			return nil
 		}
 		var err error
-		r, err = decodeRecord(data)
+		r, err = readValue(bucketRecords, key, v, decodeRecord)
 		ok = err == nil
 		return corruptData(err)
 	})
@@ -234,14 +259,14 @@ func (s *Store) Get(name string) (Record, bool, error) {
 }
 
 // List returns every record, sorted by name (byte-wise). It returns an error
-// wrapping ErrCorrupt if a record cannot be decoded.
+// wrapping ErrCorrupt if a record fails its check or cannot be decoded.
 func (s *Store) List() ([]Record, error) {
 	var rs []Record
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v)
+			r, err := readValue(bucketRecords, k, v, decodeRecord)
 			if err != nil {
-				return corruptData(fmt.Errorf("record %q: %w", k, err))
+				return corruptData(err)
 			}
 			rs = append(rs, r)
 			return nil
@@ -257,7 +282,9 @@ func (s *Store) List() ([]Record, error) {
 // version written at or before serial, and true. It returns false if the
 // record did not exist at serial, either because it was not yet written or
 // because it had been deleted (or renamed away) by then. Every version is
-// kept, so any serial of the state's life can be asked for.
+// kept, so any serial of the state's life can be asked for. It returns an
+// error wrapping ErrCorrupt if that version fails its check or cannot be
+// decoded.
 func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 	var (
 		r  Record
@@ -278,13 +305,21 @@ func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 		case !bytes.Equal(k, key):
 			k, v = c.Prev()
 		}
-		if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 || len(v) == 0 {
-			return nil // never written, or a tombstone
+		if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+			return nil // never written
 		}
-		var err error
-		r, err = decodeRecord(v)
-		ok = err == nil
-		return corruptData(err)
+		payload, err := openValue(bucketVersions, k, v)
+		switch {
+		case err != nil:
+			return corruptData(err)
+		case len(payload) == 0:
+			return nil // a tombstone: deleted by then
+		}
+		if r, err = decodeRecord(payload); err != nil {
+			return corruptData(fmt.Errorf("%s: %w", describe(bucketVersions, k), err))
+		}
+		ok = true
+		return nil
 	})
 	if err != nil {
 		return Record{}, false, fmt.Errorf("get %q at serial %d: %w", name, serial, err)
@@ -292,14 +327,16 @@ func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 	return r, ok, nil
 }
 
-// History returns the history entries, oldest (lowest serial) first.
+// History returns the history entries, oldest (lowest serial) first. It
+// returns an error wrapping ErrCorrupt if an entry fails its check or cannot
+// be decoded.
 func (s *Store) History() ([]HistoryEntry, error) {
 	var hs []HistoryEntry
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketHistory).ForEach(func(k, v []byte) error {
-			var h HistoryEntry
-			if err := decodeJSON(v, &h); err != nil {
-				return corruptData(fmt.Errorf("history entry %x: %w", k, err))
+			h, err := readValue(bucketHistory, k, v, decodeHistory)
+			if err != nil {
+				return corruptData(err)
 			}
 			hs = append(hs, h)
 			return nil
@@ -311,14 +348,15 @@ func (s *Store) History() ([]HistoryEntry, error) {
 	return hs, nil
 }
 
-// Intents returns the recorded intents, sorted by name.
+// Intents returns the recorded intents, sorted by name. It returns an error
+// wrapping ErrCorrupt if an intent fails its check or cannot be decoded.
 func (s *Store) Intents() ([]Intent, error) {
 	var ins []Intent
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
-			in, err := decodeIntent(v)
+			in, err := readValue(bucketIntents, k, v, decodeIntent)
 			if err != nil {
-				return corruptData(fmt.Errorf("intent %q: %w", k, err))
+				return corruptData(err)
 			}
 			ins = append(ins, in)
 			return nil

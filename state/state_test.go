@@ -602,25 +602,6 @@ func TestClosed(t *testing.T) {
 	}
 }
 
-func TestCorruptRecord(t *testing.T) {
-	t.Parallel()
-	path := statePath(t)
-	s := openStore(t, path, Options{Create: true})
-	mustPut(t, s, Record{Name: "a"})
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRecords).Put([]byte("a"), []byte("{not json"))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Get("a"); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("Get of an undecodable record = %v, want ErrCorrupt", err)
-	}
-	if _, err := s.List(); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("List with an undecodable record = %v, want ErrCorrupt", err)
-	}
-}
-
 // jsonString is a test helper that marshals v, failing the test on error.
 func jsonString(t testing.TB, v any) string {
 	t.Helper()

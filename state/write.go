@@ -123,7 +123,7 @@ func bumpSerial(tx *bolt.Tx) (int64, error) {
 		return 0, corruptData(err)
 	}
 	m.Serial++
-	return m.Serial, meta.Put(keySerial, u64(uint64(m.Serial)))
+	return m.Serial, putCheckedInt(meta, keySerial, keySerialCheck, uint64(m.Serial))
 }
 
 // putVersion stores r as the current record and as its version at r.Serial.
@@ -132,19 +132,19 @@ func putVersion(tx *bolt.Tx, r Record) error {
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	if err := tx.Bucket(bucketRecords).Put([]byte(r.Name), data); err != nil {
+	if err := putValue(tx, bucketRecords, []byte(r.Name), data); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketVersions).Put(versionKey(r.Name, r.Serial), data)
+	return putValue(tx, bucketVersions, versionKey(r.Name, r.Serial), data)
 }
 
-// deleteVersion removes the current record name and stores a tombstone as
-// its version at serial.
+// deleteVersion removes the current record name and stores a tombstone, an
+// empty payload, as its version at serial.
 func deleteVersion(tx *bolt.Tx, name string, serial int64) error {
 	if err := tx.Bucket(bucketRecords).Delete([]byte(name)); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketVersions).Put(versionKey(name, serial), []byte{})
+	return putValue(tx, bucketVersions, versionKey(name, serial), nil)
 }
 
 // now is the time written into records and entries: UTC, without the
@@ -198,7 +198,11 @@ func (s *Store) Delete(name string) error {
 		return fmt.Errorf("delete %q: %w", name, ErrReadOnly)
 	}
 	err := s.commit(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketRecords).Get([]byte(name)) == nil {
+		v, err := getValue(tx, bucketRecords, []byte(name))
+		switch {
+		case err != nil:
+			return corruptData(err)
+		case v == nil:
 			return ErrNoRecord
 		}
 		serial, err := bumpSerial(tx)
@@ -234,9 +238,9 @@ func (s *Store) Rename(oldName, newName string) error {
 		if records.Get([]byte(newName)) != nil {
 			return ErrExists
 		}
-		r, err := decodeRecord(data)
+		r, err := readValue(bucketRecords, []byte(oldName), data, decodeRecord)
 		if err != nil {
-			return corruptData(fmt.Errorf("record %q: %w", oldName, err))
+			return corruptData(err)
 		}
 		// Decode every dependent before writing: bbolt slices are not
 		// valid across writes to their bucket.
@@ -245,9 +249,9 @@ func (s *Store) Rename(oldName, newName string) error {
 			if string(k) == oldName {
 				return nil
 			}
-			d, err := decodeRecord(v)
+			d, err := readValue(bucketRecords, k, v, decodeRecord)
 			if err != nil {
-				return corruptData(fmt.Errorf("record %q: %w", k, err))
+				return corruptData(err)
 			}
 			if slices.Contains(d.Dependencies, oldName) {
 				dependents = append(dependents, d)
@@ -333,7 +337,7 @@ func (s *Store) AddHistory(e HistoryEntry) error {
 			return err
 		}
 		key := binary.BigEndian.AppendUint64(u64(uint64(w.Serial)), seq)
-		return b.Put(key, data)
+		return putValue(tx, bucketHistory, key, data)
 	})
 	if err != nil {
 		return fmt.Errorf("add history %q: %w", e.Command, err)
@@ -360,7 +364,7 @@ func (s *Store) PutIntent(in Intent) error {
 		return fmt.Errorf("put intent %q: encode: %w", in.Name, err)
 	}
 	err = s.commit(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketIntents).Put([]byte(in.Name), data)
+		return putValue(tx, bucketIntents, []byte(in.Name), data)
 	})
 	if err != nil {
 		return fmt.Errorf("put intent %q: %w", in.Name, err)
@@ -379,11 +383,15 @@ func (s *Store) ClearIntent(name string) error {
 	// Skip the commit, and its sync, when there is nothing to clear.
 	var found bool
 	err := s.view(func(tx *bolt.Tx) error {
-		found = tx.Bucket(bucketIntents).Get([]byte(name)) != nil
-		return nil
+		v, err := getValue(tx, bucketIntents, []byte(name))
+		found = v != nil
+		return corruptData(err)
 	})
-	if err != nil || !found {
-		return err
+	if err != nil {
+		return fmt.Errorf("clear intent %q: %w", name, err)
+	}
+	if !found {
+		return nil
 	}
 	err = s.commit(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).Delete([]byte(name))
