@@ -96,7 +96,11 @@
 //
 // The package cannot tell a secret from any other string. Callers must
 // redact credentials and secret values before passing inputs and outputs to
-// Put or PutIntent: whatever they pass is written to disk as is.
+// Put or PutIntent: whatever they pass is written to disk as is. When a
+// value turns out to be secret after it was stored, RewriteVersions
+// redacts it from the current record and from every past version in one
+// transaction, without changing the serial. The bytes it replaces may stay
+// in the file's free pages until bbolt reuses them.
 //
 // # Values
 //

@@ -27,7 +27,7 @@ const (
 // operation and its subject; test for it with errors.Is.
 var (
 	// ErrNoRecord is returned by Delete and Rename when the named record is
-	// not in state.
+	// not in state, and by RewriteVersions when it has never been.
 	ErrNoRecord = errors.New("no such record in state")
 
 	// ErrExists is returned by Rename when the new name is already taken.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -398,6 +399,92 @@ func (s *Store) ClearIntent(name string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("clear intent %q: %w", name, err)
+	}
+	return nil
+}
+
+// RewriteVersions rewrites what is stored of the record name, to redact it:
+// when an input becomes secret, its clear value must vanish from the record
+// and from every past version. In one transaction, it calls fn with the
+// current record, if name is in state, and then with every stored version
+// of name, oldest first, skipping the tombstones of deletes. Where fn
+// returns true, the record it returns is stored in place of the one it was
+// given, under the same key and with that one's Name, Serial and UpdatedAt,
+// whatever fn set them to. A redaction is not a change: the state serial
+// stays as it is, Version returns the rewritten records at the serials of
+// the originals, and no history entry is added. The bytes replaced may stay
+// in the file's free pages until bbolt reuses them.
+//
+// fn runs inside the write transaction and must not call methods of s. If
+// a record fn returns cannot be encoded, or fn panics, nothing is written.
+// RewriteVersions returns an error wrapping ErrNoRecord if name has never
+// been stored, one wrapping ErrCorrupt if something it reads is damaged, and
+// one wrapping ErrReadOnly for a read-only Store.
+func (s *Store) RewriteVersions(name string, fn func(Record) (Record, bool)) error {
+	if s.readOnly {
+		return fmt.Errorf("rewrite versions of %q: %w", name, ErrReadOnly)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		// Read everything before writing: bbolt slices are not valid
+		// across writes to their bucket.
+		type stored struct {
+			bucket, key []byte
+			r           Record
+		}
+		var (
+			all   []stored
+			found bool // something of name is stored, if only a tombstone
+		)
+		key := []byte(name)
+		if v := tx.Bucket(bucketRecords).Get(key); v != nil {
+			r, err := readValue(bucketRecords, key, v, decodeRecord)
+			if err != nil {
+				return corruptData(err)
+			}
+			all = append(all, stored{bucketRecords, key, r})
+			found = true
+		}
+		prefix := versionPrefix(name)
+		c := tx.Bucket(bucketVersions).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue // not a key of name's (names hold no zero byte)
+			}
+			found = true
+			payload, err := openValue(bucketVersions, k, v)
+			if err != nil {
+				return corruptData(err)
+			}
+			if len(payload) == 0 {
+				continue // a tombstone
+			}
+			r, err := decodeRecord(payload)
+			if err != nil {
+				return corruptData(fmt.Errorf("%s: %w", describe(bucketVersions, k), err))
+			}
+			all = append(all, stored{bucketVersions, bytes.Clone(k), r})
+		}
+		if !found {
+			return ErrNoRecord
+		}
+		for _, st := range all {
+			w, ok := fn(st.r)
+			if !ok {
+				continue
+			}
+			w.Name, w.Serial, w.UpdatedAt = st.r.Name, st.r.Serial, st.r.UpdatedAt
+			data, err := json.Marshal(w)
+			if err != nil {
+				return fmt.Errorf("%s: encode: %w", describe(st.bucket, st.key), err)
+			}
+			if err := putValue(tx, st.bucket, st.key, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rewrite versions of %q: %w", name, err)
 	}
 	return nil
 }
