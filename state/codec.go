@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math"
 	"strconv"
 	"strings"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Bucket names. They are part of the file format: never rename them.
@@ -21,12 +26,134 @@ var (
 	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVersions, bucketHistory, bucketIntents}
 )
 
-// Keys of the meta bucket.
+// Keys of the meta bucket. The format value and its check are encoded the
+// same way in every format, so that any reconcile can tell which format it
+// is reading.
 var (
-	keyFormat  = []byte("format")  // 8-byte big-endian format version
-	keyLineage = []byte("lineage") // lineage id, text
-	keySerial  = []byte("serial")  // 8-byte big-endian serial
+	keyFormat      = []byte("format")     // 8-byte big-endian format version, no check appended
+	keyFormatCheck = []byte("format.crc") // check of the format value (from format 2)
+	keyLineage     = []byte("lineage")    // lineage id, text
+	keySerial      = []byte("serial")     // 8-byte big-endian serial, no check appended
+	keySerialCheck = []byte("serial.crc") // check of the serial value (from format 2)
+	keySecret      = []byte("key")        // the secret key (from format 2)
 )
+
+// From format 2, every value stored ends with a check: the CRC-32C
+// (Castagnoli) of the bucket name, a zero byte, the key's length as 4
+// big-endian bytes, the key, and the payload, as 4 big-endian bytes. It
+// covers the key and the bucket, so a value moved to another key fails its
+// check too. The meta format and serial values are the exception: they
+// stay 8 bytes long, as format 1 has them, because a reconcile that reads
+// only format 1 checks both lengths before it compares the version, and
+// must see a version it does not know rather than a damaged file. Their
+// checks are kept under keyFormatCheck and keySerialCheck.
+//
+// The check guards against accidental and hand damage, not against an
+// attacker, who could recompute it.
+const checkSize = 4
+
+// castagnoli is the CRC-32C table.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errChecksum is the cause of a check that does not match.
+var errChecksum = errors.New("checksum mismatch")
+
+// checksum returns the check of payload stored at key in bucket.
+func checksum(bucket, key, payload []byte) []byte {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(key)))
+	c := crc32.Update(0, castagnoli, bucket)
+	c = crc32.Update(c, castagnoli, []byte{0})
+	c = crc32.Update(c, castagnoli, n[:])
+	c = crc32.Update(c, castagnoli, key)
+	c = crc32.Update(c, castagnoli, payload)
+	return binary.BigEndian.AppendUint32(nil, c)
+}
+
+// seal returns payload followed by its check, the value to store at key in
+// bucket.
+func seal(bucket, key, payload []byte) []byte {
+	out := make([]byte, 0, len(payload)+checkSize)
+	out = append(out, payload...)
+	return append(out, checksum(bucket, key, payload)...)
+}
+
+// unseal checks value, stored at key in bucket, and returns its payload: a
+// subslice of value. The error does not name the value; see describe.
+func unseal(bucket, key, value []byte) ([]byte, error) {
+	if len(value) < checkSize {
+		return nil, fmt.Errorf("%d bytes, too short for a checksum", len(value))
+	}
+	payload, check := value[:len(value)-checkSize], value[len(value)-checkSize:]
+	if !bytes.Equal(check, checksum(bucket, key, payload)) {
+		return nil, errChecksum
+	}
+	return payload, nil
+}
+
+// openValue is unseal with an error that names what is damaged, e.g.
+// `record "ep01": checksum mismatch`. It does not wrap ErrCorrupt; callers
+// do, with corruptData or Store.corrupt.
+func openValue(bucket, key, value []byte) ([]byte, error) {
+	payload, err := unseal(bucket, key, value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", describe(bucket, key), err)
+	}
+	return payload, nil
+}
+
+// getValue returns the checked payload stored at key in the bucket named
+// bucket of tx, or nil if there is none. The payload dies with tx.
+func getValue(tx *bolt.Tx, bucket, key []byte) ([]byte, error) {
+	v := tx.Bucket(bucket).Get(key)
+	if v == nil {
+		return nil, nil
+	}
+	return openValue(bucket, key, v)
+}
+
+// putValue stores payload and its check at key in the bucket named bucket
+// of tx.
+func putValue(tx *bolt.Tx, bucket, key, payload []byte) error {
+	return tx.Bucket(bucket).Put(key, seal(bucket, key, payload))
+}
+
+// readValue checks value, stored at key in bucket, and decodes its payload
+// with decode. Its error names what is damaged; it does not wrap
+// ErrCorrupt.
+func readValue[T any](bucket, key, value []byte, decode func([]byte) (T, error)) (T, error) {
+	var v T
+	payload, err := openValue(bucket, key, value)
+	if err != nil {
+		return v, err
+	}
+	if v, err = decode(payload); err != nil {
+		return v, fmt.Errorf("%s: %w", describe(bucket, key), err)
+	}
+	return v, nil
+}
+
+// describe names the value at key in bucket for an error message, e.g.
+// `record "ep01"` or `record "ep01" at serial 7`.
+func describe(bucket, key []byte) string {
+	switch {
+	case bytes.Equal(bucket, bucketRecords):
+		return fmt.Sprintf("record %q", key)
+	case bytes.Equal(bucket, bucketIntents):
+		return fmt.Sprintf("intent %q", key)
+	case bytes.Equal(bucket, bucketMeta):
+		return fmt.Sprintf("meta %q", key)
+	case bytes.Equal(bucket, bucketVersions):
+		if n := len(key) - 9; n >= 0 && key[n] == 0 {
+			return fmt.Sprintf("record %q at serial %d", key[:n], int64(binary.BigEndian.Uint64(key[n+1:])))
+		}
+	case bytes.Equal(bucket, bucketHistory):
+		if len(key) == 16 {
+			return fmt.Sprintf("history entry %d at serial %d", binary.BigEndian.Uint64(key[8:]), int64(binary.BigEndian.Uint64(key[:8])))
+		}
+	}
+	return fmt.Sprintf("%s key %q", bucket, key)
+}
 
 // u64 encodes n as 8 big-endian bytes, so that keys sort numerically.
 func u64(n uint64) []byte {
@@ -55,14 +182,22 @@ func checkName(name string) error {
 	return nil
 }
 
-// decodeJSON decodes data into v with numbers kept exact; the caller then
-// turns them into int64 or float64 with normalize. Unknown fields are
-// ignored so that an older reconcile can read a record with added fields of
-// the same format version.
+// decodeJSON decodes data, one JSON value, into v with numbers kept exact;
+// the caller then turns them into int64 or float64 with normalize. Unknown
+// fields are ignored so that an older reconcile can read a record with
+// added fields of the same format version. Anything after the value is an
+// error: it would be a check left on, or something else that does not
+// belong.
 func decodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	return dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the JSON value at offset %d", dec.InputOffset())
+	}
+	return nil
 }
 
 // decodeRecord decodes a stored record. It copies everything it keeps, so
@@ -118,6 +253,15 @@ func quoteTrunc(s string) string {
 		return s[:40] + "..."
 	}
 	return s
+}
+
+// decodeHistory decodes a stored history entry.
+func decodeHistory(data []byte) (HistoryEntry, error) {
+	var h HistoryEntry
+	if err := decodeJSON(data, &h); err != nil {
+		return HistoryEntry{}, err
+	}
+	return h, nil
 }
 
 // decodeIntent decodes a stored intent, as decodeRecord does a record.

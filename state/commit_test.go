@@ -11,7 +11,7 @@ import (
 func TestConcurrentPut(t *testing.T) {
 	t.Parallel()
 	path := statePath(t)
-	s := openStore(t, path, Options{})
+	s := openStore(t, path, Options{Create: true})
 	const n = 20
 	var (
 		wg   sync.WaitGroup

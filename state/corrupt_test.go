@@ -19,7 +19,7 @@ import (
 func realState(t *testing.T) (data []byte, used int) {
 	t.Helper()
 	path := statePath(t)
-	s := openStore(t, path, Options{})
+	s := openStore(t, path, Options{Create: true})
 	for i := range 200 {
 		mustPut(t, s, Record{Name: fmt.Sprintf("r%03d", i), Outputs: map[string]any{"pad": strings.Repeat("x", 300)}})
 	}
@@ -66,6 +66,22 @@ func foreignBolt(t *testing.T) []byte {
 	return data
 }
 
+// emptyBolt returns the bytes of a bbolt file without any bucket.
+func emptyBolt(t *testing.T) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "empty.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // edited returns a copy of the state data changed by edit.
 func edited(t *testing.T, data []byte, edit func(tx *bolt.Tx) error) []byte {
 	t.Helper()
@@ -98,12 +114,13 @@ func withMeta(t *testing.T, data []byte, key, value []byte) []byte {
 }
 
 // checkRefused writes data as a state file with mode 0644, opens it as a
-// writer and as a reader, and checks that both fail with an error wrapping
-// want and naming the file, and that the file and its directory are left
-// exactly as they were.
-func checkRefused(t *testing.T, data []byte, want error) {
+// writer and as a reader, each with and without Create, and checks that
+// every Open fails with an error wrapping want and naming the file (and
+// mentioning mention, unless it is empty), and that the file and its
+// directory are left exactly as they were.
+func checkRefused(t *testing.T, data []byte, want error, mention string) {
 	t.Helper()
-	for _, opts := range []Options{{}, {ReadOnly: true}} {
+	for _, opts := range []Options{{}, {ReadOnly: true}, {Create: true}, {ReadOnly: true, Create: true}} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "state.db")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -119,6 +136,9 @@ func checkRefused(t *testing.T, data []byte, want error) {
 			}
 			if !strings.Contains(err.Error(), fmt.Sprintf("%q", path)) {
 				t.Errorf("Open(%+v) error %q does not name %q", opts, err, path)
+			}
+			if !strings.Contains(err.Error(), mention) {
+				t.Errorf("Open(%+v) error %q does not mention %s", opts, err, mention)
 			}
 		}
 		got, err := os.ReadFile(path)
@@ -150,24 +170,28 @@ func TestCorruptFileUntouched(t *testing.T) {
 	clear(zeroed[2*page:])
 
 	for name, data := range map[string][]byte{
-		"random bytes":              garbage,
-		"text":                      []byte("terraform state v4\n"),
-		"truncated to 100 bytes":    real[:100],
-		"only the meta pages":       real[:2*page],
-		"last used page missing":    real[:used-page],
-		"half the used pages":       real[:used/2],
-		"data pages zeroed":         zeroed,
-		"another program's bbolt":   foreignBolt(t),
-		"format version zero":       withMeta(t, real, keyFormat, u64(0)),
-		"format version unreadable": withMeta(t, real, keyFormat, []byte("1")),
-		"no lineage":                withMeta(t, real, keyLineage, nil),
+		// A 0-byte file is what a writer of an older reconcile killed
+		// before it initialized a new state left behind.
+		"empty file":                 {},
+		"bbolt file without buckets": emptyBolt(t),
+		"random bytes":               garbage,
+		"text":                       []byte("terraform state v4\n"),
+		"truncated to 100 bytes":     real[:100],
+		"only the meta pages":        real[:2*page],
+		"last used page missing":     real[:used-page],
+		"half the used pages":        real[:used/2],
+		"data pages zeroed":          zeroed,
+		"another program's bbolt":    foreignBolt(t),
+		"format version zero":        withMeta(t, real, keyFormat, u64(0)),
+		"format version unreadable":  withMeta(t, real, keyFormat, []byte("1")),
+		"no lineage":                 withMeta(t, real, keyLineage, nil),
 		"no intents bucket": edited(t, real, func(tx *bolt.Tx) error {
 			return tx.DeleteBucket(bucketIntents)
 		}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			checkRefused(t, data, ErrCorrupt)
+			checkRefused(t, data, ErrCorrupt, "")
 		})
 	}
 }
@@ -175,15 +199,66 @@ func TestCorruptFileUntouched(t *testing.T) {
 func TestNewerFormatRefused(t *testing.T) {
 	t.Parallel()
 	real, _ := realState(t)
-	newer := withMeta(t, real, keyFormat, binary.BigEndian.AppendUint64(nil, FormatVersion+1))
-	checkRefused(t, newer, ErrNewerFormat)
+	newer := u64(FormatVersion + 1)
+	for name, data := range map[string][]byte{
+		// The format value and its check are encoded alike in every format.
+		"format checked": edited(t, real, func(tx *bolt.Tx) error {
+			return putCheckedInt(tx.Bucket(bucketMeta), keyFormat, keyFormatCheck, FormatVersion+1)
+		}),
+		// A later format might check it some other way.
+		"format unchecked": edited(t, real, func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			return errors.Join(meta.Put(keyFormat, newer), meta.Delete(keyFormatCheck))
+		}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkRefused(t, data, ErrNewerFormat, fmt.Sprintf("file format %d", FormatVersion+1))
+			path := filepath.Join(t.TempDir(), "state.db")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(path, Options{})
+			if err == nil || !strings.Contains(err.Error(), "upgrade reconcile") {
+				t.Errorf("Open of a format %d state = %v, want an error saying to upgrade reconcile", FormatVersion+1, err)
+			}
+		})
+	}
+}
 
+// TestFormat1ReaderSeesNewerFormat checks that a reconcile that reads only
+// format 1 would refuse this package's files as newer, asking for an
+// upgrade, rather than call them damaged: its Open checked, in this order,
+// that the format and serial values are 8 bytes long and that there is a
+// lineage, and only then compared the format version.
+func TestFormat1ReaderSeesNewerFormat(t *testing.T) {
+	t.Parallel()
+	real, _ := realState(t)
 	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, newer, 0o600); err != nil {
+	if err := os.WriteFile(path, real, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(path, Options{})
-	if err == nil || !strings.Contains(err.Error(), "upgrade reconcile") || !strings.Contains(err.Error(), "format 2") {
-		t.Errorf("Open of a format %d state = %v, want an error saying to upgrade reconcile", FormatVersion+1, err)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		format, lineage, serial := meta.Get(keyFormat), meta.Get(keyLineage), meta.Get(keySerial)
+		switch {
+		case len(format) != 8:
+			return fmt.Errorf("bad format version %x", format)
+		case len(serial) != 8:
+			return fmt.Errorf("bad serial %x", serial)
+		case len(lineage) == 0:
+			return errors.New("no lineage")
+		case binary.BigEndian.Uint64(format) != FormatVersion:
+			return fmt.Errorf("file format %d, want %d", binary.BigEndian.Uint64(format), FormatVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("format 1's meta check of a format %d state = %v, want it to reach the format version, %d", FormatVersion, err, FormatVersion)
 	}
 }

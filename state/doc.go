@@ -16,6 +16,19 @@
 // waiting reads that file to name the holder in a *LockedError. The ".lock"
 // file is information only and a leftover one is simply overwritten.
 //
+// # Creating
+//
+// Only a caller that sets Options.Create starts a new state; any other Open
+// of a missing state fails with ErrNoState, so that a mistyped path or a
+// lost file is never mistaken for a new, empty state. A new state is
+// created whole under a temporary name in the same directory, synced, and
+// then published with a hard link, which fails rather than replace a file
+// another process published meanwhile (and may already hold a lock on);
+// the loser of such a race opens the winner's state. So no process ever
+// sees a state half made, and a file that is empty, truncated or holds no
+// reconcile buckets is corrupt, never a new state. Open tightens the mode
+// of a file it writes to owner-only (a new state is made so).
+//
 // # Durability
 //
 // Every write method commits its own bbolt transaction and returns only once
@@ -25,19 +38,69 @@
 //
 // # Layout
 //
-// The file has five buckets: "meta" (format version, lineage, serial),
-// "records" (name → JSON Record), "versions" (name, a zero byte and the
-// 8-byte big-endian serial → JSON Record, or an empty tombstone for a
-// delete), "history" (8-byte serial and 8-byte sequence → JSON HistoryEntry)
-// and "intents" (name → JSON Intent). A file written by a newer format is
-// refused with a message asking to upgrade reconcile; a file that is not a
-// reconcile state is refused with ErrCorrupt and never written to.
+// The file (format 2) has five buckets:
+//
+//	meta      "format"      8-byte big-endian format version (2)
+//	          "format.crc"  4-byte check of the "format" value
+//	          "serial"      8-byte big-endian serial
+//	          "serial.crc"  4-byte check of the "serial" value
+//	          "lineage"     lineage id (text), then its check
+//	          "key"         the 32-byte secret key, then its check
+//	records   name                                → JSON Record, then its check
+//	versions  name, 0x00, 8-byte big-endian serial → JSON Record, or nothing
+//	                                                 for a delete (a tombstone),
+//	                                                 then its check
+//	history   8-byte serial, 8-byte sequence      → JSON HistoryEntry, then its check
+//	intents   name                                → JSON Intent, then its check
+//
+// Names never contain a zero byte, so a name's versions keys are exactly
+// those that start with the name and a zero byte and have 8 bytes more.
+//
+// # Integrity
+//
+// Every value carries a check: the CRC-32C (Castagnoli) of the bucket name,
+// a zero byte, the key's length as 4 big-endian bytes, the key, and the
+// value's bytes, stored as 4 big-endian bytes after the value. As it covers
+// the key and the bucket, a value copied or swapped to another key fails its
+// check too. The meta format and serial values are the exception: they keep
+// the 8 bytes format 1 gave them, because a reconcile that reads format 1
+// checks both lengths before it compares the version, and must ask for an
+// upgrade rather than call the file damaged; their checks are stored under
+// "format.crc" and "serial.crc". The "format" value and its check keep this
+// encoding in every format, so that any reconcile can tell what it reads.
+//
+// Open runs bbolt's consistency check and verifies every value; every read
+// verifies what it reads again. A damaged value is reported with an error
+// wrapping ErrCorrupt that names it, e.g. `record "ep01": checksum
+// mismatch`, and a state found damaged is never written to. The checks
+// guard against accidental and hand damage, not against an attacker, who
+// could recompute them.
+//
+// Open upgrades a format 1 file (the same layout with no checks and no key)
+// in place, in one transaction, the first time it opens it: it first checks
+// that every value decodes, then appends the checks and makes the key. A
+// writer does this under its own lock; a reader takes the write lock for
+// the upgrade, waiting up to Options.LockTimeout like any writer, and then
+// opens the file again read-only. A file of a newer format is refused with
+// ErrNewerFormat and a message asking to upgrade reconcile; a file that is
+// not a reconcile state is refused with ErrCorrupt. Neither is written to.
+//
+// # Secret key
+//
+// Every state has a secret key, 32 random bytes made when the state is
+// created (or upgraded from format 1) and never changed. SecretKey returns
+// it; reconcile uses it as an HMAC key for digests of secret values and to
+// sign plan files. It appears in no error or other text of this package.
 //
 // # Secrets
 //
 // The package cannot tell a secret from any other string. Callers must
 // redact credentials and secret values before passing inputs and outputs to
-// Put or PutIntent: whatever they pass is written to disk as is.
+// Put or PutIntent: whatever they pass is written to disk as is. When a
+// value turns out to be secret after it was stored, RewriteVersions
+// redacts it from the current record and from every past version in one
+// transaction, without changing the serial. The bytes it replaces may stay
+// in the file's free pages until bbolt reuses them.
 //
 // # Values
 //

@@ -7,10 +7,13 @@ import (
 	"time"
 )
 
-// FuzzStateDecode feeds arbitrary bytes to the decoders of what the state
-// file stores (records, intents and history entries), as a damaged or
-// hand-edited file would. They must never panic; what they accept must
-// encode again, and decode from that encoding to the same thing.
+// FuzzStateDecode feeds arbitrary bytes to the readers of what the state
+// file stores, as a damaged or hand-edited file would: to the check of a
+// stored value, under every bucket, and to the decoders of records, intents
+// and history entries. They must never panic. A value that passes its check
+// must be exactly what seal makes of its payload; what the decoders accept
+// must encode again, and decode from that encoding, stored and read back as
+// Put would write it, to the same thing.
 //
 //	go test ./state -run '^$' -fuzz FuzzStateDecode -fuzztime 10m
 func FuzzStateDecode(f *testing.F) {
@@ -29,37 +32,50 @@ func FuzzStateDecode(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b)
+		f.Add(seal(bucketRecords, fuzzKey, b))
 	}
+	f.Add(seal(bucketVersions, fuzzKey, nil)) // a tombstone
 	for _, s := range []string{"", "{}", "null", "[]", `{"inputs":{"n":1e400}}`, `{"inputs":{"n":-0}}`, `{"serial":-1}`,
-		`{"updatedAt":"not a time"}`, `{"inputs":{"a":[[[[[[[[[[{}]]]]]]]]]]}}`, `{"inputs":{"n":12345678901234567890}}`} {
+		`{"updatedAt":"not a time"}`, `{"inputs":{"a":[[[[[[[[[[{}]]]]]]]]]]}}`, `{"inputs":{"n":12345678901234567890}}`,
+		`{"name":"a"}{}`, `{} `, `{}]`, "{}\x00\x00\x00\x00"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, b := range allBuckets {
+			payload, err := unseal(b, fuzzKey, data)
+			if err == nil && !bytes.Equal(seal(b, fuzzKey, payload), data) {
+				t.Fatalf("%s value %q passes its check but is not what seal makes of its payload %q", b, data, payload)
+			}
+		}
 		if r, err := decodeRecord(data); err == nil {
 			roundTrip(t, "record", r, func(b []byte) (any, error) { return decodeRecord(b) })
 		}
 		if in, err := decodeIntent(data); err == nil {
 			roundTrip(t, "intent", in, func(b []byte) (any, error) { return decodeIntent(b) })
 		}
-		var h HistoryEntry
-		if err := decodeJSON(data, &h); err == nil {
-			roundTrip(t, "history entry", h, func(b []byte) (any, error) {
-				var h2 HistoryEntry
-				return h2, decodeJSON(b, &h2)
-			})
+		if h, err := decodeHistory(data); err == nil {
+			roundTrip(t, "history entry", h, func(b []byte) (any, error) { return decodeHistory(b) })
 		}
 	})
 }
 
+// fuzzKey is the key FuzzStateDecode stores values at.
+var fuzzKey = []byte("ep")
+
 // roundTrip checks that v, decoded from the state file, encodes as Put
-// would write it, and that the encoding decodes to the same value.
+// would write it, and that the encoding, stored with its check and read
+// back, decodes to the same value.
 func roundTrip(t *testing.T, what string, v any, decode func([]byte) (any, error)) {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("a decoded %s does not encode again: %v\n%#v", what, err, v)
 	}
-	v2, err := decode(b)
+	payload, err := unseal(bucketRecords, fuzzKey, seal(bucketRecords, fuzzKey, b))
+	if err != nil || !bytes.Equal(payload, b) {
+		t.Fatalf("the encoding of a decoded %s, stored, reads back as %q, %v\n%s", what, payload, err, b)
+	}
+	v2, err := decode(payload)
 	if err != nil {
 		t.Fatalf("the encoding of a decoded %s does not decode: %v\n%s", what, err, b)
 	}

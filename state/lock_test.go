@@ -27,7 +27,7 @@ func TestHelperHoldLock(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for the lock tests")
 	}
-	s, err := Open(path, Options{ReadOnly: os.Getenv(helperModeEnv) == "read", Command: "reconcile apply"})
+	s, err := Open(path, Options{Create: true, ReadOnly: os.Getenv(helperModeEnv) == "read", Command: "reconcile apply"})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -180,7 +180,7 @@ func TestLockWaitsForHolder(t *testing.T) {
 func TestLockHeldByReader(t *testing.T) {
 	t.Parallel()
 	path := statePath(t)
-	openStore(t, path, Options{}).Close()
+	openStore(t, path, Options{Create: true}).Close()
 	startHolder(t, path, true)
 
 	// Readers share the lock.
@@ -202,7 +202,7 @@ func TestLockHeldByReader(t *testing.T) {
 func TestLockInProcess(t *testing.T) {
 	t.Parallel()
 	path := statePath(t)
-	openStore(t, path, Options{Command: "reconcile apply"})
+	openStore(t, path, Options{Create: true, Command: "reconcile apply"})
 	for name, opts := range map[string]Options{
 		"writer": {},
 		"reader": {ReadOnly: true},
@@ -217,7 +217,7 @@ func TestLockInProcess(t *testing.T) {
 func TestReadersShareLock(t *testing.T) {
 	t.Parallel()
 	path := statePath(t)
-	w := openStore(t, path, Options{})
+	w := openStore(t, path, Options{Create: true})
 	mustPut(t, w, Record{Name: "a"})
 	w.Close()
 	var stores []*Store
@@ -283,7 +283,7 @@ func TestStaleHolderFileIgnored(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			path := statePath(t)
-			openStore(t, path, Options{}).Close()
+			openStore(t, path, Options{Create: true}).Close()
 			if err := os.WriteFile(holderPath(path), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -2,25 +2,19 @@ package state
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // FormatVersion is the version of the file layout this package writes. Open
-// refuses a file with a higher version and asks the user to upgrade.
-const FormatVersion = 1
+// refuses a file with a higher version and asks the user to upgrade, and
+// upgrades a file of version 1 in place.
+const FormatVersion = 2
 
 // Kinds of Record.
 const (
@@ -33,7 +27,7 @@ const (
 // operation and its subject; test for it with errors.Is.
 var (
 	// ErrNoRecord is returned by Delete and Rename when the named record is
-	// not in state.
+	// not in state, and by RewriteVersions when it has never been.
 	ErrNoRecord = errors.New("no such record in state")
 
 	// ErrExists is returned by Rename when the new name is already taken.
@@ -44,15 +38,22 @@ var (
 	ErrReadOnly = errors.New("state is open read-only")
 
 	// ErrCorrupt is returned by Open when the file is not a valid reconcile
-	// state (not a bbolt file, truncated, damaged, or some other program's
-	// bbolt file), and by reads that meet a record they cannot decode. It
-	// is wrapped together with the path and the cause. A file found corrupt
-	// is never written to.
+	// state (empty, not a bbolt file, truncated, a bbolt file without
+	// reconcile's buckets, or with a value that fails its check), and by
+	// every method that meets a value that fails its check or cannot be
+	// decoded. It is wrapped together with the path or the operation and
+	// the cause, which names the value, e.g. `record "ep01": checksum
+	// mismatch`. A file found corrupt is never written to.
 	ErrCorrupt = errors.New("not a valid reconcile state file")
 
 	// ErrNewerFormat is returned by Open when the file was written by a
 	// newer reconcile, with a format version above FormatVersion.
 	ErrNewerFormat = errors.New("state written by a newer reconcile")
+
+	// ErrNoState is returned by Open when there is no state at the path and
+	// Options.Create is not set. The error wrapping it reads
+	// `state ".reconcile/state.db" does not exist`.
+	ErrNoState = errors.New("state does not exist")
 )
 
 // Record is one node in state: a managed resource, a resource read with get,
@@ -88,7 +89,7 @@ type Record struct {
 // Meta identifies a state. Lineage is a random id fixed when the state file
 // is first written and never changed; two files with different lineages are
 // different states, not versions of one. Serial grows by one with every
-// change to the records. Both are zero for a state that does not exist yet.
+// change to the records.
 type Meta struct {
 	Lineage       string
 	Serial        int64
@@ -131,9 +132,14 @@ type Intent struct {
 // Options configures Open.
 type Options struct {
 	// ReadOnly opens the state for reading only, as plans do: the lock is
-	// shared with other readers, a missing file is not created (the Store
-	// is empty), and every write method returns ErrReadOnly.
+	// shared with other readers, and every write method returns
+	// ErrReadOnly.
 	ReadOnly bool
+	// Create lets Open start a new, empty state when there is none at the
+	// path, also for a read-only Store (a plan may start a new state).
+	// Without it, Open of a missing state returns an error wrapping
+	// ErrNoState. Create never touches a state that exists.
+	Create bool
 	// LockTimeout is how long to wait while another process holds a
 	// conflicting lock. Zero (or less) means try once and fail at once.
 	LockTimeout time.Duration
@@ -147,8 +153,8 @@ type Options struct {
 type Store struct {
 	path     string
 	readOnly bool
-	db       *bolt.DB // nil for a read-only store whose file does not exist
-	lockFile string   // path of the holder file this Store wrote, if any
+	db       *database
+	lockFile string // path of the holder file this Store wrote, if any
 	closed   atomic.Bool
 
 	mu         sync.Mutex // guards queue and committing
@@ -156,287 +162,10 @@ type Store struct {
 	committing bool       // a caller of commit is committing
 }
 
-// checkLimit is the largest file that Open runs bbolt's full consistency
-// check on. State files are normally far smaller; above it only the cheap
-// checks run.
-const checkLimit = 64 << 20
-
-// Open opens the state file at path. A writer creates the file (mode 0600)
-// and its parent directories (mode 0700) if needed, and tightens an existing
-// file's mode to owner-only. A reader of a file that does not exist gets an
-// empty Store and nothing is created.
-//
-// If another process holds a conflicting lock, Open waits up to
-// opts.LockTimeout and then returns a *LockedError naming the holder when it
-// is known. A file that is not a reconcile state yields an error wrapping
-// ErrCorrupt; a file from a newer reconcile one wrapping ErrNewerFormat.
-func Open(path string, opts Options) (*Store, error) {
-	deadline := time.Now().Add(max(opts.LockTimeout, 0))
-	s := &Store{path: path, readOnly: opts.ReadOnly}
-
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil && fi.IsDir():
-		return nil, fmt.Errorf("open state %q: is a directory", path)
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist) && opts.ReadOnly:
-		return s, nil
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("open state %q: %w", path, err)
-		}
-	default:
-		return nil, fmt.Errorf("open state %q: %w", path, err)
-	}
-	exists := err == nil && fi.Size() > 0
-
-	if opts.ReadOnly {
-		if !exists {
-			// An empty file is a state whose first writer died before
-			// initializing it; bbolt cannot open it read-only.
-			return s, nil
-		}
-		db, err := s.openDB(true, deadline)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.validate(db); err != nil {
-			db.Close()
-			return nil, err
-		}
-		s.db = db
-		return s, nil
-	}
-
-	if exists {
-		// Check the file read-only before bbolt opens it for writing: bbolt
-		// may write while opening, and touching a truncated file's missing
-		// pages would crash the process instead of returning an error.
-		db, err := s.openDB(true, deadline)
-		if err != nil {
-			return nil, err
-		}
-		err = s.validate(db)
-		db.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	if fi != nil && fi.Mode().Perm()&0o077 != 0 {
-		// Best effort: a file we cannot chmod is still usable.
-		_ = os.Chmod(path, fi.Mode().Perm()&^0o077)
-	}
-	db, err := s.openDB(false, deadline)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.initialize(db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if !exists {
-		syncDir(filepath.Dir(path))
-	}
-	s.db = db
-	s.lockFile = writeHolder(path, opts.Command)
-	return s, nil
-}
-
-// openDB opens the bbolt file, waiting for its lock until deadline.
-func (s *Store) openDB(readOnly bool, deadline time.Time) (*bolt.DB, error) {
-	// bbolt waits forever for a zero timeout; we want one quick try.
-	timeout := max(time.Until(deadline), time.Millisecond)
-	db, err := bolt.Open(s.path, 0o600, &bolt.Options{
-		Timeout:  timeout,
-		ReadOnly: readOnly,
-	})
-	if err == nil {
-		return db, nil
-	}
-	var (
-		pathErr *fs.PathError
-		errno   syscall.Errno
-	)
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return nil, &LockedError{Path: s.path, Holder: readHolder(s.path)}
-	case errors.As(err, &pathErr), errors.As(err, &errno):
-		return nil, fmt.Errorf("open state %q: %w", s.path, err)
-	default:
-		// bbolt's own complaints: invalid meta pages, bad checksum,
-		// unknown bbolt version, file too small.
-		return nil, s.corrupt(err)
-	}
-}
-
-// corrupt wraps cause as a corruption of s's file.
-func (s *Store) corrupt(cause error) error {
-	return fmt.Errorf("open state %q: %w: %w", s.path, ErrCorrupt, cause)
-}
-
-// validate checks that db is an intact reconcile state of a format this
-// package reads.
-func (s *Store) validate(db *bolt.DB) error {
-	fi, err := os.Stat(s.path)
-	if err != nil {
-		return fmt.Errorf("open state %q: %w", s.path, err)
-	}
-	return db.View(func(tx *bolt.Tx) error {
-		// Everything below the high-water mark must be in the file: a
-		// read past its end would kill the process with SIGBUS.
-		if tx.Size() > fi.Size() {
-			return s.corrupt(fmt.Errorf("truncated: %d bytes, want at least %d", fi.Size(), tx.Size()))
-		}
-		if fi.Size() <= checkLimit {
-			var first error
-			for err := range tx.Check() {
-				if first == nil {
-					first = err
-				}
-			}
-			if first != nil {
-				return s.corrupt(first)
-			}
-		}
-		_, err := s.checkLayout(tx)
-		return err
-	})
-}
-
-// checkLayout checks the buckets and the meta values of the state in tx.
-// fresh reports a bbolt file without any bucket, which a writer killed
-// right after bbolt created the file leaves behind: an empty state.
-func (s *Store) checkLayout(tx *bolt.Tx) (fresh bool, err error) {
-	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		var name []byte
-		_ = tx.ForEach(func(n []byte, _ *bolt.Bucket) error {
-			name = bytes.Clone(n)
-			return errStop
-		})
-		if name != nil {
-			return false, s.corrupt(fmt.Errorf("no %q bucket, found %q", bucketMeta, name))
-		}
-		return true, nil
-	}
-	_, err = readMeta(meta)
-	if errors.Is(err, ErrNewerFormat) {
-		return false, fmt.Errorf("open state %q: %w", s.path, err)
-	}
-	if err != nil {
-		return false, s.corrupt(err)
-	}
-	for _, name := range allBuckets {
-		if tx.Bucket(name) == nil {
-			return false, s.corrupt(fmt.Errorf("no %q bucket", name))
-		}
-	}
-	return false, nil
-}
-
-// corruptData marks err, from decoding something stored, as corruption. It
-// returns nil for nil.
-func corruptData(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%w: %w", ErrCorrupt, err)
-}
-
-// errStop ends a ForEach early.
-var errStop = errors.New("stop")
-
-// initialize creates the buckets and the meta values of a new state. It
-// checks an existing one again first, as it may have changed between
-// validate and taking the write lock, and then writes nothing.
-func (s *Store) initialize(db *bolt.DB) error {
-	var fresh bool
-	err := db.View(func(tx *bolt.Tx) error {
-		var err error
-		fresh, err = s.checkLayout(tx)
-		return err
-	})
-	if err != nil || !fresh {
-		return err
-	}
-	lineage, err := newLineage()
-	if err != nil {
-		return fmt.Errorf("open state %q: %w", s.path, err)
-	}
-	return db.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucket(name); err != nil {
-				return fmt.Errorf("open state %q: create bucket %q: %w", s.path, name, err)
-			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		for _, kv := range [][2][]byte{
-			{keyFormat, u64(FormatVersion)},
-			{keyLineage, []byte(lineage)},
-			{keySerial, u64(0)},
-		} {
-			if err := meta.Put(kv[0], kv[1]); err != nil {
-				return fmt.Errorf("open state %q: %w", s.path, err)
-			}
-		}
-		return nil
-	})
-}
-
-// readMeta reads and checks the meta bucket.
-func readMeta(b *bolt.Bucket) (Meta, error) {
-	format, lineage, serial := b.Get(keyFormat), b.Get(keyLineage), b.Get(keySerial)
-	switch {
-	case len(format) != 8:
-		return Meta{}, fmt.Errorf("bad format version %x", format)
-	case len(serial) != 8:
-		return Meta{}, fmt.Errorf("bad serial %x", serial)
-	case len(lineage) == 0:
-		return Meta{}, fmt.Errorf("no lineage")
-	}
-	m := Meta{
-		FormatVersion: int(binary.BigEndian.Uint64(format)),
-		Lineage:       string(lineage),
-		Serial:        int64(binary.BigEndian.Uint64(serial)),
-	}
-	switch {
-	case m.FormatVersion > FormatVersion:
-		return Meta{}, fmt.Errorf("%w (file format %d, this one reads up to %d); upgrade reconcile to use it", ErrNewerFormat, m.FormatVersion, FormatVersion)
-	case m.FormatVersion < 1:
-		return Meta{}, fmt.Errorf("bad format version %d", m.FormatVersion)
-	case m.Serial < 0:
-		return Meta{}, fmt.Errorf("bad serial %d", m.Serial)
-	}
-	return m, nil
-}
-
-// newLineage returns a random version 4 UUID.
-func newLineage() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
-}
-
-// syncDir makes a new directory entry durable. It is best effort: the data
-// itself is already synced, and some file systems refuse to sync a
-// directory.
-func syncDir(dir string) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = f.Sync()
-	_ = f.Close()
-}
-
 // Close removes the lock-holder file, releases the lock and closes the file.
 // Closing a closed Store does nothing.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) || s.db == nil {
+	if s.closed.Swap(true) {
 		return nil
 	}
 	// Remove the holder file while still holding the lock: once the lock
@@ -462,26 +191,16 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether the Store was opened with Options.ReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }
 
-// view runs fn in a read transaction. It does nothing when the file does
-// not exist or holds no buckets yet, leaving fn's results at their zero
-// values: an empty state.
+// view runs fn in a read transaction.
 func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 	if s.closed.Load() {
 		return s.errClosed()
 	}
-	if s.db == nil {
-		return nil
-	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMeta) == nil {
-			return nil
-		}
-		return fn(tx)
-	})
+	return s.db.View(fn)
 }
 
-// Meta returns the state's lineage, serial and format version; all zero for
-// a read-only Store of a state that does not exist yet.
+// Meta returns the state's lineage, serial and format version. It returns
+// an error wrapping ErrCorrupt if one of them fails its check.
 func (s *Store) Meta() (Meta, error) {
 	var m Meta
 	err := s.view(func(tx *bolt.Tx) error {
@@ -495,20 +214,41 @@ func (s *Store) Meta() (Meta, error) {
 	return m, nil
 }
 
+// SecretKey returns a copy of the state's secret key: 32 random bytes made
+// when the state was created (or upgraded from format 1), never changed for
+// the life of the state, and kept nowhere else. Callers use it as an HMAC
+// key, for digests of secret values and to sign plan files, and must never
+// let it reach an error, a log or any output; no error of this package
+// shows it.
+func (s *Store) SecretKey() ([]byte, error) {
+	var key []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		var err error
+		key, err = readSecretKey(tx.Bucket(bucketMeta))
+		return corruptData(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read state key %q: %w", s.path, err)
+	}
+	return key, nil
+}
+
 // Get returns the record named name and true, or false if there is none. It
-// returns an error wrapping ErrCorrupt if the record cannot be decoded.
+// returns an error wrapping ErrCorrupt if the record fails its check or
+// cannot be decoded.
 func (s *Store) Get(name string) (Record, bool, error) {
 	var (
 		r  Record
 		ok bool
 	)
 	err := s.view(func(tx *bolt.Tx) error {
-		data := tx.Bucket(bucketRecords).Get([]byte(name))
-		if data == nil {
+		key := []byte(name)
+		v := tx.Bucket(bucketRecords).Get(key)
+		if v == nil {
 			return nil
 		}
 		var err error
-		r, err = decodeRecord(data)
+		r, err = readValue(bucketRecords, key, v, decodeRecord)
 		ok = err == nil
 		return corruptData(err)
 	})
@@ -519,14 +259,14 @@ func (s *Store) Get(name string) (Record, bool, error) {
 }
 
 // List returns every record, sorted by name (byte-wise). It returns an error
-// wrapping ErrCorrupt if a record cannot be decoded.
+// wrapping ErrCorrupt if a record fails its check or cannot be decoded.
 func (s *Store) List() ([]Record, error) {
 	var rs []Record
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v)
+			r, err := readValue(bucketRecords, k, v, decodeRecord)
 			if err != nil {
-				return corruptData(fmt.Errorf("record %q: %w", k, err))
+				return corruptData(err)
 			}
 			rs = append(rs, r)
 			return nil
@@ -542,7 +282,9 @@ func (s *Store) List() ([]Record, error) {
 // version written at or before serial, and true. It returns false if the
 // record did not exist at serial, either because it was not yet written or
 // because it had been deleted (or renamed away) by then. Every version is
-// kept, so any serial of the state's life can be asked for.
+// kept, so any serial of the state's life can be asked for. It returns an
+// error wrapping ErrCorrupt if that version fails its check or cannot be
+// decoded.
 func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 	var (
 		r  Record
@@ -563,13 +305,21 @@ func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 		case !bytes.Equal(k, key):
 			k, v = c.Prev()
 		}
-		if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 || len(v) == 0 {
-			return nil // never written, or a tombstone
+		if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+			return nil // never written
 		}
-		var err error
-		r, err = decodeRecord(v)
-		ok = err == nil
-		return corruptData(err)
+		payload, err := openValue(bucketVersions, k, v)
+		switch {
+		case err != nil:
+			return corruptData(err)
+		case len(payload) == 0:
+			return nil // a tombstone: deleted by then
+		}
+		if r, err = decodeRecord(payload); err != nil {
+			return corruptData(fmt.Errorf("%s: %w", describe(bucketVersions, k), err))
+		}
+		ok = true
+		return nil
 	})
 	if err != nil {
 		return Record{}, false, fmt.Errorf("get %q at serial %d: %w", name, serial, err)
@@ -577,14 +327,16 @@ func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 	return r, ok, nil
 }
 
-// History returns the history entries, oldest (lowest serial) first.
+// History returns the history entries, oldest (lowest serial) first. It
+// returns an error wrapping ErrCorrupt if an entry fails its check or cannot
+// be decoded.
 func (s *Store) History() ([]HistoryEntry, error) {
 	var hs []HistoryEntry
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketHistory).ForEach(func(k, v []byte) error {
-			var h HistoryEntry
-			if err := decodeJSON(v, &h); err != nil {
-				return corruptData(fmt.Errorf("history entry %x: %w", k, err))
+			h, err := readValue(bucketHistory, k, v, decodeHistory)
+			if err != nil {
+				return corruptData(err)
 			}
 			hs = append(hs, h)
 			return nil
@@ -596,14 +348,15 @@ func (s *Store) History() ([]HistoryEntry, error) {
 	return hs, nil
 }
 
-// Intents returns the recorded intents, sorted by name.
+// Intents returns the recorded intents, sorted by name. It returns an error
+// wrapping ErrCorrupt if an intent fails its check or cannot be decoded.
 func (s *Store) Intents() ([]Intent, error) {
 	var ins []Intent
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
-			in, err := decodeIntent(v)
+			in, err := readValue(bucketIntents, k, v, decodeIntent)
 			if err != nil {
-				return corruptData(fmt.Errorf("intent %q: %w", k, err))
+				return corruptData(err)
 			}
 			ins = append(ins, in)
 			return nil

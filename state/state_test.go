@@ -36,7 +36,7 @@ func openStore(t testing.TB, path string, opts Options) *Store {
 // checkIntegrity runs bbolt's consistency check on an open store.
 func checkIntegrity(t testing.TB, s *Store) {
 	t.Helper()
-	if s.db == nil || s.closed.Load() {
+	if s.closed.Load() {
 		return
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -59,7 +59,7 @@ func statePath(t testing.TB) string {
 // newStore opens a new writable state in a temporary directory.
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	return openStore(t, statePath(t), Options{Command: "reconcile test"})
+	return openStore(t, statePath(t), Options{Create: true, Command: "reconcile test"})
 }
 
 // mustPut puts r and fails the test on error.
@@ -311,7 +311,7 @@ func TestRename(t *testing.T) {
 func TestSerialAndLineage(t *testing.T) {
 	t.Parallel()
 	path := statePath(t)
-	s, err := Open(path, Options{})
+	s, err := Open(path, Options{Create: true})
 	if err != nil {
 		t.Fatalf("Open(%q) = %v", path, err)
 	}
@@ -500,44 +500,13 @@ func TestIntents(t *testing.T) {
 	}
 }
 
-func TestReadOnlyMissingFile(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), ".reconcile")
-	path := filepath.Join(dir, "state.db")
-	s := openStore(t, path, Options{ReadOnly: true})
-	if m, err := s.Meta(); err != nil || m != (Meta{}) {
-		t.Errorf("Meta() = %+v, %v, want zero", m, err)
-	}
-	if rs, err := s.List(); err != nil || len(rs) != 0 {
-		t.Errorf("List() = %v, %v, want nothing", rs, err)
-	}
-	if r, ok, err := s.Get("a"); ok || err != nil {
-		t.Errorf("Get(a) = %+v, %v, %v, want nothing", r, ok, err)
-	}
-	if r, ok, err := s.Version("a", 1); ok || err != nil {
-		t.Errorf("Version(a, 1) = %+v, %v, %v, want nothing", r, ok, err)
-	}
-	if hs, err := s.History(); err != nil || len(hs) != 0 {
-		t.Errorf("History() = %v, %v, want nothing", hs, err)
-	}
-	if ins, err := s.Intents(); err != nil || len(ins) != 0 {
-		t.Errorf("Intents() = %v, %v, want nothing", ins, err)
-	}
-	if s.Path() != path || !s.ReadOnly() {
-		t.Errorf("Path(), ReadOnly() = %q, %v, want %q, true", s.Path(), s.ReadOnly(), path)
-	}
-	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("read-only Open of a missing state created %q (stat: %v)", dir, err)
-	}
-}
-
 func TestReadOnlyRefusesWrites(t *testing.T) {
 	t.Parallel()
 	for name, path := range map[string]func(t *testing.T) string{
-		"missing file": func(t *testing.T) string { return statePath(t) },
-		"existing file": func(t *testing.T) string {
+		"new state": func(t *testing.T) string { return statePath(t) },
+		"existing state": func(t *testing.T) string {
 			path := statePath(t)
-			s := openStore(t, path, Options{})
+			s := openStore(t, path, Options{Create: true})
 			mustPut(t, s, Record{Name: "a"})
 			s.Close()
 			return path
@@ -546,7 +515,7 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := path(t)
-			s := openStore(t, p, Options{ReadOnly: true})
+			s := openStore(t, p, Options{ReadOnly: true, Create: true})
 			for op, err := range map[string]error{
 				"Put":         func() error { _, err := s.Put(Record{Name: "a"}); return err }(),
 				"Delete":      s.Delete("a"),
@@ -569,7 +538,7 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 func TestReadOnlyReads(t *testing.T) {
 	t.Parallel()
 	path := statePath(t)
-	w := openStore(t, path, Options{})
+	w := openStore(t, path, Options{Create: true})
 	want := mustPut(t, w, Record{Name: "a", Inputs: map[string]any{"n": int64(1)}})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -587,7 +556,7 @@ func TestReadOnlyReads(t *testing.T) {
 func TestFileModes(t *testing.T) {
 	t.Parallel()
 	path := statePath(t)
-	s := openStore(t, path, Options{})
+	s := openStore(t, path, Options{Create: true})
 	for file, want := range map[string]os.FileMode{
 		path:               0o600,
 		holderPath(path):   0o600,
@@ -616,42 +585,6 @@ func TestFileModes(t *testing.T) {
 	}
 }
 
-func TestEmptyFile(t *testing.T) {
-	t.Parallel()
-	// A writer killed between creating the file and initializing it.
-	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := openStore(t, path, Options{ReadOnly: true})
-	if m, err := r.Meta(); err != nil || m != (Meta{}) {
-		t.Errorf("read-only Meta() of an empty file = %+v, %v, want zero", m, err)
-	}
-	r.Close()
-	w := openStore(t, path, Options{})
-	if m, err := w.Meta(); err != nil || m.Lineage == "" || m.FormatVersion != FormatVersion {
-		t.Errorf("Meta() after a writer opened an empty file = %+v, %v, want a new state", m, err)
-	}
-}
-
-func TestBucketlessFile(t *testing.T) {
-	t.Parallel()
-	// A writer killed after bbolt created the file, before our buckets.
-	path := filepath.Join(t.TempDir(), "state.db")
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	r := openStore(t, path, Options{ReadOnly: true})
-	if rs, err := r.List(); err != nil || len(rs) != 0 {
-		t.Errorf("read-only List() of a bucketless file = %v, %v, want nothing", rs, err)
-	}
-	r.Close()
-	w := openStore(t, path, Options{})
-	mustPut(t, w, Record{Name: "a"})
-}
-
 func TestClosed(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -666,25 +599,6 @@ func TestClosed(t *testing.T) {
 	}
 	if _, err := s.List(); err == nil {
 		t.Errorf("List after Close = nil, want an error")
-	}
-}
-
-func TestCorruptRecord(t *testing.T) {
-	t.Parallel()
-	path := statePath(t)
-	s := openStore(t, path, Options{})
-	mustPut(t, s, Record{Name: "a"})
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRecords).Put([]byte("a"), []byte("{not json"))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Get("a"); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("Get of an undecodable record = %v, want ErrCorrupt", err)
-	}
-	if _, err := s.List(); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("List with an undecodable record = %v, want ErrCorrupt", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,7 @@ import (
 // leave nothing behind but its writes to tx and the results it sets on
 // success.
 func (s *Store) commit(fn func(tx *bolt.Tx) error) error {
-	if s.db == nil || s.closed.Load() {
+	if s.closed.Load() {
 		return s.errClosed()
 	}
 	c := &call{fn: fn, done: make(chan error, 1)}
@@ -109,7 +110,7 @@ func safeCall(fn func(tx *bolt.Tx) error, tx *bolt.Tx) (err error) {
 // update runs fn alone in a read-write transaction and returns once it is
 // synced.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
-	if s.db == nil || s.closed.Load() {
+	if s.closed.Load() {
 		return s.errClosed()
 	}
 	return s.db.Update(fn)
@@ -123,7 +124,7 @@ func bumpSerial(tx *bolt.Tx) (int64, error) {
 		return 0, corruptData(err)
 	}
 	m.Serial++
-	return m.Serial, meta.Put(keySerial, u64(uint64(m.Serial)))
+	return m.Serial, putCheckedInt(meta, keySerial, keySerialCheck, uint64(m.Serial))
 }
 
 // putVersion stores r as the current record and as its version at r.Serial.
@@ -132,19 +133,19 @@ func putVersion(tx *bolt.Tx, r Record) error {
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	if err := tx.Bucket(bucketRecords).Put([]byte(r.Name), data); err != nil {
+	if err := putValue(tx, bucketRecords, []byte(r.Name), data); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketVersions).Put(versionKey(r.Name, r.Serial), data)
+	return putValue(tx, bucketVersions, versionKey(r.Name, r.Serial), data)
 }
 
-// deleteVersion removes the current record name and stores a tombstone as
-// its version at serial.
+// deleteVersion removes the current record name and stores a tombstone, an
+// empty payload, as its version at serial.
 func deleteVersion(tx *bolt.Tx, name string, serial int64) error {
 	if err := tx.Bucket(bucketRecords).Delete([]byte(name)); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketVersions).Put(versionKey(name, serial), []byte{})
+	return putValue(tx, bucketVersions, versionKey(name, serial), nil)
 }
 
 // now is the time written into records and entries: UTC, without the
@@ -198,7 +199,11 @@ func (s *Store) Delete(name string) error {
 		return fmt.Errorf("delete %q: %w", name, ErrReadOnly)
 	}
 	err := s.commit(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketRecords).Get([]byte(name)) == nil {
+		v, err := getValue(tx, bucketRecords, []byte(name))
+		switch {
+		case err != nil:
+			return corruptData(err)
+		case v == nil:
 			return ErrNoRecord
 		}
 		serial, err := bumpSerial(tx)
@@ -234,9 +239,9 @@ func (s *Store) Rename(oldName, newName string) error {
 		if records.Get([]byte(newName)) != nil {
 			return ErrExists
 		}
-		r, err := decodeRecord(data)
+		r, err := readValue(bucketRecords, []byte(oldName), data, decodeRecord)
 		if err != nil {
-			return corruptData(fmt.Errorf("record %q: %w", oldName, err))
+			return corruptData(err)
 		}
 		// Decode every dependent before writing: bbolt slices are not
 		// valid across writes to their bucket.
@@ -245,9 +250,9 @@ func (s *Store) Rename(oldName, newName string) error {
 			if string(k) == oldName {
 				return nil
 			}
-			d, err := decodeRecord(v)
+			d, err := readValue(bucketRecords, k, v, decodeRecord)
 			if err != nil {
-				return corruptData(fmt.Errorf("record %q: %w", k, err))
+				return corruptData(err)
 			}
 			if slices.Contains(d.Dependencies, oldName) {
 				dependents = append(dependents, d)
@@ -333,7 +338,7 @@ func (s *Store) AddHistory(e HistoryEntry) error {
 			return err
 		}
 		key := binary.BigEndian.AppendUint64(u64(uint64(w.Serial)), seq)
-		return b.Put(key, data)
+		return putValue(tx, bucketHistory, key, data)
 	})
 	if err != nil {
 		return fmt.Errorf("add history %q: %w", e.Command, err)
@@ -360,7 +365,7 @@ func (s *Store) PutIntent(in Intent) error {
 		return fmt.Errorf("put intent %q: encode: %w", in.Name, err)
 	}
 	err = s.commit(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketIntents).Put([]byte(in.Name), data)
+		return putValue(tx, bucketIntents, []byte(in.Name), data)
 	})
 	if err != nil {
 		return fmt.Errorf("put intent %q: %w", in.Name, err)
@@ -379,17 +384,107 @@ func (s *Store) ClearIntent(name string) error {
 	// Skip the commit, and its sync, when there is nothing to clear.
 	var found bool
 	err := s.view(func(tx *bolt.Tx) error {
-		found = tx.Bucket(bucketIntents).Get([]byte(name)) != nil
-		return nil
+		v, err := getValue(tx, bucketIntents, []byte(name))
+		found = v != nil
+		return corruptData(err)
 	})
-	if err != nil || !found {
-		return err
+	if err != nil {
+		return fmt.Errorf("clear intent %q: %w", name, err)
+	}
+	if !found {
+		return nil
 	}
 	err = s.commit(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).Delete([]byte(name))
 	})
 	if err != nil {
 		return fmt.Errorf("clear intent %q: %w", name, err)
+	}
+	return nil
+}
+
+// RewriteVersions rewrites what is stored of the record name, to redact it:
+// when an input becomes secret, its clear value must vanish from the record
+// and from every past version. In one transaction, it calls fn with the
+// current record, if name is in state, and then with every stored version
+// of name, oldest first, skipping the tombstones of deletes. Where fn
+// returns true, the record it returns is stored in place of the one it was
+// given, under the same key and with that one's Name, Serial and UpdatedAt,
+// whatever fn set them to. A redaction is not a change: the state serial
+// stays as it is, Version returns the rewritten records at the serials of
+// the originals, and no history entry is added. The bytes replaced may stay
+// in the file's free pages until bbolt reuses them.
+//
+// fn runs inside the write transaction and must not call methods of s. If
+// a record fn returns cannot be encoded, or fn panics, nothing is written.
+// RewriteVersions returns an error wrapping ErrNoRecord if name has never
+// been stored, one wrapping ErrCorrupt if something it reads is damaged, and
+// one wrapping ErrReadOnly for a read-only Store.
+func (s *Store) RewriteVersions(name string, fn func(Record) (Record, bool)) error {
+	if s.readOnly {
+		return fmt.Errorf("rewrite versions of %q: %w", name, ErrReadOnly)
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		// Read everything before writing: bbolt slices are not valid
+		// across writes to their bucket.
+		type stored struct {
+			bucket, key []byte
+			r           Record
+		}
+		var (
+			all   []stored
+			found bool // something of name is stored, if only a tombstone
+		)
+		key := []byte(name)
+		if v := tx.Bucket(bucketRecords).Get(key); v != nil {
+			r, err := readValue(bucketRecords, key, v, decodeRecord)
+			if err != nil {
+				return corruptData(err)
+			}
+			all = append(all, stored{bucketRecords, key, r})
+			found = true
+		}
+		prefix := versionPrefix(name)
+		c := tx.Bucket(bucketVersions).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue // not a key of name's (names hold no zero byte)
+			}
+			found = true
+			payload, err := openValue(bucketVersions, k, v)
+			if err != nil {
+				return corruptData(err)
+			}
+			if len(payload) == 0 {
+				continue // a tombstone
+			}
+			r, err := decodeRecord(payload)
+			if err != nil {
+				return corruptData(fmt.Errorf("%s: %w", describe(bucketVersions, k), err))
+			}
+			all = append(all, stored{bucketVersions, bytes.Clone(k), r})
+		}
+		if !found {
+			return ErrNoRecord
+		}
+		for _, st := range all {
+			w, ok := fn(st.r)
+			if !ok {
+				continue
+			}
+			w.Name, w.Serial, w.UpdatedAt = st.r.Name, st.r.Serial, st.r.UpdatedAt
+			data, err := json.Marshal(w)
+			if err != nil {
+				return fmt.Errorf("%s: encode: %w", describe(st.bucket, st.key), err)
+			}
+			if err := putValue(tx, st.bucket, st.key, data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rewrite versions of %q: %w", name, err)
 	}
 	return nil
 }
