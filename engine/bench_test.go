@@ -72,7 +72,7 @@ func genRecords(n int) []state.Record {
 // goroutines so that the store commits them in groups.
 func writeRecords(tb testing.TB, path string, recs []state.Record) {
 	tb.Helper()
-	st, err := state.Open(path, state.Options{})
+	st, err := state.Open(path, state.Options{Create: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func BenchmarkApply(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			path := filepath.Join(b.TempDir(), "state.db")
-			st, err := state.Open(path, state.Options{})
+			st, err := state.Open(path, state.Options{Create: true})
 			if err != nil {
 				b.Fatal(err)
 			}

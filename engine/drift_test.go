@@ -28,7 +28,7 @@ func (h *harness) drift(src string) *engine.DriftReport {
 // plan file as 'reconcile plan --refresh-only --out' then 'apply FILE' do.
 func (h *harness) refreshOnly(src string) (*engine.Plan, *engine.ApplyResult) {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestImportResourceDeclaration(t *testing.T) {
 		"definedTags":  map[string]any{"Oracle-Tags.CreatedBy": "ocid1.user.oc1..someone", "Oracle-Tags.CreatedOn": "2025-01-01T00:00:00.000Z"},
 		"state":        "ACTIVE", "timeCreated": "2025-01-01T00:00:00Z",
 	})
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

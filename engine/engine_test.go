@@ -261,7 +261,7 @@ func (h *harness) load(src string) *engine.Spec {
 // reading calls fn with the state file opened read-only.
 func (h *harness) reading(fn func(st *state.Store)) {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{ReadOnly: true})
+	st, err := state.Open(h.path, state.Options{ReadOnly: true, Create: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func (h *harness) destroy(src string) (*engine.Plan, *engine.ApplyResult) {
 
 func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOptions) (*engine.Plan, *engine.ApplyResult) {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func resourcesOf(rs ...string) string {
 func TestStateLock(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	st, err := state.Open(h.path, state.Options{Command: "reconcile apply"})
+	st, err := state.Open(h.path, state.Options{Command: "reconcile apply", Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

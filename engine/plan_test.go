@@ -422,7 +422,7 @@ outputs:
 		t.Errorf("old read back as %s before %v, want the delete with its prior attributes", c.Action, c.Before)
 	}
 	// The saved plan applies like the one it was made from.
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +509,7 @@ func TestPlanGolden(t *testing.T) {
 				if err := json.Unmarshal(data, &recs); err != nil {
 					t.Fatalf("state.json: %v", err)
 				}
-				st, err := state.Open(h.path, state.Options{})
+				st, err := state.Open(h.path, state.Options{Create: true})
 				if err != nil {
 					t.Fatal(err)
 				}

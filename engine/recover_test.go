@@ -150,7 +150,7 @@ func (h *harness) crashDuringCreate(c *tokenCloud, src string) {
 // resolve runs ResolveIntents on h's state.
 func (h *harness) resolve() *engine.IntentReport {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestResolveIntentsClearsWhenNothingMade(t *testing.T) {
 	h := newHarness(t)
 	c := newTokenCloud(true)
 	h.useCloud(c)
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestResolveIntentsSuperseded(t *testing.T) {
 	h.useCloud(c)
 	h.crashDuringCreate(c, resourcesOf(endpoint("a", "first")))
 	c.put("ocid1.other", resources.Attrs{"displayName": "other", "state": "ACTIVE"})
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestResolveIntentsCrashAfterRecord(t *testing.T) {
 			tok = k
 		}
 	}
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

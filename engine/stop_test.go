@@ -27,7 +27,7 @@ func chain(names ...string) string {
 // applyCtx plans src and applies it with ctx, in the background.
 func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOptions) <-chan *engine.ApplyResult {
 	h.t.Helper()
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -329,7 +329,7 @@ func TestImportRefusesSecondOwner(t *testing.T) {
 	h := newHarness(t)
 	h.mustApply(resourcesOf(endpoint("a", "a")))
 	id := h.record("a").ID
-	st, err := state.Open(h.path, state.Options{})
+	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

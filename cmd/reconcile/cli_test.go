@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -315,12 +317,36 @@ func TestCLIVersion(t *testing.T) {
 	}
 }
 
-func TestCLIStateEmpty(t *testing.T) {
+// Commands that only read state fail on a state that does not exist,
+// naming its path: a cron job with a typo in --state must not report a
+// clean, empty state forever.
+func TestCLIStateMissing(t *testing.T) {
 	t.Parallel()
 	path := t.TempDir() + "/none.db"
+	for _, args := range [][]string{
+		{"state", "list"}, {"state", "list", "--output", "json"}, {"state", "show", "x"}, {"state", "history"},
+		{"state", "rm", "x"}, {"state", "mv", "x", "y"}, {"drift", "-f", "testdata/valid.yaml"},
+		{"destroy", "-f", "testdata/valid.yaml", "--auto-approve"},
+	} {
+		code, out, errOut := runCLI(t, append(args, "--state", path)...)
+		if code != 1 || out != "" || !strings.Contains(errOut, path+`" does not exist`) {
+			t.Errorf("reconcile %v on a missing state: exit %d, stdout %q, stderr %q; want exit 1 naming the path", args, code, out, errOut)
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("a command created %s", path)
+	}
+	// plan starts it, empty.
+	specFile := filepath.Join(t.TempDir(), "main.yaml")
+	if err := os.WriteFile(specFile, []byte("variables:\n  a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "plan", "-f", specFile, "--state", path); code != 0 {
+		t.Errorf("plan: exit %d: %s", code, errOut)
+	}
 	code, out, errOut := runCLI(t, "state", "list", "--state", path)
 	if code != 0 || !strings.Contains(out, "is empty") {
-		t.Errorf("state list of a missing state: exit %d, %q %q", code, out, errOut)
+		t.Errorf("state list of an empty state: exit %d, %q %q", code, out, errOut)
 	}
 	code, out, _ = runCLI(t, "state", "list", "--state", path, "--output", "json")
 	var list []any

@@ -1058,7 +1058,7 @@ func TestE2ELockHeld(t *testing.T) {
 	id := rid(t, "")
 	w.write("main.yaml", spec(policySpec("pol", id, "", "")))
 
-	st, err := state.Open(w.path(".reconcile/state.db"), state.Options{Command: "e2e-test-holder"})
+	st, err := state.Open(w.path(".reconcile/state.db"), state.Options{Command: "e2e-test-holder", Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	bolt "go.etcd.io/bbolt"
 	"os"
 	"regexp"
 	"sort"
@@ -343,10 +344,16 @@ func TestE2EStateIntegrity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	flipped := flipRecordByte(t, path, "pol", id)
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for name, damaged := range map[string][]byte{
-		"truncated": good[:len(good)/3],
-		"zeroed":    append(bytes.Repeat([]byte{0}, 8192), good[8192:]...),
-		"garbage":   []byte("this is not a state file, just some text that happens to be here\n"),
+		"truncated":            good[:len(good)/3],
+		"zeroed":               append(bytes.Repeat([]byte{0}, 8192), good[8192:]...),
+		"garbage":              []byte("this is not a state file, just some text that happens to be here\n"),
+		"empty":                {},
+		"one byte of a record": flipped,
 	} {
 		if err := os.WriteFile(path, damaged, 0o600); err != nil {
 			t.Fatal(err)
@@ -365,4 +372,36 @@ func TestE2EStateIntegrity(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.must(0, "plan", "--detailed-exitcode")
+}
+
+// flipRecordByte changes one byte of the text in the stored record name, as
+// a disk or a hand edit might, leaving the rest of the file as it is, and
+// returns the file's bytes.
+func flipRecordByte(t *testing.T, path, name, text string) []byte {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("records"))
+		v := bytes.Clone(b.Get([]byte(name)))
+		i := bytes.Index(v, []byte(text))
+		if i < 0 {
+			return fmt.Errorf("record %q does not hold %q", name, text)
+		}
+		v[i+len(text)-1] ^= 0x01
+		return b.Put([]byte(name), v)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"reconcile/engine"
-	"reconcile/state"
 )
 
 var importCmd = &command{
@@ -35,7 +34,7 @@ Exit status: 0 imported, 1 error.`,
 			return c.errorf("%v", err)
 		}
 		defer cleanup()
-		st, err := state.Open(c.g.statePath, state.Options{LockTimeout: c.g.lockTimeout, Command: "reconcile import"})
+		st, err := c.openState(false, false)
 		if err != nil {
 			return c.errorf("%v", err)
 		}

@@ -43,7 +43,8 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 		return c.errorf("state %s takes %d argument(s), got %d", sub, n, len(rest))
 	}
 	readOnly := sub != "rm" && sub != "mv"
-	st, err := state.Open(c.g.statePath, state.Options{ReadOnly: readOnly, LockTimeout: c.g.lockTimeout, Command: "reconcile state " + sub})
+	c.cmd = "state " + sub
+	st, err := c.openState(readOnly, false)
 	if err != nil {
 		return c.errorf("%v", err)
 	}

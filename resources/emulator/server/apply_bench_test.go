@@ -37,7 +37,7 @@ func applyEndpoints(tb testing.TB, srv *server.Server, dataDir string, n, parall
 	if diags.HasErrors() {
 		tb.Fatal(diags.Err())
 	}
-	st, err := state.Open(filepath.Join(tb.TempDir(), "state.db"), state.Options{})
+	st, err := state.Open(filepath.Join(tb.TempDir(), "state.db"), state.Options{Create: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

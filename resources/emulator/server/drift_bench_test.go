@@ -40,7 +40,7 @@ func BenchmarkDrift1000Endpoints(b *testing.B) {
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}
-		st, err := state.Open(filepath.Join(b.TempDir(), "state.db"), state.Options{})
+		st, err := state.Open(filepath.Join(b.TempDir(), "state.db"), state.Options{Create: true})
 		if err != nil {
 			b.Fatal(err)
 		}
