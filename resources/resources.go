@@ -153,17 +153,51 @@ const (
 	tokenKey
 )
 
-// WithProgress returns a context whose Progress calls go to fn. The engine
-// installs it around each driver call; fn must be safe for concurrent use.
-func WithProgress(ctx context.Context, fn func(msg string)) context.Context {
+// ProgressEvent is one report of a running operation, as WithProgress's
+// function receives it.
+type ProgressEvent struct {
+	// Message is the text to show: what Progress was given, or for a retry
+	// RetryInfo.String.
+	Message string
+	// Retry is set when the event reports that a call is retried (see
+	// ReportRetry), nil otherwise.
+	Retry *RetryInfo
+}
+
+// RetryInfo describes one retry of a failed call.
+type RetryInfo struct {
+	Method, Path string        // the request retried, e.g. "POST", "/20221001/endpoints"
+	Cause        string        // why: "503 Service Unavailable", "connection error: ..."
+	Attempt      int           // the number of the attempt about to be made: 2 for the first retry
+	Wait         time.Duration // the pause before it
+}
+
+// String returns the message of a retry event, such as
+// "POST /20221001/endpoints: 503 Service Unavailable; retrying in 250ms (attempt 2)".
+func (r RetryInfo) String() string {
+	return fmt.Sprintf("%s %s: %s; retrying in %s (attempt %d)", r.Method, r.Path, r.Cause, r.Wait.Round(time.Millisecond), r.Attempt)
+}
+
+// WithProgress returns a context whose Progress and ReportRetry calls go to
+// fn. The engine installs it around each driver call; fn must be safe for
+// concurrent use.
+func WithProgress(ctx context.Context, fn func(ProgressEvent)) context.Context {
 	return context.WithValue(ctx, progressKey, fn)
 }
 
 // Progress reports what a long operation is waiting for ("state CREATING,
 // work request 40% complete"). It does nothing when no reporter is installed.
 func Progress(ctx context.Context, format string, args ...any) {
-	if fn, ok := ctx.Value(progressKey).(func(string)); ok && fn != nil {
-		fn(fmt.Sprintf(format, args...))
+	if fn, ok := ctx.Value(progressKey).(func(ProgressEvent)); ok && fn != nil {
+		fn(ProgressEvent{Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// ReportRetry reports that a call failed and is retried after r.Wait. It
+// does nothing when no reporter is installed.
+func ReportRetry(ctx context.Context, r RetryInfo) {
+	if fn, ok := ctx.Value(progressKey).(func(ProgressEvent)); ok && fn != nil {
+		fn(ProgressEvent{Message: r.String(), Retry: &r})
 	}
 }
 

@@ -45,10 +45,10 @@ type progressRecorder struct {
 }
 
 func (p *progressRecorder) ctx(ctx context.Context) context.Context {
-	return resources.WithProgress(ctx, func(msg string) {
+	return resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.msgs = append(p.msgs, msg)
+		p.msgs = append(p.msgs, ev.Message)
 	})
 }
 

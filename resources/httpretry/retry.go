@@ -113,7 +113,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return resp, nil
 		}
-		resources.Progress(ctx, "%s %s: %s; retrying in %s (attempt %d)", req.Method, req.URL.Path, why, delay.Round(time.Millisecond), attempt+2)
+		resources.ReportRetry(ctx, resources.RetryInfo{Method: req.Method, Path: req.URL.Path, Cause: why, Attempt: attempt + 2, Wait: delay})
 		if err := sleep(ctx, delay); err != nil {
 			if resp != nil {
 				return resp, nil

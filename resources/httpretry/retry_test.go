@@ -73,7 +73,11 @@ func TestRetryAfterHonouredAndReported(t *testing.T) {
 	}))
 	defer srv.Close()
 	var msgs []string
-	ctx := resources.WithProgress(context.Background(), func(m string) { msgs = append(msgs, m) })
+	ctx := resources.WithProgress(context.Background(), func(ev resources.ProgressEvent) {
+		if ev.Retry != nil {
+			msgs = append(msgs, ev.Message)
+		}
+	})
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/x", nil)
 	start := time.Now()
 	resp, err := (&http.Client{Transport: &httpretry.Transport{BaseDelay: time.Millisecond}}).Do(req)
