@@ -11,42 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"reconcile/resources"
 	"reconcile/resources/emulator"
+	"reconcile/resources/internal/fifotest"
 )
-
-// unblockFIFO feeds end-of-file to whatever opens the FIFO at path for
-// reading, until the test ends, so that code wrongly reading it fails the
-// test instead of hanging it.
-func unblockFIFO(t *testing.T, path string) {
-	t.Helper()
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for !stop.Load() {
-			f, err := os.OpenFile(path, os.O_WRONLY, 0) // waits for a reader
-			if err != nil {
-				return
-			}
-			f.Close()
-		}
-	}()
-	t.Cleanup(func() {
-		stop.Store(true)
-		// A reader held open until the writer is done lets its open through.
-		r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			t.Errorf("open %s: %v", path, err)
-			return
-		}
-		<-done
-		r.Close()
-	})
-}
 
 // sparseFile makes a file of size bytes that takes no room on disk.
 func sparseFile(t *testing.T, path string, size int64) string {
@@ -85,11 +55,7 @@ func TestDriverConfigFilesBounded(t *testing.T) {
 	dir := t.TempDir()
 	good := writeOCIConfig(t, dir, "good", creds, creds.OCIPrivateKey)
 	goodKey := filepath.Join(dir, "good_api_key.pem")
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	unblockFIFO(t, fifo)
+	fifo := fifotest.New(t, dir, "fifo")
 	bigConfig := sparseFile(t, filepath.Join(dir, "big_config"), 2<<20)
 	bigKey := sparseFile(t, filepath.Join(dir, "big_key.pem"), 1<<20)
 	var requests atomic.Int32
@@ -145,11 +111,7 @@ func TestDriverSDKFilesBounded(t *testing.T) {
 	creds, _ := sharedCreds(t)
 	dir := t.TempDir()
 	config := writeOCIConfig(t, dir, "cfg", creds, creds.OCIPrivateKey)
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	unblockFIFO(t, fifo)
+	fifo := fifotest.New(t, dir, "fifo")
 	t.Setenv("OCI_DEVELOPER_TOOL_CONFIGURATION_FILE_PATH", fifo)
 	_, err := New(Config{ConfigFile: config, Host: "http://127.0.0.1:9"}).sdk()
 	if want := fmt.Sprintf("OCI SDK configuration: %q is a named pipe (FIFO), not a regular file", fifo); err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, resources.ErrRefused) {

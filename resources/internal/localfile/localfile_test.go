@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"reconcile/resources/internal/fifotest"
 	"reconcile/resources/internal/localfile"
 )
 
@@ -26,10 +26,7 @@ func TestCheck(t *testing.T) {
 	if err := os.Truncate(big, 2<<20); err != nil { // sparse: nothing is written
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifo := fifotest.New(t, dir, "fifo")
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(small, link); err != nil {
 		t.Fatal(err)
