@@ -171,13 +171,18 @@ type regionOverride struct {
 
 func (p regionOverride) Region() (string, error) { return p.region, nil }
 
+// attemptTimeout bounds one HTTP attempt. It is not an http.Client
+// Timeout, which would bound the retries too and end them long before the
+// operation's deadline.
+const attemptTimeout = 5 * time.Minute
+
 func (d *Driver) httpClient() *http.Client {
-	hc := &http.Client{Timeout: 5 * time.Minute}
+	hc := &http.Client{}
 	if d.cfg.HTTPClient != nil {
 		cp := *d.cfg.HTTPClient
 		hc = &cp
 	}
-	hc.Transport = callerContext{&httpretry.Transport{Base: hc.Transport, Retryable: retryable}}
+	hc.Transport = callerContext{&httpretry.Transport{Base: hc.Transport, Retryable: retryable, Service: "oci", AttemptTimeout: attemptTimeout}}
 	return hc
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
@@ -85,7 +86,7 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	if hc.Transport != nil {
 		base = hc.Transport
 	}
-	base = &httpretry.Transport{Base: base}
+	base = &httpretry.Transport{Base: base, Service: "gcp", AttemptTimeout: 2 * time.Minute}
 	if quotaProject != "" {
 		base = userProject{project: quotaProject, base: base}
 	}

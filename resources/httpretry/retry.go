@@ -23,11 +23,11 @@ import (
 	"reconcile/resources"
 )
 
-// DefaultBudget bounds the retries of a request whose context has no
-// deadline: no attempt starts, and no wait is begun, that would end later
-// than DefaultBudget after the request began. It is the default operation
-// timeout of the drivers (as in the Terraform providers), so that a call
-// outside an operation gives up no sooner than one inside.
+// DefaultBudget bounds a request whose context has no deadline, retries
+// included: it serves as the deadline, DefaultBudget after the request
+// began. It is the default operation timeout of the drivers (as in the
+// Terraform providers), so that a call outside an operation gives up no
+// sooner than one inside.
 const DefaultBudget = 20 * time.Minute
 
 // MaxBodySize bounds the response bodies Transport reads and the request
@@ -55,6 +55,12 @@ type Transport struct {
 	// BaseDelay and MaxDelay shape the backoff: attempt n waits a random time
 	// in [0, min(MaxDelay, BaseDelay*2^n)]. Zero values mean 250ms and 20s.
 	BaseDelay, MaxDelay time.Duration
+	// AttemptTimeout, when positive, bounds each attempt (sending the
+	// request and reading the answer): an attempt that takes longer, a
+	// server that hangs, is abandoned and retried. Unlike http.Client's
+	// Timeout, which bounds the whole request, retries included, it leaves
+	// the deadline to the context.
+	AttemptTimeout time.Duration
 	// Service names the API in errors, as in "datadog API throttled the
 	// request"; empty means "the API".
 	Service string
@@ -101,6 +107,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(DefaultBudget)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		b, err := readBounded(req.Body, -1)
@@ -112,37 +121,56 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body, _ = req.GetBody()
 	}
 	for attempt := 1; ; attempt++ {
-		r := req
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if t.AttemptTimeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, t.AttemptTimeout)
+		}
+		r := req.WithContext(actx)
 		if attempt > 1 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
+				cancel()
 				return nil, err
 			}
-			r = req.Clone(ctx)
+			r = req.Clone(actx)
 			r.Body = body
 		}
 		resp, err := base.RoundTrip(r)
+		var body []byte
+		var rerr error
+		if err == nil {
+			body, rerr = readBounded(resp.Body, resp.ContentLength)
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		// An attempt that outlived AttemptTimeout is retried, whatever
+		// error its end gave.
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		cancel()
 		var cause string
 		var wait time.Duration // asked by the server
 		var hint string
 		if err != nil {
-			if ctx.Err() != nil || !retryableError(err) {
+			if ctx.Err() != nil || !timedOut && !retryableError(err) {
 				return nil, err
 			}
 			cause = fmt.Sprintf("connection error: %v", err)
+			if timedOut {
+				cause = fmt.Sprintf("no answer within %s", t.AttemptTimeout)
+			}
 		} else {
-			body, rerr := readBounded(resp.Body, resp.ContentLength)
-			resp.Body.Close()
-			resp.Body = io.NopCloser(bytes.NewReader(body))
 			switch {
 			case errors.Is(rerr, ErrBodyTooLarge):
 				return nil, fmt.Errorf("%s %s: %s: response %w", req.Method, req.URL.Path, resp.Status, rerr)
 			case rerr != nil:
 				err = fmt.Errorf("%s %s: %s: reading the response: %w", req.Method, req.URL.Path, resp.Status, rerr)
-				if ctx.Err() != nil || !retryableError(rerr) {
+				if ctx.Err() != nil || !timedOut && !retryableError(rerr) {
 					return nil, err
 				}
 				cause = fmt.Sprintf("reading the response: %v", rerr)
+				if timedOut {
+					cause = fmt.Sprintf("reading the response: not done within %s", t.AttemptTimeout)
+				}
 				resp = nil
 			case !retryable(resp, body):
 				return resp, nil

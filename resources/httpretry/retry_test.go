@@ -304,6 +304,41 @@ func TestUnsendableNotRetried(t *testing.T) {
 	}
 }
 
+// TestHungAttemptRetried: an attempt without an answer within
+// AttemptTimeout is abandoned and retried, within the deadline.
+func TestHungAttemptRetried(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	abandoned := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			<-r.Context().Done() // hang until the client gives up
+			close(abandoned)
+			return
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var retries []resources.RetryInfo
+	ctx = resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
+		if ev.Retry != nil {
+			retries = append(retries, *ev.Retry)
+		}
+	})
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/slow", nil)
+	tr := &httpretry.Transport{AttemptTimeout: 100 * time.Millisecond, BaseDelay: time.Millisecond}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatalf("GET after a hung attempt: %v", err)
+	}
+	resp.Body.Close()
+	<-abandoned
+	if resp.StatusCode != 200 || len(retries) == 0 || retries[0].Cause != "no answer within 100ms" {
+		t.Errorf("got %d after retries %+v; want 200 after retrying the hung attempt", resp.StatusCode, retries)
+	}
+}
+
 func TestConnectionErrorsRetried(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"reconcile/resources"
 	"reconcile/resources/httpretry"
@@ -92,9 +93,13 @@ func NewClient(cfg Config) *Client {
 	}
 	// httpretry retries 429 (waiting at least X-RateLimit-Reset), 5xx and
 	// connection errors. Every call here is idempotent: POST is an upsert.
-	hc.Transport = &httpretry.Transport{Base: base, Service: "datadog"}
+	hc.Transport = &httpretry.Transport{Base: base, Service: "datadog", AttemptTimeout: attemptTimeout}
 	return &Client{cfg: cfg, hc: hc}
 }
+
+// attemptTimeout bounds one HTTP attempt, which is then retried; the
+// context's deadline bounds the call.
+const attemptTimeout = 2 * time.Minute
 
 // baseURL checks the configuration and returns the API base URL. A
 // configuration error names what is wrong (never a key's value) and
