@@ -448,12 +448,44 @@ func TestDriverRetriesTransientFaults(t *testing.T) {
 	}
 }
 
+// deadlineAt is a context whose deadline passes when pass is called, not
+// at a time: a test of a timeout then depends on events, not on how fast
+// the machine is.
+type deadlineAt struct {
+	context.Context
+	once sync.Once
+	done chan struct{}
+}
+
+func newDeadlineAt(parent context.Context) *deadlineAt {
+	return &deadlineAt{Context: parent, done: make(chan struct{})}
+}
+
+func (c *deadlineAt) pass() { c.once.Do(func() { close(c.done) }) }
+
+func (c *deadlineAt) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (c *deadlineAt) Done() <-chan struct{}       { return c.done }
+
+func (c *deadlineAt) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestDriverCreateTimeout(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, envOptions{})
 	env.emu.SetDelays(time.Hour, 0, 0)
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-	defer cancel()
+	// The deadline passes once the driver has seen the endpoint CREATING.
+	deadline := newDeadlineAt(t.Context())
+	ctx := resources.WithProgress(deadline, func(ev resources.ProgressEvent) {
+		if strings.HasPrefix(ev.Message, "state CREATING") {
+			deadline.pass()
+		}
+	})
 	id, _, err := env.driver.Create(ctx, env.inputs("slow"))
 	if err == nil || id == "" {
 		t.Fatalf("Create beyond its deadline = %q, %v; want the id and a timeout error", id, err)
@@ -464,7 +496,7 @@ func TestDriverCreateTimeout(t *testing.T) {
 	if errors.Is(err, resources.ErrUnusable) || errors.Is(err, resources.ErrRefused) {
 		t.Errorf("Create error %q matches ErrUnusable or ErrRefused; a wait that timed out leaves the outcome unknown", err)
 	}
-	if !regexp.MustCompile(`timed out after \d+ms waiting for the endpoint to become ACTIVE \(still state CREATING, work request 0% complete\)`).MatchString(err.Error()) {
+	if !regexp.MustCompile(`timed out after \S+ waiting for the endpoint to become ACTIVE \(still state CREATING, work request 0% complete\)`).MatchString(err.Error()) {
 		t.Errorf("Create error %q does not say how long it waited and in which state", err)
 	}
 }
