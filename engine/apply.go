@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -521,13 +520,13 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 	}
 	var mu sync.Mutex
 	last := ""
-	ctx = resources.WithProgress(ctx, func(msg string) {
+	ctx = resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
 		mu.Lock()
-		last = msg
+		last = ev.Message
 		mu.Unlock()
-		if isRetry(msg) {
+		if ev.Retry != nil {
 			// Every retry shows at once, not only at the next heartbeat.
-			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: startID})
+			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: ev.Message, ID: startID})
 		}
 	})
 	if a.sc != nil {
@@ -603,10 +602,6 @@ func (a *applier) runDelete(ctx context.Context, c *Change) error {
 	a.count(Delete)
 	return nil
 }
-
-// isRetry reports whether a progress message says that a call is retried
-// (as httpretry reports it: "...; retrying in 250ms (attempt 2)").
-func isRetry(msg string) bool { return strings.Contains(msg, "; retrying in ") }
 
 // isClosed reports whether ch is closed; a nil channel never is.
 func isClosed(ch <-chan struct{}) bool {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"reconcile/resources"
@@ -273,13 +272,28 @@ func (a *applier) create(ctx context.Context, r *Resource, c *Change, d resource
 func (a *applier) finishCreate(ctx context.Context, r *Resource, rec state.Record, token string, sealed, desired map[string]any, id string, got resources.Attrs, err error) error {
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && id == "" {
-		if refused(err) && !interrupted {
+		// What the create made is the driver's verdict: a refusal made
+		// nothing; anything else leaves it open.
+		if errors.Is(err, resources.ErrRefused) && !interrupted {
 			_ = a.st.ClearIntent(r.Name)
+			var exists *resources.ExistsError
+			if errors.As(err, &exists) {
+				return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w, made outside this state (in the console, or by another stack); reconcile does not take it over by writing on it. "+
+					"To manage it, adopt it: set options.import: %s on %q, or run 'reconcile import %s %s --type %s'; otherwise declare another object",
+					r.Type, err, exists.ID, r.Name, r.Name, exists.ID, r.Type))
+			}
 			return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w", r.Type, err))
 		}
 		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (whether it made an object is not known yet: the next apply finds out with its idempotency token before planning)", r.Type, err))
 	}
-	if err != nil && !interrupted {
+	// An object was made. Its create failed (it ended unusable: tainted),
+	// or how it ended is not known (interrupted, timed out, the API
+	// unreachable): the intent then stays, with the object's id, and the
+	// next run finds out, as after a crash, instead of replacing an object
+	// that may well be healthy.
+	unusable := err != nil && errors.Is(err, resources.ErrUnusable) && !interrupted
+	unknown := err != nil && !unusable
+	if unusable {
 		rec.Tainted = err.Error()
 	}
 	if got == nil {
@@ -287,22 +301,19 @@ func (a *applier) finishCreate(ctx context.Context, r *Resource, rec state.Recor
 	}
 	act := Create
 	if err != nil {
-		act = -1 // failed, tainted or not done: counted as failed only
+		act = -1 // failed, tainted or not known: counted as failed only
 	}
 	if e := a.record(r, rec, id, desired, got, act); e != nil {
 		return e
 	}
-	if interrupted {
+	if unknown {
 		intent := a.intentOf(r, rec, token, sealed)
 		intent.ID = id
 		_ = a.st.PutIntent(intent)
-		// The object exists but its create did not finish: it is in state
-		// now, and the intent stays so that the next run waits for the
-		// create to end and records how it ended.
 		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (the object %q is recorded in state; the next apply checks how its create ended)", r.Type, err, id))
 	}
 	_ = a.st.ClearIntent(r.Name)
-	if err != nil {
+	if unusable {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (the object %q stays in state and is replaced on the next apply)", r.Type, err, id))
 	}
 	return nil
@@ -313,22 +324,6 @@ func (a *applier) finishCreate(ctx context.Context, r *Resource, rec state.Recor
 func (a *applier) intentOf(r *Resource, rec state.Record, token string, inputs map[string]any) state.Intent {
 	return state.Intent{Name: r.Name, Type: r.Type, Token: token, Inputs: inputs, Time: time.Now().UTC(),
 		Dependencies: rec.Dependencies, Protect: rec.Protect, RetainOnDelete: rec.RetainOnDelete, DeleteBeforeReplace: rec.DeleteBeforeReplace}
-}
-
-// refused reports whether err is the API's refusal of a request, which
-// made nothing: a 4xx answer other than a timeout, a conflict or a
-// throttle, or inputs the driver found wrong before calling the API.
-func refused(err error) bool {
-	var ae *resources.APIError
-	if errors.As(err, &ae) {
-		switch ae.Status {
-		case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
-			return false
-		}
-		return ae.Status >= 400 && ae.Status < 500
-	}
-	var attr *resources.AttrError
-	return errors.As(err, &attr)
 }
 
 // unresolvedError is the failure of a node whose earlier, interrupted

@@ -205,7 +205,7 @@ func TestApplyReplace(t *testing.T) {
 func TestApplyReplacesTaintedObject(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.cloud.taintCreate = func(resources.Attrs) error { return errors.New("endpoint FAILED: out of capacity") }
+	h.cloud.taintCreate = func(resources.Attrs) error { return resources.Unusable(errors.New("endpoint FAILED: out of capacity")) }
 	src := resourcesOf(endpoint("a", "first"), endpoint("b", "second", "description: ${a.id}"))
 	_, res := h.apply(src)
 	if len(res.Failed) != 1 || res.Failed[0].Addr != "a" || !strings.Contains(res.Failed[0].Err.Error(), "out of capacity") {
@@ -642,7 +642,7 @@ func TestApplyRecordsEachCreate(t *testing.T) {
 			// A refusal: the API made nothing, so no intent is left. (An
 			// error that leaves it unknown keeps the intent: see
 			// TestApplyKeepsIntentOfUnknownOutcome.)
-			return &resources.APIError{Service: "oci", Status: 400, Code: "InvalidParameter", Message: "no"}
+			return resources.Refused(&resources.APIError{Service: "oci", Status: 400, Code: "InvalidParameter", Message: "no"})
 		}
 		return nil
 	}

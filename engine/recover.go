@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -205,9 +206,10 @@ func resolveIntent(ctx context.Context, st *state.Store, reg resources.Registry,
 		return clear(IntentCleared)
 	case id == "":
 		return keep(err)
-	case err != nil && ctx.Err() != nil:
-		// Cancelled while the object's create was still running: record
-		// the object, keep the intent to check again how it ended.
+	case err != nil && (ctx.Err() != nil || !errors.Is(err, resources.ErrUnusable)):
+		// The object exists, but how its create ends is still not known
+		// (cancelled, timed out, the API unreachable): record the object,
+		// keep the intent to check again how it ended.
 		res.ID = id
 		if _, werr := st.Put(adoptedRecord(s, in, rec, hasRec, id, got, "")); werr != nil {
 			return res, fmt.Errorf("write state: %w", werr)

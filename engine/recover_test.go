@@ -390,8 +390,9 @@ func TestResolveIntentsCrashAfterRecord(t *testing.T) {
 
 // TestApplyKeepsIntentOfUnknownOutcome: a create that failed in a way that
 // leaves unknown whether it made the object (a connection reset, a 5xx
-// after the retries) keeps its intent, for the next run to resolve; a
-// refusal (4xx) clears it.
+// after the retries) keeps its intent, for the next run to resolve; what
+// the driver says was refused (a 4xx, bad input, an object already there)
+// clears it. The verdict is the driver's: the engine reads no status code.
 func TestApplyKeepsIntentOfUnknownOutcome(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
@@ -401,8 +402,10 @@ func TestApplyKeepsIntentOfUnknownOutcome(t *testing.T) {
 		"connection reset": {errors.New("connection reset by peer"), true},
 		"503":              {&resources.APIError{Service: "oci", Status: 503, Message: "busy"}, true},
 		"429":              {&resources.APIError{Service: "oci", Status: 429, Message: "slow down"}, true},
-		"400":              {&resources.APIError{Service: "oci", Status: 400, Message: "bad"}, false},
+		"400 unmarked":     {&resources.APIError{Service: "oci", Status: 400, Message: "bad"}, true},
+		"400 refused":      {resources.Refused(&resources.APIError{Service: "oci", Status: 400, Message: "bad"}), false},
 		"bad input":        {&resources.AttrError{Path: []string{"displayName"}, Err: errors.New("too long")}, false},
+		"already exists":   {&resources.ExistsError{Type: endpointToken, ID: "ocid1.there"}, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"reconcile/engine"
 	"reconcile/resources"
@@ -166,6 +167,6 @@ func (h *harness) history() []state.HistoryEntry {
 type retryingDriver struct{ *fakeCloud }
 
 func (d retryingDriver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
-	resources.Progress(ctx, "POST /20221001/endpoints: 503 Service Unavailable; retrying in 10ms (attempt 2)")
+	resources.ReportRetry(ctx, resources.RetryInfo{Method: "POST", Path: "/20221001/endpoints", Cause: "503 Service Unavailable", Attempt: 2, Wait: 10 * time.Millisecond})
 	return d.fakeCloud.Create(ctx, want)
 }

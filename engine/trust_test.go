@@ -106,7 +106,7 @@ func TestReasonsAreTyped(t *testing.T) {
 func TestCountsAddUp(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.cloud.taintCreate = func(resources.Attrs) error { return errors.New("endpoint is FAILED: out of capacity") }
+	h.cloud.taintCreate = func(resources.Attrs) error { return resources.Unusable(errors.New("endpoint is FAILED: out of capacity")) }
 	_, res := h.apply(resourcesOf(endpoint("a", "a")))
 	if res.Counts[engine.Create] != 0 || len(res.Failed) != 1 {
 		t.Errorf("a create that failed: counts %v, failed %d; want no create counted and one failure", res.Counts, len(res.Failed))
@@ -344,5 +344,69 @@ func TestImportRefusesSecondOwner(t *testing.T) {
 	}
 	if _, ok := h.records()["b"]; ok {
 		t.Errorf("b was recorded")
+	}
+}
+
+// A create whose outcome is unknown (the object was made but the wait for
+// it timed out, or the API went away) is never tainted and replaced: the
+// object is recorded, its intent kept, and the next run finds out how its
+// create ended, as after a crash.
+func TestUnknownCreateOutcomeIsResolvedNotReplaced(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := newTokenCloud(true)
+	h.useCloud(c)
+	c.taintCreate = func(resources.Attrs) error {
+		return errors.New("timed out after 20m0s waiting for the endpoint to become ACTIVE (still state CREATING)")
+	}
+	src := resourcesOf(endpoint("a", "a"))
+	_, res := h.apply(src)
+	if len(res.Failed) != 1 || res.Counts[engine.Create] != 0 {
+		t.Fatalf("apply: failed %v, counts %v; want a failed, nothing counted created", res.Failed, res.Counts)
+	}
+	rec := h.record("a")
+	if rec.ID == "" || rec.Tainted != "" {
+		t.Fatalf("record = id %q tainted %q; want the object recorded, not tainted", rec.ID, rec.Tainted)
+	}
+	if ins := h.intents(); len(ins) != 1 || ins[0].ID != rec.ID {
+		t.Fatalf("intents = %+v, want one naming %s", ins, rec.ID)
+	}
+	c.taintCreate = nil
+	calls := len(h.cloud.callLog())
+	if got := outcomes(h.resolve()); got != "a:recorded" {
+		t.Errorf("resolving the intent: %s, want a:recorded", got)
+	}
+	p, _ := h.mustApply(src)
+	if got := actions(p); got != "a:no-op" {
+		t.Errorf("the next apply planned %q, want a:no-op (resolved, not replaced)", got)
+	}
+	if log := h.cloud.callLog()[calls:]; len(log) != 0 {
+		t.Errorf("the next apply called the cloud: %v", log)
+	}
+	if len(h.intents()) != 0 || h.record("a").ID != rec.ID {
+		t.Errorf("after the next apply: intents %v, id %q; want none and %q", h.intents(), h.record("a").ID, rec.ID)
+	}
+}
+
+// A create the driver says was refused, even before any request was sent
+// (a missing or bad config), leaves no intent behind: a later destroy must
+// not create the object by resolving it.
+func TestRefusedCreateLeavesNoIntent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := newTokenCloud(true)
+	h.useCloud(c)
+	c.failCreate = func(resources.Attrs) error {
+		return resources.Refused(errors.New(`aiendpoint: OCI config: stat /home/ci/.oci/config: no such file or directory`))
+	}
+	src := resourcesOf(endpoint("a", "a"))
+	_, res := h.apply(src)
+	if len(res.Failed) != 1 || len(h.intents()) != 0 {
+		t.Fatalf("apply: failed %v, intents %v; want a failed and no intent", res.Failed, h.intents())
+	}
+	c.failCreate = nil
+	h.destroy(src)
+	if ids := h.cloud.ids(); len(ids) != 0 || c.createCount() != 0 {
+		t.Errorf("after destroy the cloud holds %v (%d creates); want nothing", ids, c.createCount())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -19,7 +20,77 @@ var (
 	// ErrNotFound is returned by Read, Update and Delete when the object no
 	// longer exists remotely. Delete callers treat it as success.
 	ErrNotFound = errors.New("not found")
+
+	// ErrRefused is matched by an error showing that a request made
+	// nothing: the API refused it (bad input, missing or bad credentials, a
+	// 4xx answer other than 408, 409 and 429), or it was never sent (a
+	// configuration error, inputs the driver found wrong). Drivers mark such
+	// errors with Refused; an *AttrError always matches it. After a Create
+	// failing so, the engine knows that no object was made.
+	ErrRefused = errors.New("refused")
+
+	// ErrAlreadyExists is matched by the *ExistsError a Create returns,
+	// without writing anything, when the object it would make is already
+	// there: for APIs whose create is an upsert and would silently take over
+	// an object made by someone else. It matches ErrRefused too.
+	ErrAlreadyExists = errors.New("already exists")
+
+	// ErrUnusable is matched by the error a Create returns together with an
+	// id when the object was made but ended unusable (an OCI endpoint ending
+	// FAILED; the error says why). The engine records the object tainted,
+	// to be replaced by the next apply. An id returned with an error that
+	// does not match ErrUnusable means the outcome is unknown (a timeout, an
+	// outage, a cancelled wait).
+	ErrUnusable = errors.New("unusable")
 )
+
+// Refused returns err marked as a refusal: the result matches ErrRefused,
+// and everything err matches (errors.As to an *APIError still works). Its
+// text is err's. Refused(nil) is nil.
+func Refused(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &markedError{err: err, mark: ErrRefused}
+}
+
+// Unusable returns err marked as the failure of an object that was made but
+// ended unusable: the result matches ErrUnusable, and everything err
+// matches. Its text is err's. Unusable(nil) is nil.
+func Unusable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &markedError{err: err, mark: ErrUnusable}
+}
+
+// markedError adds a sentinel to what an error matches without changing
+// its text.
+type markedError struct {
+	err  error
+	mark error // ErrRefused or ErrUnusable
+}
+
+func (e *markedError) Error() string        { return e.err.Error() }
+func (e *markedError) Unwrap() error        { return e.err }
+func (e *markedError) Is(target error) bool { return target == e.mark }
+
+// ExistsError is returned by a Create that found the object it would make
+// already there, and wrote nothing. It matches ErrAlreadyExists and
+// ErrRefused.
+type ExistsError struct {
+	Type string // the type token, e.g. "datadog:RestrictionPolicy"
+	ID   string // the id of the object found
+}
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s %q already exists", e.Type, e.ID)
+}
+
+// Is reports whether target is ErrAlreadyExists or ErrRefused.
+func (e *ExistsError) Is(target error) bool {
+	return target == ErrAlreadyExists || target == ErrRefused
+}
 
 // Driver manages remote objects of one resource type.
 type Driver interface {
@@ -27,10 +98,19 @@ type Driver interface {
 	// with the given id, or ErrNotFound if it is gone.
 	Read(ctx context.Context, id string) (Attrs, error)
 	// Create makes a new object from the desired inputs and waits until it is
-	// usable. It returns the new id and the live attributes. When the object
-	// was created but did not become usable (an asynchronous create ending in
-	// a failed state), Create returns its id together with the error so that
-	// the engine can record it and replace it on the next apply.
+	// usable. It returns the new id and the live attributes.
+	//
+	// The engine records an intent before each create; what a failed
+	// Create's error matches tells it what the create made:
+	//   - ErrRefused, with no id: nothing. The API refused the request or
+	//     it was never sent; the engine clears the intent. An *ExistsError
+	//     (the object is already there) is such a refusal.
+	//   - ErrUnusable, with the id: an object that was made but ended
+	//     unusable (an asynchronous create ending in a failed state). The
+	//     engine records it tainted and replaces it on the next apply.
+	//   - anything else, with or without an id: the outcome is unknown (a
+	//     timeout, an outage, a cancelled wait). The engine keeps the intent,
+	//     and the id if there is one; the next run resolves it (Recoverer).
 	Create(ctx context.Context, want Attrs) (id string, got Attrs, err error)
 	// Update changes the object in place from prior (the inputs last applied)
 	// to want, waits until the change is done and returns the live attributes.
@@ -79,12 +159,17 @@ type Recoverer interface {
 	// Recover looks for the object that a Create with req.Token and
 	// req.Want made, without making a new one where the API allows it. It
 	// returns, as Create does, the object's id and live attributes; an id
-	// with an error when the object exists but is not usable (the engine
-	// records it tainted). An empty id with a nil error means the create
-	// made nothing: the engine forgets the intent and the next plan creates
-	// the object. An error without an id means Recover could not tell: the
-	// engine keeps the intent and reports the error, and no new create of
-	// that node is made while the question is open.
+	// with an error matching ErrUnusable when the object exists but ended
+	// unusable (the engine records it tainted); an id with another error
+	// when the object exists but how its create ends is still unknown (the
+	// engine records it and keeps the intent). An empty id with a nil error
+	// means the create made nothing: the engine forgets the intent and the
+	// next plan creates the object. An error without an id means Recover
+	// could not tell, whatever else the error matches (a refusal of the
+	// lookup says nothing of the create): the engine keeps the intent and
+	// reports the error, and no new create of that node is made while the
+	// question is open. An object found that the create would not have
+	// made (someone else's) is never returned as its result.
 	//
 	// Where an API finds objects only by replaying the create with its
 	// idempotency token, as OCI's opc-retry-token does, Recover may replay
@@ -118,7 +203,8 @@ type Registry struct {
 // AttrError reports a problem with one input attribute. Path is a list of
 // field names and list indexes (as strings) from the top of the inputs, for
 // example []string{"bindings", "0", "relation"}. The engine turns the path
-// into a position in the user's spec.
+// into a position in the user's spec. Drivers find bad inputs before they
+// send anything, so an AttrError matches ErrRefused.
 type AttrError struct {
 	Path []string
 	Err  error
@@ -129,6 +215,9 @@ func (e *AttrError) Error() string {
 }
 
 func (e *AttrError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrRefused.
+func (e *AttrError) Is(target error) bool { return target == ErrRefused }
 
 // APIError is a failed call to a vendor API, carrying the vendor's own status
 // and error code so that the user sees what the API said.
@@ -146,6 +235,19 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s API: %d: %s", e.Service, e.Status, e.Message)
 }
 
+// RefusalStatus reports whether an HTTP status answering a request shows
+// that the API refused it and did nothing: a 4xx other than 408 Request
+// Timeout, 409 Conflict and 429 Too Many Requests, which leave open what
+// was done or ask to come back later. Drivers mark such failures with
+// Refused.
+func RefusalStatus(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return false
+	}
+	return status >= 400 && status < 500
+}
+
 type ctxKey int
 
 const (
@@ -153,17 +255,51 @@ const (
 	tokenKey
 )
 
-// WithProgress returns a context whose Progress calls go to fn. The engine
-// installs it around each driver call; fn must be safe for concurrent use.
-func WithProgress(ctx context.Context, fn func(msg string)) context.Context {
+// ProgressEvent is one report of a running operation, as WithProgress's
+// function receives it.
+type ProgressEvent struct {
+	// Message is the text to show: what Progress was given, or for a retry
+	// RetryInfo.String.
+	Message string
+	// Retry is set when the event reports that a call is retried (see
+	// ReportRetry), nil otherwise.
+	Retry *RetryInfo
+}
+
+// RetryInfo describes one retry of a failed call.
+type RetryInfo struct {
+	Method, Path string        // the request retried, e.g. "POST", "/20221001/endpoints"
+	Cause        string        // why: "503 Service Unavailable", "connection error: ..."
+	Attempt      int           // the number of the attempt about to be made: 2 for the first retry
+	Wait         time.Duration // the pause before it
+}
+
+// String returns the message of a retry event, such as
+// "POST /20221001/endpoints: 503 Service Unavailable; retrying in 250ms (attempt 2)".
+func (r RetryInfo) String() string {
+	return fmt.Sprintf("%s %s: %s; retrying in %s (attempt %d)", r.Method, r.Path, r.Cause, r.Wait.Round(time.Millisecond), r.Attempt)
+}
+
+// WithProgress returns a context whose Progress and ReportRetry calls go to
+// fn. The engine installs it around each driver call; fn must be safe for
+// concurrent use.
+func WithProgress(ctx context.Context, fn func(ProgressEvent)) context.Context {
 	return context.WithValue(ctx, progressKey, fn)
 }
 
 // Progress reports what a long operation is waiting for ("state CREATING,
 // work request 40% complete"). It does nothing when no reporter is installed.
 func Progress(ctx context.Context, format string, args ...any) {
-	if fn, ok := ctx.Value(progressKey).(func(string)); ok && fn != nil {
-		fn(fmt.Sprintf(format, args...))
+	if fn, ok := ctx.Value(progressKey).(func(ProgressEvent)); ok && fn != nil {
+		fn(ProgressEvent{Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// ReportRetry reports that a call failed and is retried after r.Wait. It
+// does nothing when no reporter is installed.
+func ReportRetry(ctx context.Context, r RetryInfo) {
+	if fn, ok := ctx.Value(progressKey).(func(ProgressEvent)); ok && fn != nil {
+		fn(ProgressEvent{Message: r.String(), Retry: &r})
 	}
 }
 

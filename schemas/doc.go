@@ -12,7 +12,7 @@
 //	x-set                a list whose order and duplicates do not matter
 //	x-expression         document only: a ${...} expression may stand here
 //	x-ignored            document only: accepted for Pulumi compatibility, no effect
-//	x-message            beside "pattern": the message for a value that does not match
+//	x-message            beside "pattern" or "minItems": the message for a value that breaks it
 //
 // Output-only fields carry the standard "readOnly": true. Properties are
 // keyed by lowerCamelCase names; callers turn snake_case spellings into

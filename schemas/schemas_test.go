@@ -235,7 +235,7 @@ func TestFlags(t *testing.T) {
 		required, replace, sets []string // sets: paths of x-set lists
 	}{
 		endpoint: {required: []string{"compartmentId", "modelId"}},
-		policy:   {required: []string{"resourceId"}, replace: []string{"resourceId"}, sets: []string{"bindings", "bindings[].principals"}},
+		policy:   {required: []string{"bindings", "resourceId"}, replace: []string{"resourceId"}, sets: []string{"bindings", "bindings[].principals"}},
 		svcIAM:   {required: []string{"serviceName"}},
 		consIAM:  {required: []string{"consumerProject", "serviceName"}},
 		currUser: {},

@@ -387,6 +387,9 @@ func (c *converter) leaf(e *jsonschema.ValidationError, kloc []string) []Violati
 	case "maxLength":
 		return invalid("must be at most %s long", count(val, "character"))
 	case "minItems":
+		if m, ok := node["x-message"].(string); ok {
+			return invalid("%s", m)
+		}
 		return invalid("must have at least %s", count(val, "item"))
 	case "maxItems":
 		return invalid("must have at most %s", count(val, "item"))

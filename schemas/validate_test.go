@@ -115,10 +115,17 @@ func TestValidate(t *testing.T) {
 		"policy without bindings": {
 			token: policy,
 			in:    obj{"resourceId": "slo:1"},
+			want:  []Violation{{Path: []string{"bindings"}, Kind: Missing, Message: `missing required field "bindings"`}},
+		},
+		"policy with empty bindings": {
+			token: policy,
+			in:    goodPolicy(list{}),
+			want: []Violation{{Path: []string{"bindings"}, Kind: Invalid,
+				Message: "a restriction policy needs at least one binding: Datadog cannot tell a policy without bindings from no policy; to lift the restriction, remove the resource"}},
 		},
 		"policy bad resource id": {
 			token: policy,
-			in:    obj{"resourceId": "malformed"},
+			in:    obj{"resourceId": "malformed", "bindings": list{obj{"relation": "editor", "principals": list{principal}}}},
 			want:  []Violation{{Path: []string{"resourceId"}, Kind: Invalid, Message: `must have the form "type:id", such as "dashboard:abc-def-ghi"`}},
 		},
 		"policy bad principal": {

@@ -331,9 +331,10 @@ func TestE2EDriftDeleted(t *testing.T) {
 	e.do("DELETE", "/api/v2/restriction_policy/"+url.PathEscape(pid), nil, e.ddHeaders(), nil)
 
 	r := w.must(2, "drift")
-	// Datadog answers a policy that is gone as one without bindings.
-	wantStdout(t, r, "# ep (oci:AiLanguage:Endpoint) was deleted outside reconcile", "# pol (datadog:RestrictionPolicy) was changed outside reconcile",
-		"Drift: 1 changed, 1 deleted, 0 with new lookup results")
+	// Datadog answers a policy that is gone as one without bindings: no
+	// policy, deleted outside reconcile.
+	wantStdout(t, r, "# ep (oci:AiLanguage:Endpoint) was deleted outside reconcile", "# pol (datadog:RestrictionPolicy) was deleted outside reconcile",
+		"Drift: 0 changed, 2 deleted, 0 with new lookup results")
 	d := w.driftJSON(2)
 	status := map[string]string{}
 	for _, it := range d.Items {
@@ -342,12 +343,12 @@ func TestE2EDriftDeleted(t *testing.T) {
 			t.Errorf("deleted ep item id = %q, want %q", it.ID, epID)
 		}
 	}
-	if status["ep"] != "deleted" || status["pol"] != "changed" {
+	if status["ep"] != "deleted" || status["pol"] != "deleted" {
 		t.Errorf("drift json statuses = %v", status)
 	}
 
 	r = w.must(2, "plan", "--detailed-exitcode")
-	wantStdout(t, r, "# ep (oci:AiLanguage:Endpoint) was deleted outside reconcile", "will be created", "(the object was deleted outside reconcile)", "1 to create, 1 to update")
+	wantStdout(t, r, "# ep (oci:AiLanguage:Endpoint) was deleted outside reconcile", "will be created", "(the object was deleted outside reconcile)", "2 to create, 0 to update")
 	r = w.must(0, "apply", "--refresh-only", "--auto-approve")
 	wantStdout(t, r, "2 accepted into state")
 	if _, ok := w.stateList()["ep"]; ok {
@@ -355,7 +356,7 @@ func TestE2EDriftDeleted(t *testing.T) {
 	}
 	w.must(0, "drift")
 	r = w.must(0, "apply", "--auto-approve")
-	wantStdout(t, r, "1 created", "1 updated")
+	wantStdout(t, r, "2 created", "0 updated")
 	if len(e.policy(pid)) != 1 {
 		t.Errorf("the policy was not written back")
 	}

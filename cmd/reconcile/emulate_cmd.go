@@ -44,7 +44,7 @@ endpoint, and keeps them when an update replaces definedTags.
                               "members": ["group:other@acme.example"]}]}}]},
    "datadog": {
      "user": {"email": "dev@acme.example", "name": "Acme Dev"},
-     "policies": [{"resourceId": "dashboard:abc-def-ghi", "bindings": [
+     "policies": [{"resourceId": "dashboard:made-in-the-ui", "bindings": [
                     {"relation": "viewer", "principals": ["role:<UUID>"]}]}]}}
 Every section and list is optional; any other key is an error. Optional fields:
   compartments  parentId (default: the tenancy; list parents first)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,15 +50,15 @@ func main() {
 // retryReporter prints the retries of cloud calls made outside an apply's
 // operations (plans, refreshes, lookups, drift), which report their own in
 // their progress lines, so that throttling and transient faults show.
-func retryReporter(w io.Writer) func(string) {
+func retryReporter(w io.Writer) func(resources.ProgressEvent) {
 	var mu sync.Mutex
-	return func(msg string) {
-		if !strings.Contains(msg, "; retrying in ") {
+	return func(ev resources.ProgressEvent) {
+		if ev.Retry == nil {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "Retrying: %s\n", msg)
+		fmt.Fprintf(w, "Retrying: %s\n", ev.Message)
 	}
 }
 

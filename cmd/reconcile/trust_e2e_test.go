@@ -65,3 +65,45 @@ func TestE2ETerminalInjection(t *testing.T) {
 		t.Errorf("apply does not show the id escaped:\n%s", runs[1].stdout)
 	}
 }
+
+// The restriction policy API's create is an upsert. A policy that already
+// exists (made in the UI, or by another stack) is never overwritten: apply
+// refuses, names it and says how to adopt it; adopting it works; importing
+// a policy that does not exist is refused.
+func TestE2EPolicyCreateNeverOverwrites(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	pid := rid(t, "")
+	theirs := map[string]any{"data": map[string]any{"id": pid, "type": "restriction_policy",
+		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role2}}}}}}
+	e.do("POST", "/api/v2/restriction_policy/"+pid, theirs, e.ddHeaders(), nil)
+
+	w.write("main.yaml", spec(policySpec("pol", pid, "", "")))
+	r := w.run("apply", "--auto-approve")
+	if r.code != 1 {
+		t.Fatalf("apply over a policy made outside: want exit 1, got:\n%s", r)
+	}
+	wantStderr(t, r, `datadog:RestrictionPolicy "`+pid+`" already exists`, "options.import: "+pid, "reconcile import pol "+pid+" --type datadog:RestrictionPolicy")
+	if got := e.policy(pid); len(got) != 1 || got[0].Relation != "viewer" {
+		t.Errorf("the policy made outside was changed: %+v", got)
+	}
+	if ins := w.stateIntents(); len(ins) != 0 {
+		t.Errorf("a refused create left intents: %+v", ins)
+	}
+
+	// Adopted with options.import, it is then updated to the specs.
+	w.write("main.yaml", spec(policySpec("pol", pid, "", "      import: "+pid+"\n")))
+	r = w.must(0, "apply", "--auto-approve")
+	wantStdout(t, r, "1 imported")
+	if got := e.policy(pid); len(got) != 1 || got[0].Relation != "editor" {
+		t.Errorf("the adopted policy was not updated to the specs: %+v", got)
+	}
+
+	// Nothing to import where there is no policy.
+	r = w.run("import", "other", rid(t, "none"), "--type", "datadog:RestrictionPolicy")
+	if r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("import of a policy that does not exist: want exit 1 saying so, got:\n%s", r)
+	}
+}

@@ -15,11 +15,18 @@
 //
 // Credentials come from the OCI config file (~/.oci/config, profile from
 // OCI_CLI_PROFILE or DEFAULT), the region from the profile or OCI_REGION.
+// The SDK reads the config file and the key it names whole, so the driver
+// first checks that they are regular files of bounded size (1 MiB, 64 KiB):
+// a path to a FIFO or /dev/zero fails at once. Configuration errors match
+// resources.ErrRefused: no request is sent.
 // The SDK's own retries and circuit breaker are turned off; an
 // httpretry.Transport retries 429, 5xx except 501, 409 IncorrectState and
-// LockConflict, and connection errors instead. Create, Update and Delete
-// wait for the asynchronous operation to finish, polling the work request
-// and the endpoint, within the context's deadline or DefaultTimeout.
+// LockConflict, and connection errors instead, until the context's
+// deadline. Create, Update and Delete wait for the asynchronous operation
+// to finish, polling the work request and the endpoint, within the
+// context's deadline or DefaultTimeout. Create's errors say what it made
+// (see Driver.Create): refused, an endpoint made but unusable (FAILED), or
+// unknown.
 //
 // # Emulator
 //

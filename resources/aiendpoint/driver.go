@@ -30,6 +30,13 @@ const DefaultTimeout = 20 * time.Minute
 
 const defaultPollInterval = 2 * time.Second
 
+// Bounds of the local files the OCI SDK reads whole: a config file and the
+// key it names are a few kilobytes.
+const (
+	maxConfigFile = 1 << 20
+	maxKeyFile    = 64 << 10
+)
+
 // Config says where the driver finds its credentials and the API.
 type Config struct {
 	// ConfigFile is the OCI config file; empty means $OCI_CLI_CONFIG_FILE,
@@ -82,7 +89,14 @@ func (d *Driver) sdk() (ailanguage.AIServiceLanguageClient, error) {
 	return d.client, d.err
 }
 
+// connect makes the SDK client. Its errors are configuration errors: they
+// match resources.ErrRefused, as no request can be sent.
 func (d *Driver) connect() (ailanguage.AIServiceLanguageClient, error) {
+	c, err := d.connectSDK()
+	return c, resources.Refused(err)
+}
+
+func (d *Driver) connectSDK() (ailanguage.AIServiceLanguageClient, error) {
 	var none ailanguage.AIServiceLanguageClient
 	if d.cfg.Provider != nil {
 		return d.newClient(d.cfg.Provider, "the given credentials")
@@ -105,8 +119,10 @@ func (d *Driver) connect() (ailanguage.AIServiceLanguageClient, error) {
 	if profile == "" {
 		profile = "DEFAULT"
 	}
-	if _, err := os.Stat(file); err != nil {
-		return none, fmt.Errorf("aiendpoint: OCI config: %w", err)
+	// The SDK reads the config file and the key it names whole, and would
+	// hang on a FIFO or fill memory from /dev/zero: check them first.
+	if err := checkConfigFiles(file, profile); err != nil {
+		return none, err
 	}
 	if profile != "DEFAULT" {
 		// The SDK falls back to DEFAULT silently; a misspelt profile must not.
@@ -121,6 +137,9 @@ func (d *Driver) connect() (ailanguage.AIServiceLanguageClient, error) {
 // newClient makes the SDK client for provider, described by what in errors.
 func (d *Driver) newClient(provider common.ConfigurationProvider, what string) (ailanguage.AIServiceLanguageClient, error) {
 	var none ailanguage.AIServiceLanguageClient
+	if err := checkSDKFiles(); err != nil {
+		return none, err
+	}
 	region := d.cfg.Region
 	if region == "" {
 		region = os.Getenv("OCI_REGION")
@@ -152,13 +171,18 @@ type regionOverride struct {
 
 func (p regionOverride) Region() (string, error) { return p.region, nil }
 
+// attemptTimeout bounds one HTTP attempt. It is not an http.Client
+// Timeout, which would bound the retries too and end them long before the
+// operation's deadline.
+const attemptTimeout = 5 * time.Minute
+
 func (d *Driver) httpClient() *http.Client {
-	hc := &http.Client{Timeout: 5 * time.Minute}
+	hc := &http.Client{}
 	if d.cfg.HTTPClient != nil {
 		cp := *d.cfg.HTTPClient
 		hc = &cp
 	}
-	hc.Transport = callerContext{&httpretry.Transport{Base: hc.Transport, Retryable: retryable}}
+	hc.Transport = callerContext{&httpretry.Transport{Base: hc.Transport, Retryable: retryable, Service: "oci", AttemptTimeout: attemptTimeout}}
 	return hc
 }
 
@@ -230,6 +254,16 @@ func retryable(resp *http.Response, body []byte) bool {
 	return false
 }
 
+// refusal marks err with resources.Refused when it is the API's refusal of
+// the request (see resources.RefusalStatus).
+func refusal(err error) error {
+	var ae *resources.APIError
+	if errors.As(err, &ae) && resources.RefusalStatus(ae.Status) {
+		return resources.Refused(err)
+	}
+	return err
+}
+
 // apiErr turns an SDK service error into *resources.APIError. Other errors
 // (transport, context) are returned unchanged.
 func apiErr(err error) error {
@@ -286,9 +320,16 @@ func get(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string) (
 // Create creates the endpoint, deploying its model, and waits until it is
 // ACTIVE, reporting progress. The context's idempotency token, when set, is
 // sent as opc-retry-token so that a repeated create returns the first
-// endpoint. When the endpoint ends FAILED, or the wait times out, Create
-// returns its id with the error (lifecycleDetails included). Bad inputs are
-// reported as *resources.AttrError.
+// endpoint.
+//
+// Its errors say what it made. Bad inputs (*resources.AttrError), a bad
+// OCI configuration, and a CreateEndpoint the API refused (4xx but 408,
+// 409 and 429) match resources.ErrRefused: nothing was made. An endpoint
+// that ends FAILED (its lifecycleDetails in the error), whose work request
+// fails, or that is deleted during the wait, comes back with its id and an
+// error matching resources.ErrUnusable. A wait that times out, is cancelled
+// or cannot reach the API returns the id with an error matching neither:
+// how the create ends is unknown.
 func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
 	details, err := createDetails(d.Normalize(want))
 	if err != nil {
@@ -307,7 +348,7 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 	}
 	resp, err := c.CreateEndpoint(sdkCtx(ctx), req)
 	if err != nil {
-		return "", nil, fmt.Errorf("aiendpoint: create: %w", apiErr(err))
+		return "", nil, fmt.Errorf("aiendpoint: create: %w", refusal(apiErr(err)))
 	}
 	id := deref(resp.Id)
 	ep, err := d.waitFor(ctx, c, id, waitSpec{target: ailanguage.EndpointLifecycleStateActive, workRequest: deref(resp.OpcWorkRequestId)}, start)
@@ -331,7 +372,9 @@ const RetryTokenLifetime = 24 * time.Hour
 // opc-retry-token, to which OCI answers with its first answer (the same
 // endpoint id) rather than creating another. Recover then waits for the
 // endpoint to become ACTIVE, as Create does, and returns it; an endpoint
-// that ends FAILED comes back with its id and the error.
+// that ends FAILED comes back with its id and an error matching
+// resources.ErrUnusable; a wait that does not end comes back with the id
+// and an error matching neither, as from Create.
 //
 // If the first create never reached OCI, the replay creates the endpoint
 // now. That is what the interrupted apply was asked to do, and the endpoint
@@ -339,7 +382,9 @@ const RetryTokenLifetime = 24 * time.Hour
 // When OCI refuses the replay (400, 404) the first create, which had the
 // same body, made nothing either, and neither did the replay: Recover
 // returns no id and no error. The same goes for a token whose endpoint was
-// deleted since (409 InvalidatedRetryToken).
+// deleted since (409 InvalidatedRetryToken). Other refusals of the replay
+// (401, 403: the credentials or permissions changed since) say nothing of
+// the first create: Recover returns them as errors, it cannot tell.
 //
 // Recover cannot replay a create whose inputs held a secret (state keeps
 // only a digest of it) nor one older than RetryTokenLifetime; it says so.
@@ -538,8 +583,10 @@ type waitSpec struct {
 // endpoint reaches the target state (for DELETED, also when it is gone),
 // reporting "state X, work request N% complete" on each poll. It fails when
 // the endpoint ends FAILED (with its lifecycleDetails), when the work
-// request fails, and when ctx ends (saying in which state and after how
-// long). It returns the last endpoint seen.
+// request fails or is cancelled, or when the endpoint is being deleted
+// while waiting for another state: those errors match resources.ErrUnusable.
+// It fails too when ctx ends (saying in which state and after how long) or
+// a poll fails, with errors that do not. It returns the last endpoint seen.
 func (d *Driver) waitFor(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string, w waitSpec, start time.Time) (ailanguage.Endpoint, error) {
 	interval := d.cfg.PollInterval
 	if interval <= 0 {
@@ -597,14 +644,14 @@ func (d *Driver) waitFor(ctx context.Context, c ailanguage.AIServiceLanguageClie
 			if details == "" {
 				details = "no lifecycleDetails given"
 			}
-			return ep, fmt.Errorf("endpoint is FAILED: %s", details)
+			return ep, resources.Unusable(fmt.Errorf("endpoint is FAILED: %s", details))
 		case wrStatus == ailanguage.OperationStatusFailed || wrStatus == ailanguage.OperationStatusCanceled:
-			return ep, fmt.Errorf("work request %s %s: %s", w.workRequest, wrStatus, workRequestErrors(ctx, c, w.workRequest))
+			return ep, resources.Unusable(fmt.Errorf("work request %s %s: %s", w.workRequest, wrStatus, workRequestErrors(ctx, c, w.workRequest)))
 		case ep.LifecycleState == w.target && (wrStatus == "" || wrStatus == ailanguage.OperationStatusSucceeded || w.target == ailanguage.EndpointLifecycleStateDeleted):
 			return ep, nil
 		case w.target != ailanguage.EndpointLifecycleStateDeleted &&
 			(ep.LifecycleState == ailanguage.EndpointLifecycleStateDeleting || ep.LifecycleState == ailanguage.EndpointLifecycleStateDeleted):
-			return ep, fmt.Errorf("endpoint is %s while waiting for %s", ep.LifecycleState, w.target)
+			return ep, resources.Unusable(fmt.Errorf("endpoint is %s while waiting for %s", ep.LifecycleState, w.target))
 		}
 
 		t := time.NewTimer(interval)

@@ -45,10 +45,10 @@ type progressRecorder struct {
 }
 
 func (p *progressRecorder) ctx(ctx context.Context) context.Context {
-	return resources.WithProgress(ctx, func(msg string) {
+	return resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.msgs = append(p.msgs, msg)
+		p.msgs = append(p.msgs, ev.Message)
 	})
 }
 
@@ -242,6 +242,9 @@ func TestDriverCreateWithFailedModel(t *testing.T) {
 	if err == nil || id == "" {
 		t.Fatalf("Create with a FAILED model = %q, %v, want an id and an error", id, err)
 	}
+	if !errors.Is(err, resources.ErrUnusable) || errors.Is(err, resources.ErrRefused) {
+		t.Errorf("Create error %v: want it to match ErrUnusable (the engine taints the endpoint), not ErrRefused", err)
+	}
 	for _, s := range []string{"FAILED", "only an ACTIVE model can be deployed", "Training failed", id} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("Create error %q does not mention %q", err, s)
@@ -272,8 +275,8 @@ func TestDriverCreateRejectsBadInputs(t *testing.T) {
 			t.Parallel()
 			_, _, err := env.driver.Create(t.Context(), tc.want)
 			var ae *resources.AttrError
-			if !errors.As(err, &ae) || ae.Path[0] != tc.path {
-				t.Errorf("Create(%v) = %v, want an AttrError on %s", tc.want, err, tc.path)
+			if !errors.As(err, &ae) || ae.Path[0] != tc.path || !errors.Is(err, resources.ErrRefused) {
+				t.Errorf("Create(%v) = %v, want an AttrError on %s, refused", tc.want, err, tc.path)
 			}
 		})
 	}
@@ -285,6 +288,9 @@ func TestDriverCreateRejectsBadInputs(t *testing.T) {
 		var ae *resources.APIError
 		if id != "" || !errors.As(err, &ae) || ae.Status != 400 || ae.Code != "RelatedResourceNotAuthorizedOrNotFound" {
 			t.Errorf("Create with unknown model = %q, %v; want no id and 400 RelatedResourceNotAuthorizedOrNotFound", id, err)
+		}
+		if !errors.Is(err, resources.ErrRefused) {
+			t.Errorf("Create refused with 400: error %v does not match ErrRefused", err)
 		}
 	})
 }
@@ -432,6 +438,8 @@ func TestDriverRetriesTransientFaults(t *testing.T) {
 				t.Errorf("Create with faults %v = %v, want success after retries", tc.plan.statuses, err)
 			case tc.wantStatus != 0 && (!errors.As(err, &ae) || ae.Status != tc.wantStatus || id != ""):
 				t.Errorf("Create with faults %v = %q, %v; want a %d error", tc.plan.statuses, id, err, tc.wantStatus)
+			case tc.wantStatus != 0 && errors.Is(err, resources.ErrRefused):
+				t.Errorf("Create answered %d: error %v matches ErrRefused; a server error leaves the outcome unknown", tc.wantStatus, err)
 			}
 			if hits := tc.plan.hits(); hits != len(tc.plan.statuses) {
 				t.Errorf("%d of %d faults were hit", hits, len(tc.plan.statuses))
@@ -440,12 +448,44 @@ func TestDriverRetriesTransientFaults(t *testing.T) {
 	}
 }
 
+// deadlineAt is a context whose deadline passes when pass is called, not
+// at a time: a test of a timeout then depends on events, not on how fast
+// the machine is.
+type deadlineAt struct {
+	context.Context
+	once sync.Once
+	done chan struct{}
+}
+
+func newDeadlineAt(parent context.Context) *deadlineAt {
+	return &deadlineAt{Context: parent, done: make(chan struct{})}
+}
+
+func (c *deadlineAt) pass() { c.once.Do(func() { close(c.done) }) }
+
+func (c *deadlineAt) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (c *deadlineAt) Done() <-chan struct{}       { return c.done }
+
+func (c *deadlineAt) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestDriverCreateTimeout(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, envOptions{})
 	env.emu.SetDelays(time.Hour, 0, 0)
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-	defer cancel()
+	// The deadline passes once the driver has seen the endpoint CREATING.
+	deadline := newDeadlineAt(t.Context())
+	ctx := resources.WithProgress(deadline, func(ev resources.ProgressEvent) {
+		if strings.HasPrefix(ev.Message, "state CREATING") {
+			deadline.pass()
+		}
+	})
 	id, _, err := env.driver.Create(ctx, env.inputs("slow"))
 	if err == nil || id == "" {
 		t.Fatalf("Create beyond its deadline = %q, %v; want the id and a timeout error", id, err)
@@ -453,7 +493,10 @@ func TestDriverCreateTimeout(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Create error %q does not wrap context.DeadlineExceeded", err)
 	}
-	if !regexp.MustCompile(`timed out after \d+ms waiting for the endpoint to become ACTIVE \(still state CREATING, work request 0% complete\)`).MatchString(err.Error()) {
+	if errors.Is(err, resources.ErrUnusable) || errors.Is(err, resources.ErrRefused) {
+		t.Errorf("Create error %q matches ErrUnusable or ErrRefused; a wait that timed out leaves the outcome unknown", err)
+	}
+	if !regexp.MustCompile(`timed out after \S+ waiting for the endpoint to become ACTIVE \(still state CREATING, work request 0% complete\)`).MatchString(err.Error()) {
 		t.Errorf("Create error %q does not say how long it waited and in which state", err)
 	}
 }

@@ -1,6 +1,7 @@
 package aiendpoint
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,14 @@ func TestRecover(t *testing.T) {
 		got, _, err := env.driver.Recover(t.Context(), resources.RecoverRequest{Token: "tok-refused", Want: want, Time: time.Now()})
 		if got != "" || err != nil {
 			t.Errorf("Recover of a refused create = %q, %v; want nothing", got, err)
+		}
+	})
+	t.Run("endpoint ended FAILED", func(t *testing.T) {
+		want := env.inputs("recover-failed")
+		want["modelId"] = env.failedModel
+		got, attrs, err := env.driver.Recover(t.Context(), resources.RecoverRequest{Token: "tok-failed", Want: want, Time: time.Now()})
+		if got == "" || !errors.Is(err, resources.ErrUnusable) || attrs["state"] != "FAILED" {
+			t.Errorf("Recover of a create ending FAILED = %q, state %v, %v; want the id and an error matching ErrUnusable", got, attrs["state"], err)
 		}
 	})
 	t.Run("secret inputs", func(t *testing.T) {

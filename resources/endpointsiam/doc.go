@@ -11,9 +11,13 @@
 // Both connect lazily, on their first Invoke, so that a spec without GCP
 // lookups never needs Google credentials. Credentials are Application Default
 // Credentials with the cloud-platform scope, or a static access token (the
-// emulator's) when Config.AccessToken is set. Throttled (429) and transient
-// (5xx, connection) failures are retried by httpretry, underneath the OAuth 2
-// transport.
+// emulator's) when Config.AccessToken is set. The credentials file the
+// Google library reads whole (GOOGLE_APPLICATION_CREDENTIALS, or gcloud's
+// well-known file) is first checked to be a regular file of at most 1 MiB,
+// so that a path to a FIFO or /dev/zero fails at once; credential errors
+// match resources.ErrRefused. Throttled (429) and transient (5xx,
+// connection) failures are retried by httpretry, underneath the OAuth 2
+// transport, until the context's deadline.
 //
 // Arguments accept the forms the Terraform provider accepts: serviceName is
 // "NAME" or "services/NAME"; consumerProject is "PROJECT", "NAME/PROJECT" or

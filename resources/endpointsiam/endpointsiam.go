@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
@@ -18,6 +22,7 @@ import (
 
 	"reconcile/resources"
 	"reconcile/resources/httpretry"
+	"reconcile/resources/internal/localfile"
 )
 
 // scopeCloudPlatform is the OAuth 2 scope requested with Application Default
@@ -59,11 +64,14 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	if c.cfg.AccessToken != "" {
 		ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.cfg.AccessToken, TokenType: "Bearer"})
 	} else {
+		if err := checkCredentialsFile(); err != nil {
+			return nil, resources.Refused(fmt.Errorf("endpointsiam: find Google Application Default Credentials: %w", err))
+		}
 		// The token source outlives this call: refreshes must not fail
 		// because the first Invoke's context has ended.
 		creds, err := google.FindDefaultCredentials(context.WithoutCancel(ctx), scopeCloudPlatform)
 		if err != nil {
-			return nil, fmt.Errorf("endpointsiam: find Google Application Default Credentials: %w", err)
+			return nil, resources.Refused(fmt.Errorf("endpointsiam: find Google Application Default Credentials: %w", err))
 		}
 		ts = creds.TokenSource
 		if quotaProject == "" {
@@ -78,7 +86,7 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	if hc.Transport != nil {
 		base = hc.Transport
 	}
-	base = &httpretry.Transport{Base: base}
+	base = &httpretry.Transport{Base: base, Service: "gcp", AttemptTimeout: 2 * time.Minute}
 	if quotaProject != "" {
 		base = userProject{project: quotaProject, base: base}
 	}
@@ -96,6 +104,45 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	}
 	c.svc = svc
 	return svc, nil
+}
+
+// maxCredentialsFile bounds a credentials file: a service account key or
+// an external account configuration is a few kilobytes.
+const maxCredentialsFile = 1 << 20
+
+// checkCredentialsFile checks the credentials file the Google library reads
+// whole, GOOGLE_APPLICATION_CREDENTIALS or, when it is not set, gcloud's
+// well-known file if there is one: it must be a regular file of bounded
+// size, so that a path to a FIFO or to /dev/zero fails at once instead of
+// hanging or filling memory.
+func checkCredentialsFile() error {
+	if f := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"); f != "" {
+		if err := localfile.Check(f, maxCredentialsFile); err != nil {
+			return fmt.Errorf("GOOGLE_APPLICATION_CREDENTIALS: %w", err)
+		}
+		return nil
+	}
+	f := wellKnownFile()
+	if _, err := os.Stat(f); err != nil {
+		return nil // the library looks elsewhere
+	}
+	return localfile.Check(f, maxCredentialsFile)
+}
+
+// wellKnownFile is where gcloud writes Application Default Credentials, as
+// golang.org/x/oauth2/google finds it.
+func wellKnownFile() string {
+	const name = "application_default_credentials.json"
+	if runtime.GOOS == "windows" {
+		return filepath.Join(os.Getenv("APPDATA"), "gcloud", name)
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		if u, err := user.Current(); err == nil {
+			home = u.HomeDir
+		}
+	}
+	return filepath.Join(home, ".config", "gcloud", name)
 }
 
 // quotaProjectOf returns the quota_project_id of a credentials file, which

@@ -1,45 +1,96 @@
 // Package httpretry is an http.RoundTripper that retries throttled and
 // transient failures with exponential backoff and full jitter, honouring the
-// server's Retry-After and X-RateLimit-Reset hints, within the deadline of
-// the request's context. Drivers wrap their vendor's HTTP client with it.
+// server's Retry-After and X-RateLimit-Reset hints, until the deadline of
+// the request's context (or DefaultBudget). Drivers wrap their vendor's HTTP
+// client with it.
 package httpretry
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"reconcile/resources"
 )
 
-// Transport retries a request while Retryable says so and the context allows.
-// Request bodies must be replayable (GetBody set, as http.NewRequest does for
-// bytes and strings readers) or are buffered on first use.
+// DefaultBudget bounds a request whose context has no deadline, retries
+// included: it serves as the deadline, DefaultBudget after the request
+// began. It is the default operation timeout of the drivers (as in the
+// Terraform providers), so that a call outside an operation gives up no
+// sooner than one inside.
+const DefaultBudget = 20 * time.Minute
+
+// MaxBodySize bounds the response bodies Transport reads and the request
+// bodies it buffers to send again. A larger body fails the request with an
+// error matching ErrBodyTooLarge.
+const MaxBodySize = 32 << 20
+
+// ErrBodyTooLarge is matched by the error of a request whose request or
+// response body exceeds MaxBodySize.
+var ErrBodyTooLarge = errors.New("body larger than 32 MiB")
+
+// Transport retries a request while Retryable says so and the deadline
+// allows. There is no cap on the number of attempts: an outage is waited
+// out for as long as the request's context lets it. Request bodies must be
+// replayable (GetBody set, as http.NewRequest does for bytes and strings
+// readers) or are buffered on first use.
 type Transport struct {
 	// Base performs the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
 	// Retryable decides, from a response and its body, whether to retry. Nil
-	// means DefaultRetryable. It is not called for connection errors, which
-	// are always retried.
+	// means DefaultRetryable. Errors from Base are retried when they come
+	// from the connection (refused, reset, closed early, timed out), never
+	// when the request could not be sent at all (an invalid header value).
 	Retryable func(resp *http.Response, body []byte) bool
-	// MaxAttempts bounds the attempts; 0 means until the context ends (and at
-	// most 12).
-	MaxAttempts int
 	// BaseDelay and MaxDelay shape the backoff: attempt n waits a random time
 	// in [0, min(MaxDelay, BaseDelay*2^n)]. Zero values mean 250ms and 20s.
 	BaseDelay, MaxDelay time.Duration
+	// AttemptTimeout, when positive, bounds each attempt (sending the
+	// request and reading the answer): an attempt that takes longer, a
+	// server that hangs, is abandoned and retried. Unlike http.Client's
+	// Timeout, which bounds the whole request, retries included, it leaves
+	// the deadline to the context.
+	AttemptTimeout time.Duration
+	// Service names the API in errors, as in "datadog API throttled the
+	// request"; empty means "the API".
+	Service string
 }
 
 // DefaultRetryable retries 429 and every 5xx except 501.
 func DefaultRetryable(resp *http.Response, _ []byte) bool {
 	return resp.StatusCode == http.StatusTooManyRequests ||
 		(resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented)
+}
+
+// ThrottledError is the error of a request whose server asked to be called
+// again (Retry-After, or X-RateLimit-Reset on a 429) later than the deadline
+// of the request's context, or than DefaultBudget allows: no retry could be
+// made in time, so the request fails at once rather than wait in vain.
+type ThrottledError struct {
+	Service  string    // Transport.Service; may be empty
+	Status   int       // the HTTP status of the answer
+	Hint     string    // the header and its value, e.g. "Retry-After 97200s"
+	Until    time.Time // when the server asked to be called again
+	Deadline time.Time // the deadline the wait would have passed
+}
+
+func (e *ThrottledError) Error() string {
+	who := "the API"
+	if e.Service != "" {
+		who = e.Service + " API"
+	}
+	return fmt.Sprintf("%s throttled the request until %s (%s), past the operation's deadline",
+		who, e.Until.UTC().Format(time.RFC3339), e.Hint)
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -52,78 +103,102 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if retryable == nil {
 		retryable = DefaultRetryable
 	}
-	maxAttempts := t.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = 12
+	ctx := req.Context()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(DefaultBudget)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
-	if req.Body != nil && req.GetBody == nil {
-		b, err := io.ReadAll(req.Body)
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		b, err := readBounded(req.Body, -1)
 		req.Body.Close()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s %s: request %w", req.Method, req.URL.Path, err)
 		}
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 		req.Body, _ = req.GetBody()
 	}
-	ctx := req.Context()
-	for attempt := 0; ; attempt++ {
-		r := req
-		if attempt > 0 && req.GetBody != nil {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if t.AttemptTimeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, t.AttemptTimeout)
+		}
+		r := req.WithContext(actx)
+		if attempt > 1 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
+				cancel()
 				return nil, err
 			}
-			r = req.Clone(ctx)
+			r = req.Clone(actx)
 			r.Body = body
 		}
 		resp, err := base.RoundTrip(r)
-		var why string
-		var hint time.Duration
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			why = fmt.Sprintf("connection error: %v", err)
-		} else {
-			body, rerr := io.ReadAll(resp.Body)
+		var body []byte
+		var rerr error
+		if err == nil {
+			body, rerr = readBounded(resp.Body, resp.ContentLength)
 			resp.Body.Close()
 			resp.Body = io.NopCloser(bytes.NewReader(body))
-			if rerr != nil {
-				why = fmt.Sprintf("reading response: %v", rerr)
-			} else if !retryable(resp, body) {
+		}
+		// An attempt that outlived AttemptTimeout is retried, whatever
+		// error its end gave.
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		cancel()
+		var cause string
+		var wait time.Duration // asked by the server
+		var hint string
+		if err != nil {
+			if ctx.Err() != nil || !timedOut && !retryableError(err) {
+				return nil, err
+			}
+			cause = fmt.Sprintf("connection error: %v", err)
+			if timedOut {
+				cause = fmt.Sprintf("no answer within %s", t.AttemptTimeout)
+			}
+		} else {
+			switch {
+			case errors.Is(rerr, ErrBodyTooLarge):
+				return nil, fmt.Errorf("%s %s: %s: response %w", req.Method, req.URL.Path, resp.Status, rerr)
+			case rerr != nil:
+				err = fmt.Errorf("%s %s: %s: reading the response: %w", req.Method, req.URL.Path, resp.Status, rerr)
+				if ctx.Err() != nil || !timedOut && !retryableError(rerr) {
+					return nil, err
+				}
+				cause = fmt.Sprintf("reading the response: %v", rerr)
+				if timedOut {
+					cause = fmt.Sprintf("reading the response: not done within %s", t.AttemptTimeout)
+				}
+				resp = nil
+			case !retryable(resp, body):
 				return resp, nil
-			} else {
-				why = resp.Status
-				hint = serverHint(resp.Header)
+			default:
+				cause = resp.Status
+				wait, hint = serverHint(resp)
 			}
 		}
-		if attempt+1 >= maxAttempts {
-			if err != nil {
-				return nil, err
-			}
-			return resp, nil
+		now := time.Now()
+		if hint != "" && now.Add(wait).After(deadline) {
+			return nil, &ThrottledError{Service: t.Service, Status: resp.StatusCode, Hint: hint, Until: now.Add(wait), Deadline: deadline}
 		}
-		delay := t.backoff(attempt)
-		if hint > delay {
-			delay = hint
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
-			if err != nil {
-				return nil, err
-			}
-			return resp, nil
-		}
-		resources.Progress(ctx, "%s %s: %s; retrying in %s (attempt %d)", req.Method, req.URL.Path, why, delay.Round(time.Millisecond), attempt+2)
-		if err := sleep(ctx, delay); err != nil {
+		delay := max(t.backoff(attempt-1), wait)
+		if now.Add(delay).After(deadline) {
+			// No attempt can be made in time: the last answer stands.
 			if resp != nil {
 				return resp, nil
 			}
-			return nil, errors.Join(err, ctx.Err())
+			return nil, err
+		}
+		resources.ReportRetry(ctx, resources.RetryInfo{Method: req.Method, Path: req.URL.Path, Cause: cause, Attempt: attempt + 1, Wait: delay})
+		if err := sleep(ctx, delay); err != nil {
+			return nil, fmt.Errorf("%w while waiting to retry %s %s (%s)", err, req.Method, req.URL.Path, cause)
 		}
 	}
 }
 
-func (t *Transport) backoff(attempt int) time.Duration {
+func (t *Transport) backoff(retry int) time.Duration {
 	base, maxd := t.BaseDelay, t.MaxDelay
 	if base <= 0 {
 		base = 250 * time.Millisecond
@@ -131,30 +206,95 @@ func (t *Transport) backoff(attempt int) time.Duration {
 	if maxd <= 0 {
 		maxd = 20 * time.Second
 	}
-	d := base << min(attempt, 20)
+	d := base << min(retry, 20)
 	if d > maxd || d <= 0 {
 		d = maxd
 	}
 	return time.Duration(rand.Int64N(int64(d) + 1))
 }
 
-// serverHint reads Retry-After (seconds or an HTTP date) and
-// X-RateLimit-Reset (seconds until the window resets).
-func serverHint(h http.Header) time.Duration {
-	if v := h.Get("Retry-After"); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second
+// readBounded reads r to its end, failing with ErrBodyTooLarge beyond
+// MaxBodySize bytes. size, when not negative, is the announced length: a
+// larger one fails before anything is read.
+func readBounded(r io.Reader, size int64) ([]byte, error) {
+	if size > MaxBodySize {
+		return nil, ErrBodyTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxBodySize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxBodySize {
+		return nil, ErrBodyTooLarge
+	}
+	return b, nil
+}
+
+// retryableError reports whether err, from sending a request or reading
+// its answer, may go away on another attempt: a connection refused, reset,
+// closed early or timed out. Errors raised before anything was sent (an
+// invalid header value), certificate errors and names that do not resolve
+// are final.
+func retryableError(err error) bool {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return dnsErr.IsTimeout || dnsErr.IsTemporary
+	}
+	var (
+		certErr      *tls.CertificateVerificationError
+		authorityErr x509.UnknownAuthorityError
+		hostErr      x509.HostnameError
+		invalidErr   x509.CertificateInvalidError
+		recordErr    tls.RecordHeaderError
+	)
+	if errors.As(err, &certErr) || errors.As(err, &authorityErr) || errors.As(err, &hostErr) ||
+		errors.As(err, &invalidErr) || errors.As(err, &recordErr) {
+		return false
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE, syscall.ETIMEDOUT} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	// Other failures of the socket (dial, read, write) are the network's.
+	var opErr *net.OpError
+	return errors.As(err, &opErr)
+}
+
+// serverHint reads how long the server asks to wait: Retry-After (seconds
+// or an HTTP date) on any retried answer, X-RateLimit-Reset (seconds until
+// the rate-limit window resets) on a 429, where it is the throttle's end.
+// hint names the header and its value, "" when there is none.
+func serverHint(resp *http.Response) (wait time.Duration, hint string) {
+	const maxSeconds = 1 << 32 // beyond any real hint; keeps the Duration from overflowing
+	seconds := func(v string) (time.Duration, bool) {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || s < 0 {
+			return 0, false
+		}
+		return time.Duration(min(s, maxSeconds)) * time.Second, true
+	}
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if d, ok := seconds(v); ok {
+			return d, fmt.Sprintf("Retry-After %ss", v)
 		}
 		if at, err := http.ParseTime(v); err == nil {
-			return time.Until(at)
+			return max(time.Until(at), 0), "Retry-After " + v
 		}
 	}
-	if v := h.Get("X-RateLimit-Reset"); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second
+	if v := resp.Header.Get("X-RateLimit-Reset"); v != "" && resp.StatusCode == http.StatusTooManyRequests {
+		if d, ok := seconds(v); ok {
+			return d, fmt.Sprintf("X-RateLimit-Reset %ss", v)
 		}
 	}
-	return 0
+	return 0, ""
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -2,6 +2,8 @@ package httpretry_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -72,42 +74,268 @@ func TestRetryAfterHonouredAndReported(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	var msgs []string
-	ctx := resources.WithProgress(context.Background(), func(m string) { msgs = append(msgs, m) })
+	var retries []resources.RetryInfo
+	ctx := resources.WithProgress(context.Background(), func(ev resources.ProgressEvent) {
+		if ev.Retry != nil {
+			retries = append(retries, *ev.Retry)
+		}
+	})
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/x", nil)
-	start := time.Now()
 	resp, err := (&http.Client{Transport: &httpretry.Transport{BaseDelay: time.Millisecond}}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if waited := time.Since(start); waited < time.Second {
-		t.Errorf("waited %v, want at least the 1s Retry-After", waited)
+	want := resources.RetryInfo{Method: "GET", Path: "/x", Cause: "429 Too Many Requests", Attempt: 2}
+	if len(retries) != 1 || retries[0].Wait < time.Second {
+		t.Fatalf("retries reported = %+v, want one waiting at least the 1s Retry-After", retries)
 	}
-	if len(msgs) != 1 || !strings.Contains(msgs[0], "429") {
-		t.Errorf("progress messages = %q, want one naming the 429", msgs)
+	if got := retries[0]; got.Method != want.Method || got.Path != want.Path || got.Cause != want.Cause || got.Attempt != want.Attempt {
+		t.Errorf("retry reported = %+v, want %+v", got, want)
 	}
 }
 
-func TestDeadlineStopsRetrying(t *testing.T) {
+// TestOutageOutlastsAttempts: there is no cap on attempts; an outage is
+// waited out within the deadline.
+func TestOutageOutlastsAttempts(t *testing.T) {
 	t.Parallel()
+	const failures = 40
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.Header().Set("Retry-After", "30")
-		w.WriteHeader(503)
+		if calls.Add(1) <= failures {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
-	resp, err := (&http.Client{Transport: &httpretry.Transport{}}).Do(req)
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL, strings.NewReader("payload"))
+	resp, err := (&http.Client{Transport: &httpretry.Transport{BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 503 || calls.Load() != 1 {
-		t.Errorf("got %d after %d calls; want the 503 returned at once when the hint passes the deadline", resp.StatusCode, calls.Load())
+	if resp.StatusCode != 200 || calls.Load() != failures+1 {
+		t.Errorf("got %d after %d calls, want 200 after %d", resp.StatusCode, calls.Load(), failures+1)
+	}
+}
+
+// TestThrottledPastDeadline: a server asking to wait past the deadline
+// fails the request at once, saying until when; nothing sleeps (a 27-hour
+// wait would hang the test).
+func TestThrottledPastDeadline(t *testing.T) {
+	t.Parallel()
+	later := time.Now().Add(27 * time.Hour).UTC().Format(http.TimeFormat)
+	for name, tc := range map[string]struct {
+		status      int
+		header      http.Header
+		noDeadline  bool // the request's context has none: DefaultBudget applies
+		wantHint    string
+		wantService string
+	}{
+		"Retry-After seconds": {status: 429, header: http.Header{"Retry-After": {"97200"}}, wantHint: "Retry-After 97200s"},
+		"Retry-After date":    {status: 503, header: http.Header{"Retry-After": {later}}, wantHint: "Retry-After " + later},
+		"X-RateLimit-Reset":   {status: 429, header: http.Header{"X-Ratelimit-Reset": {"97200"}}, wantHint: "X-RateLimit-Reset 97200s"},
+		"past DefaultBudget":  {status: 429, header: http.Header{"Retry-After": {"97200"}}, noDeadline: true, wantHint: "Retry-After 97200s"},
+		"service named":       {status: 429, header: http.Header{"Retry-After": {"97200"}}, wantHint: "Retry-After 97200s", wantService: "datadog"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				for k, v := range tc.header {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(tc.status)
+			}))
+			defer srv.Close()
+			ctx := t.Context()
+			if !tc.noDeadline {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+			resp, err := (&http.Client{Transport: &httpretry.Transport{Service: tc.wantService}}).Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("got %d, want a throttling error", resp.StatusCode)
+			}
+			var te *httpretry.ThrottledError
+			if !errors.As(err, &te) {
+				t.Fatalf("error = %v, want a *httpretry.ThrottledError", err)
+			}
+			who := "the API"
+			if tc.wantService != "" {
+				who = tc.wantService + " API"
+			}
+			want := fmt.Sprintf("%s throttled the request until %s (%s), past the operation's deadline", who, te.Until.UTC().Format(time.RFC3339), tc.wantHint)
+			if te.Error() != want || !strings.Contains(err.Error(), want) {
+				t.Errorf("error = %q, want it to say %q", err, want)
+			}
+			if te.Status != tc.status || !te.Until.After(te.Deadline) || te.Until.Before(time.Now().Add(26*time.Hour)) {
+				t.Errorf("error = %+v, want status %d and a time 27 hours away, past the deadline", te, tc.status)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("%d calls, want 1", n)
+			}
+		})
+	}
+}
+
+// TestRateLimitResetOnlyThrottles429: X-RateLimit-Reset tells when the
+// rate-limit window resets, which is a wait only when the answer is 429.
+func TestRateLimitResetOnlyThrottles429(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-RateLimit-Reset", "97200")
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	resp, err := (&http.Client{Transport: &httpretry.Transport{BaseDelay: time.Millisecond}}).Do(req)
+	if err != nil {
+		t.Fatalf("500 carrying X-RateLimit-Reset: %v, want a retry", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || calls.Load() != 2 {
+		t.Errorf("got %d after %d calls, want 200 after 2", resp.StatusCode, calls.Load())
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	t.Parallel()
+	for name, announce := range map[string]bool{"announced length": true, "chunked": false} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				const size = httpretry.MaxBodySize + 1
+				if announce {
+					w.Header().Set("Content-Length", fmt.Sprint(size))
+				}
+				w.WriteHeader(http.StatusOK)
+				chunk := make([]byte, 64<<10)
+				for n := 0; n < size; n += len(chunk) {
+					if _, err := w.Write(chunk[:min(len(chunk), size-n)]); err != nil {
+						return // the client hung up
+					}
+				}
+			}))
+			defer srv.Close()
+			resp, err := (&http.Client{Transport: &httpretry.Transport{BaseDelay: time.Millisecond}}).Get(srv.URL + "/big")
+			if err == nil {
+				resp.Body.Close()
+			}
+			if !errors.Is(err, httpretry.ErrBodyTooLarge) || !strings.Contains(err.Error(), "GET /big: 200 OK: response body larger than 32 MiB") {
+				t.Errorf("error = %v, want a response body larger than 32 MiB", err)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("%d calls, want 1 (a body too large is not retried)", n)
+			}
+		})
+	}
+	t.Run("request body", func(t *testing.T) {
+		t.Parallel()
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+		defer srv.Close()
+		// A reader http.NewRequest does not know: no GetBody, so the
+		// transport must buffer it to replay it.
+		body := struct{ io.Reader }{io.LimitReader(zeros{}, httpretry.MaxBodySize+1)}
+		req, _ := http.NewRequestWithContext(t.Context(), "PUT", srv.URL+"/up", body)
+		_, err := (&http.Client{Transport: &httpretry.Transport{}}).Do(req)
+		if !errors.Is(err, httpretry.ErrBodyTooLarge) || !strings.Contains(err.Error(), "PUT /up: request body larger than 32 MiB") {
+			t.Errorf("error = %v, want a request body larger than 32 MiB", err)
+		}
+		if n := calls.Load(); n != 0 {
+			t.Errorf("%d requests reached the server, want 0", n)
+		}
+	})
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// countingTransport counts the attempts made through it.
+type countingTransport struct {
+	base  http.RoundTripper
+	calls atomic.Int32
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.calls.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+// TestUnsendableNotRetried: an error Go's transport raises before sending
+// (here an API key ending in a newline) fails at once.
+func TestUnsendableNotRetried(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	req.Header.Set("DD-API-KEY", "0123456789abcdef\n")
+	base := &countingTransport{base: http.DefaultTransport}
+	resp, err := (&http.Client{Transport: &httpretry.Transport{Base: base, BaseDelay: time.Millisecond}}).Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "invalid header field value") {
+		t.Errorf("error = %v, want the transport's invalid header error", err)
+	}
+	if n, m := base.calls.Load(), calls.Load(); n != 1 || m != 0 {
+		t.Errorf("%d attempts, %d requests reaching the server; want 1 and 0", n, m)
+	}
+}
+
+// TestHungAttemptRetried: an attempt without an answer within
+// AttemptTimeout is abandoned and retried, within the deadline.
+func TestHungAttemptRetried(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	abandoned := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			<-r.Context().Done() // hang until the client gives up
+			close(abandoned)
+			return
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var retries []resources.RetryInfo
+	ctx = resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
+		if ev.Retry != nil {
+			retries = append(retries, *ev.Retry)
+		}
+	})
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/slow", nil)
+	tr := &httpretry.Transport{AttemptTimeout: 100 * time.Millisecond, BaseDelay: time.Millisecond}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatalf("GET after a hung attempt: %v", err)
+	}
+	resp.Body.Close()
+	<-abandoned
+	if resp.StatusCode != 200 || len(retries) == 0 || retries[0].Cause != "no answer within 100ms" {
+		t.Errorf("got %d after retries %+v; want 200 after retrying the hung attempt", resp.StatusCode, retries)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"reconcile/resources"
 	"reconcile/resources/httpretry"
@@ -27,7 +28,8 @@ type Config struct {
 	// emulator's URL). Empty means "https://api." + Site.
 	BaseURL string
 	// APIKey and AppKey are sent as DD-API-KEY and DD-APPLICATION-KEY. Both
-	// are required; their absence is reported at the first call.
+	// are required; their absence, or a control character in one (a newline
+	// left by the file it was read from), is reported at the first call.
 	APIKey, AppKey string
 	// Site is the Datadog site, e.g. "datadoghq.eu"; empty means DefaultSite.
 	Site string
@@ -77,8 +79,9 @@ type Client struct {
 	hc  *http.Client
 }
 
-// NewClient returns a client for cfg. It does not check cfg: a missing key or
-// a bad site is reported by the first call.
+// NewClient returns a client for cfg. It does not check cfg: a missing or
+// malformed key or a bad site is reported by the first call, as an error
+// matching resources.ErrRefused (nothing is sent).
 func NewClient(cfg Config) *Client {
 	hc := &http.Client{}
 	if cfg.HTTPClient != nil {
@@ -90,12 +93,23 @@ func NewClient(cfg Config) *Client {
 	}
 	// httpretry retries 429 (waiting at least X-RateLimit-Reset), 5xx and
 	// connection errors. Every call here is idempotent: POST is an upsert.
-	hc.Transport = &httpretry.Transport{Base: base}
+	hc.Transport = &httpretry.Transport{Base: base, Service: "datadog", AttemptTimeout: attemptTimeout}
 	return &Client{cfg: cfg, hc: hc}
 }
 
-// baseURL returns the API base URL, or an error naming what is missing.
+// attemptTimeout bounds one HTTP attempt, which is then retried; the
+// context's deadline bounds the call.
+const attemptTimeout = 2 * time.Minute
+
+// baseURL checks the configuration and returns the API base URL. A
+// configuration error names what is wrong (never a key's value) and
+// matches resources.ErrRefused: no request can be sent.
 func (c *Client) baseURL() (string, error) {
+	u, err := c.checkConfig()
+	return u, resources.Refused(err)
+}
+
+func (c *Client) checkConfig() (string, error) {
 	var missing []string
 	if c.cfg.APIKey == "" {
 		missing = append(missing, "DD_API_KEY")
@@ -105,6 +119,11 @@ func (c *Client) baseURL() (string, error) {
 	}
 	if len(missing) > 0 {
 		return "", fmt.Errorf("datadog credentials: %s not set (the Datadog API needs both DD_API_KEY and DD_APP_KEY)", strings.Join(missing, " and "))
+	}
+	for _, k := range []struct{ name, value string }{{"DD_API_KEY", c.cfg.APIKey}, {"DD_APP_KEY", c.cfg.AppKey}} {
+		if what := controlChar(k.value); what != "" {
+			return "", fmt.Errorf("datadog credentials: %s holds %s, which cannot be sent in a header (was it read from a file with a final newline?)", k.name, what)
+		}
 	}
 	if c.cfg.BaseURL != "" {
 		u, err := url.Parse(c.cfg.BaseURL)
@@ -121,6 +140,24 @@ func (c *Client) baseURL() (string, error) {
 		return "", fmt.Errorf("DD_SITE %q: want a Datadog site such as %q or %q", site, DefaultSite, "datadoghq.eu")
 	}
 	return "https://api." + site, nil
+}
+
+// controlChar describes the first control character of s, "" when there is
+// none. It never quotes s, which is a secret.
+func controlChar(s string) string {
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			return "a newline"
+		case r == '\r':
+			return "a carriage return"
+		case r == '\t':
+			return "a tab"
+		case r < 0x20 || r == 0x7f:
+			return fmt.Sprintf("the control character U+%04X", r)
+		}
+	}
+	return ""
 }
 
 // isHostname reports whether s looks like a DNS name with at least one dot.
@@ -173,12 +210,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		var te *httpretry.ThrottledError
+		if errors.As(err, &te) {
+			return te // says all; the URL *url.Error adds is noise
+		}
 		return err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		return fmt.Errorf("read response: %w", err)
+	}
+	if len(raw) > maxResponse {
+		return fmt.Errorf("read response: %s %s answered more than %d bytes", method, path, maxResponse)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return apiError(resp.StatusCode, raw)
@@ -191,6 +235,10 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	return nil
 }
+
+// maxResponse bounds the answers the client decodes: a restriction policy
+// or a user is a few kilobytes.
+const maxResponse = 8 << 20
 
 // apiError decodes Datadog's error body, {"errors": ["..."]} (or, on some
 // endpoints, JSON:API error objects), into a *resources.APIError.

@@ -10,10 +10,13 @@
 // base URL is https://api.<site>, the site coming from DD_SITE (default
 // datadoghq.com), or an override. Throttled (429, waiting at least
 // X-RateLimit-Reset seconds) and transient (5xx, connection) failures are
-// retried by httpretry. Missing keys are reported at the first call, naming
-// the variables; key values are never logged nor put in errors. The official
-// Datadog Go client is deliberately not used: it is very large to compile
-// for four calls.
+// retried by httpretry until the context's deadline; a throttle lasting
+// past it fails at once. Missing keys, and keys holding a control character
+// (a newline left by the file they were read from), are reported at the
+// first call, naming the variables, as errors matching resources.ErrRefused;
+// key values are never logged nor put in errors. The official Datadog Go
+// client is deliberately not used: it is very large to compile for four
+// calls.
 //
 // Failed calls are *resources.APIError values with Service "datadog", the
 // HTTP status, and the API's "errors" list joined with "; " as Message.
@@ -21,12 +24,18 @@
 // # Driver
 //
 // A policy's id is its resource id, "<type>:<id>". The API's POST is a
-// full-replacement upsert, so Create and Update are both one POST with the
-// whole binding set: Update never deletes first, which would leave the
-// resource unrestricted, and Create on a resource that already has a policy
-// replaces it. resourceId forces a replacement (declared in the schema).
-// Read of a resource without a policy returns bindings [] rather than
-// resources.ErrNotFound, because the API answers 200 with no bindings and an
-// empty list shows the drift truthfully. Bindings are a set: Normalize and
-// Read put them in one canonical order.
+// full-replacement upsert, so Update is one POST with the whole binding
+// set, never a delete first, which would leave the resource unrestricted.
+// Create reads first and refuses, with a *resources.ExistsError, to
+// overwrite a policy it finds (made in the UI or by another stack); Recover
+// adopts a policy only when its bindings are the ones the interrupted create
+// would have written. resourceId forces a replacement (declared in the
+// schema).
+//
+// The API cannot tell a policy without bindings from no policy: GET answers
+// 200 with "bindings": [] for any resource. So a policy needs at least one
+// binding (the schema requires it; removing the resource lifts the
+// restriction), and Read of a resource without bindings returns
+// resources.ErrNotFound. Bindings are a set: Normalize and Read put them in
+// one canonical order.
 package restrictionpolicy

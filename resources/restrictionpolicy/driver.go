@@ -26,48 +26,86 @@ var (
 	_ resources.Recoverer  = (*Driver)(nil)
 )
 
+// token is the type token of the policies this driver manages.
+const token = "datadog:RestrictionPolicy"
+
 // New returns a driver calling the Datadog API described by cfg.
 func New(cfg Config) *Driver {
 	return &Driver{c: NewClient(cfg)}
 }
 
-// Read returns the live policy of the resource id. A resource without a
-// policy (never set, or deleted by someone else) reads as bindings [],
-// never as resources.ErrNotFound: the API answers 200 with no bindings
-// either way, and an empty list lets the engine report the drift truthfully
-// ("bindings: [...] → []"), which the Terraform provider cannot. Bindings
-// come back in canonical order (see Normalize). A 404, which the API does
-// not document, maps to resources.ErrNotFound.
+// Read returns the live policy of the resource id, bindings in canonical
+// order (see Normalize). A resource without bindings has no policy: Read
+// then returns an error matching resources.ErrNotFound. The API cannot tell
+// a policy with no bindings from no policy (it answers 200 with "bindings":
+// [] for any resource), and a policy deleted by someone else reads so: the
+// engine reports it deleted outside. A 404, which the API does not
+// document, maps to resources.ErrNotFound too.
 func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 	p, err := d.c.GetRestrictionPolicy(ctx, id)
+	if isNotFound(err) {
+		err = fmt.Errorf("%w: %w", resources.ErrNotFound, err)
+	}
 	if err != nil {
 		return nil, wrap("read", id, err)
+	}
+	if len(p.Bindings) == 0 {
+		return nil, wrap("read", id, fmt.Errorf("%w: the resource has no bindings, so no restriction policy", resources.ErrNotFound))
 	}
 	return attrsOf(p), nil
 }
 
-// Create writes the policy with one POST. POST is an upsert: if the
-// resource already has a policy, it is replaced by the desired one rather
-// than refused, which is how Datadog behaves and what a user declaring the
-// policy wants.
+// Create writes the policy, unless the resource has one already. The API's
+// POST is an upsert that would silently replace a policy made in the UI or
+// by another stack, so Create reads first: if the resource has bindings,
+// it returns a *resources.ExistsError and writes nothing. (Someone writing
+// a policy between the read and the POST is not detected: the API offers
+// no conditional write.) Otherwise it writes the policy with one POST.
+//
+// Errors say what was made: bad inputs, bad configuration, a failed read
+// (the POST was then never sent) and a POST the API refused (4xx but 408,
+// 409 and 429) match resources.ErrRefused; other failures of the POST
+// (5xx, connection lost, throttled past the deadline) leave the outcome
+// unknown, for Recover to resolve.
 func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
 	rid, bindings, err := parseInputs(want)
 	if err != nil {
 		return "", nil, err
 	}
+	cur, err := d.c.GetRestrictionPolicy(ctx, rid)
+	if err != nil {
+		return "", nil, resources.Refused(wrap("create", rid, fmt.Errorf("read the current policy: %w", err)))
+	}
+	if len(cur.Bindings) > 0 {
+		return "", nil, wrap("create", rid, fmt.Errorf("%w, made outside this state: import it to manage it here, or delete it first",
+			&resources.ExistsError{Type: token, ID: rid}))
+	}
 	p, err := d.c.UpdateRestrictionPolicy(ctx, rid, bindings)
 	if err != nil {
-		return "", nil, wrap("create", rid, err)
+		return "", nil, wrap("create", rid, refusal(err))
 	}
 	return p.ResourceID, attrsOf(p), nil
 }
 
+// refusal marks err with resources.Refused when it is the API's refusal of
+// the request.
+func refusal(err error) error {
+	var ae *resources.APIError
+	if errors.As(err, &ae) && resources.RefusalStatus(ae.Status) {
+		return resources.Refused(err)
+	}
+	return err
+}
+
 // Recover finds the policy an interrupted Create wrote. A policy's id is
 // its resource's id (req.Want's resourceId), a natural id that the create
-// sets, so Recover reads the policy there: bindings mean the POST went
-// through (or the resource already had a policy, which the create would
-// have replaced: adopting it, the next plan shows the difference); none
-// mean it made nothing. It needs resourceId in clear.
+// sets, so Recover reads the policy there. No policy means the create made
+// nothing: Recover returns no id and no error. A policy with the bindings
+// of req.Want (compared as sets, after Normalize) is the create's, and is
+// adopted. A policy with other bindings is not what the create would have
+// written: someone else's, written before or after it. Recover does not
+// adopt it, and returns an error saying it cannot tell. It needs resourceId
+// in clear.
 func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
 	if slices.Contains(req.Hidden, "resourceId") {
 		return "", nil, errors.New("restrictionpolicy: cannot look up the policy: its resourceId was secret, and state keeps no secret value")
@@ -76,6 +114,9 @@ func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (str
 	if rid == "" {
 		return "", nil, errors.New("restrictionpolicy: cannot look up the policy: the create had no resourceId")
 	}
+	if slices.Contains(req.Hidden, "bindings") {
+		return "", nil, fmt.Errorf("restrictionpolicy: recover %q: cannot tell a policy found there from the create's: its bindings were secret, and state keeps no secret value", rid)
+	}
 	got, err := d.Read(ctx, rid)
 	if errors.Is(err, resources.ErrNotFound) {
 		return "", nil, nil
@@ -83,8 +124,12 @@ func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (str
 	if err != nil {
 		return "", nil, err
 	}
-	if bs, _ := got["bindings"].([]any); len(bs) == 0 {
-		return "", nil, nil
+	want, _ := d.Normalize(req.Want)["bindings"].([]any)
+	have, _ := got["bindings"].([]any)
+	if !resources.SetEqual(want, have) {
+		return "", nil, fmt.Errorf("restrictionpolicy: recover %q: a restriction policy exists there with other bindings than the interrupted create would have written, "+
+			"so it cannot tell whether the create made it (someone else may have written it, before or after): not adopting it; "+
+			"import it to manage it here, or delete it and apply again", rid)
 	}
 	return rid, got, nil
 }
@@ -93,7 +138,8 @@ func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (str
 // desired set, never a delete followed by a create, which would leave the
 // resource unrestricted in between. A changed resourceId cannot be updated
 // (it forces a replacement, declared in the schema): Update reports it as an
-// AttrError.
+// AttrError, as it does an empty binding set (which would delete the
+// policy).
 func (d *Driver) Update(ctx context.Context, id string, prior, want resources.Attrs) (resources.Attrs, error) {
 	rid, bindings, err := parseInputs(want)
 	if err != nil {
@@ -119,16 +165,20 @@ func (d *Driver) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// Normalize returns want in canonical form: missing bindings become [],
-// the principals of each binding are sorted, and bindings are sorted by
-// relation, then principals. Duplicate relations are not merged (the API
-// does not document merging them), so two bindings stay two. Bindings
-// compare as sets, and Read returns the same canonical order. Inputs that
-// are not well-formed are returned unchanged, for Create to report.
+// Normalize returns want in canonical form: the principals of each binding
+// are sorted, and bindings are sorted by relation, then principals.
+// Duplicate relations are not merged (the API does not document merging
+// them), so two bindings stay two. Bindings compare as sets, and Read
+// returns the same canonical order. Missing bindings stay missing (a policy
+// needs some: see Create). Inputs that are not well-formed are returned
+// unchanged, for Create to report.
 func (d *Driver) Normalize(want resources.Attrs) resources.Attrs {
-	out := make(resources.Attrs, len(want)+1)
+	out := make(resources.Attrs, len(want))
 	for k, v := range want {
 		out[k] = v
+	}
+	if want["bindings"] == nil {
+		return out
 	}
 	bindings, err := parseBindings(want["bindings"])
 	if err != nil {
@@ -171,7 +221,9 @@ func bindingsAttr(bs []Binding) []any {
 	return out
 }
 
-// parseInputs checks and extracts resourceId and bindings.
+// parseInputs checks and extracts resourceId and bindings, of which there
+// must be at least one: the API cannot tell a policy without bindings from
+// no policy.
 func parseInputs(want resources.Attrs) (string, []Binding, error) {
 	rid, ok := want["resourceId"].(string)
 	if !ok || rid == "" {
@@ -181,6 +233,10 @@ func parseInputs(want resources.Attrs) (string, []Binding, error) {
 		return "", nil, &resources.AttrError{Path: []string{"resourceId"}, Err: fmt.Errorf("%q is not \"<type>:<id>\"", rid)}
 	}
 	bindings, err := parseBindings(want["bindings"])
+	if err == nil && len(bindings) == 0 {
+		err = &resources.AttrError{Path: []string{"bindings"},
+			Err: errors.New("a restriction policy needs at least one binding (a policy without bindings is no policy: remove the resource to lift the restriction)")}
+	}
 	return rid, bindings, err
 }
 

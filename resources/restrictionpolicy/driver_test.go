@@ -1,6 +1,7 @@
 package restrictionpolicy_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"reconcile/resources"
 	"reconcile/resources/emulator"
@@ -144,10 +146,8 @@ func TestContract(t *testing.T) {
 	if err := d.Delete(ctx, id); err != nil {
 		t.Fatalf("Delete(%q) error: %v", id, err)
 	}
-	// No policy reads as bindings [], not ErrNotFound (see Driver.Read).
-	wantGone := attrs{"id": rid, "resourceId": rid, "bindings": []any{}}
-	if got, err := d.Read(ctx, id); err != nil || !resources.Equal(got, wantGone) {
-		t.Errorf("Read(%q) after delete = %v, %v; want %v", id, got, err, wantGone)
+	if got, err := d.Read(ctx, id); !errors.Is(err, resources.ErrNotFound) {
+		t.Errorf("Read(%q) after delete = %v, %v; want ErrNotFound", id, got, err)
 	}
 	if err := d.Delete(ctx, id); err != nil {
 		t.Errorf("second Delete(%q) = %v, want nil", id, err)
@@ -163,43 +163,59 @@ func orgOf(t *testing.T, e *env) string {
 	return org
 }
 
-func TestCreateReplacesExistingPolicy(t *testing.T) {
+// TestCreateRefusesExistingPolicy: the API's POST is an upsert, so Create
+// reads first and does not take over a policy made outside this state.
+func TestCreateRefusesExistingPolicy(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "", nil, nil)
-	d := restrictionpolicy.New(e.config())
+	var rec recorder
+	e := newEnv(t, "", nil, rec.wrap)
 	ctx := t.Context()
 	const rid = "notebook:42"
-	if _, _, err := d.Create(ctx, attrs{"resourceId": rid, "bindings": []any{binding("viewer", teamA)}}); err != nil {
+	// Someone else's policy, made in the UI or by another stack.
+	theirs := []restrictionpolicy.Binding{{Relation: "viewer", Principals: []string{teamA}}}
+	if _, err := restrictionpolicy.NewClient(e.config()).UpdateRestrictionPolicy(ctx, rid, theirs); err != nil {
 		t.Fatal(err)
 	}
-	// Someone else's policy already there: Create upserts over it.
-	_, got, err := d.Create(ctx, attrs{"resourceId": rid, "bindings": []any{binding("editor", userA)}})
-	want := attrs{"id": rid, "resourceId": rid, "bindings": []any{binding("editor", userA)}}
-	if err != nil || !resources.Equal(got, want) {
-		t.Errorf("Create over an existing policy = %v, %v; want %v", got, err, want)
+	rec.take()
+	d := restrictionpolicy.New(e.config())
+	want := attrs{"resourceId": rid, "bindings": []any{binding("editor", userA)}}
+	id, got, err := d.Create(ctx, want)
+	var ee *resources.ExistsError
+	if !errors.As(err, &ee) || ee.ID != rid || ee.Type != "datadog:RestrictionPolicy" || id != "" || got != nil {
+		t.Fatalf("Create(%v) over an existing policy = %q, %v, %v; want an *ExistsError for %q", want, id, got, err, rid)
+	}
+	if !errors.Is(err, resources.ErrAlreadyExists) || !errors.Is(err, resources.ErrRefused) {
+		t.Errorf("Create error %v does not match ErrAlreadyExists and ErrRefused", err)
+	}
+	if reqs := rec.take(); len(reqs) != 1 || !strings.HasPrefix(reqs[0], "GET ") {
+		t.Errorf("Create over an existing policy sent %v, want one GET and no write", reqs)
+	}
+	p, err := restrictionpolicy.NewClient(e.config()).GetRestrictionPolicy(ctx, rid)
+	if err != nil || len(p.Bindings) != 1 || p.Bindings[0].Relation != "viewer" || len(p.Bindings[0].Principals) != 1 || p.Bindings[0].Principals[0] != teamA {
+		t.Errorf("stored policy after the refused create = %+v, %v; want theirs unchanged, %+v", p, err, theirs)
 	}
 }
 
-func TestDriftToNoPolicyIsVisible(t *testing.T) {
+// TestReadWithoutPolicy: a resource without bindings has no policy, whether
+// it never had one or it was deleted outside.
+func TestReadWithoutPolicy(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "", nil, nil)
 	d := restrictionpolicy.New(e.config())
 	other := restrictionpolicy.New(e.config()) // another user of the API
 	ctx := t.Context()
+	if got, err := d.Read(ctx, "dashboard:never-restricted"); !errors.Is(err, resources.ErrNotFound) {
+		t.Errorf("Read of a resource without a policy = %v, %v; want ErrNotFound", got, err)
+	}
 	const rid = "slo:0f6e3bd9-3c73-4c09-a3bc-6d0c4a0b7c55"
-	want := d.Normalize(attrs{"resourceId": rid, "bindings": []any{binding("editor", roleA)}})
-	if _, _, err := d.Create(ctx, want); err != nil {
+	if _, _, err := d.Create(ctx, d.Normalize(attrs{"resourceId": rid, "bindings": []any{binding("editor", roleA)}})); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.Delete(ctx, rid); err != nil {
 		t.Fatal(err)
 	}
-	got, err := d.Read(ctx, rid)
-	if err != nil {
-		t.Fatalf("Read(%q) = %v", rid, err)
-	}
-	if resources.Equal(got["bindings"], want["bindings"]) || !resources.Equal(got["bindings"], []any{}) {
-		t.Errorf("Read(%q) bindings = %v after an out-of-band delete, want [] (drift from %v)", rid, got["bindings"], want["bindings"])
+	if got, err := d.Read(ctx, rid); !errors.Is(err, resources.ErrNotFound) {
+		t.Errorf("Read(%q) after an out-of-band delete = %v, %v; want ErrNotFound", rid, got, err)
 	}
 }
 
@@ -225,10 +241,10 @@ func TestNormalize(t *testing.T) {
 			b:         attrs{"resourceId": "dashboard:x", "bindings": []any{binding("editor", roleA), binding("editor", roleB)}},
 			wantEqual: true,
 		},
-		"missing bindings equal empty bindings": {
+		"missing bindings stay missing": {
 			a:         attrs{"resourceId": "dashboard:x"},
 			b:         attrs{"resourceId": "dashboard:x", "bindings": []any{}},
-			wantEqual: true,
+			wantEqual: false,
 		},
 		"duplicate relations are not merged": {
 			a:         attrs{"resourceId": "dashboard:x", "bindings": []any{binding("editor", roleB), binding("editor", roleA)}},
@@ -285,6 +301,8 @@ func TestInputErrors(t *testing.T) {
 	}{
 		"no resourceId":           {attrs{"bindings": []any{}}, "resourceId"},
 		"resourceId without type": {attrs{"resourceId": "abc"}, "resourceId"},
+		"no bindings":             {attrs{"resourceId": "dashboard:x"}, "bindings"},
+		"empty bindings":          {attrs{"resourceId": "dashboard:x", "bindings": []any{}}, "bindings"},
 		"bindings not a list":     {attrs{"resourceId": "dashboard:x", "bindings": "editor"}, "bindings"},
 		"binding without relation": {attrs{"resourceId": "dashboard:x",
 			"bindings": []any{map[string]any{"principals": []any{roleA}}}}, "bindings.0.relation"},
@@ -297,12 +315,12 @@ func TestInputErrors(t *testing.T) {
 			t.Parallel()
 			_, _, err := d.Create(t.Context(), tc.want)
 			var ae *resources.AttrError
-			if !errors.As(err, &ae) || strings.Join(ae.Path, ".") != tc.wantPath {
-				t.Errorf("Create(%v) error = %v, want an AttrError on %q", tc.want, err, tc.wantPath)
+			if !errors.As(err, &ae) || strings.Join(ae.Path, ".") != tc.wantPath || !errors.Is(err, resources.ErrRefused) {
+				t.Errorf("Create(%v) error = %v, want an AttrError on %q, refused", tc.want, err, tc.wantPath)
 			}
 		})
 	}
-	_, err := d.Update(t.Context(), "dashboard:x", nil, attrs{"resourceId": "dashboard:y"})
+	_, err := d.Update(t.Context(), "dashboard:x", nil, attrs{"resourceId": "dashboard:y", "bindings": []any{binding("editor", roleA)}})
 	var ae *resources.AttrError
 	if !errors.As(err, &ae) || ae.Path[0] != "resourceId" {
 		t.Errorf("Update changing resourceId: error = %v, want an AttrError on resourceId", err)
@@ -316,9 +334,10 @@ func TestAPIErrors(t *testing.T) {
 	badKeys := e.config()
 	badKeys.AppKey = "not-the-app-key"
 	for name, tc := range map[string]struct {
-		call       func() error
-		wantStatus int
-		wantMsg    string
+		call        func() error
+		wantStatus  int
+		wantMsg     string
+		wantRefused bool // Create made nothing
 	}{
 		"malformed resource id": {
 			call:       func() error { _, err := d.Read(t.Context(), "malformed"); return err },
@@ -329,7 +348,7 @@ func TestAPIErrors(t *testing.T) {
 				_, _, err := d.Create(t.Context(), attrs{"resourceId": "gizmo:1", "bindings": []any{binding("editor", roleA)}})
 				return err
 			},
-			wantStatus: 400, wantMsg: "Invalid resource: 'gizmo:1' has an unsupported resource type 'gizmo'",
+			wantStatus: 400, wantMsg: "Invalid resource: 'gizmo:1' has an unsupported resource type 'gizmo'", wantRefused: true,
 		},
 		"relation not valid for type, and bad principal": {
 			call: func() error {
@@ -340,6 +359,14 @@ func TestAPIErrors(t *testing.T) {
 			wantStatus: 400,
 			wantMsg: "Invalid relation: 'runner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor); " +
 				"Invalid principal: 'bob' is not in a valid format",
+			wantRefused: true,
+		},
+		"bad keys on create": {
+			call: func() error {
+				_, _, err := restrictionpolicy.New(badKeys).Create(t.Context(), attrs{"resourceId": "dashboard:1", "bindings": []any{binding("editor", roleA)}})
+				return err
+			},
+			wantStatus: 403, wantMsg: "Forbidden", wantRefused: true,
 		},
 		"bad keys": {
 			call:       func() error { _, err := restrictionpolicy.New(badKeys).Read(t.Context(), "dashboard:1"); return err },
@@ -363,6 +390,9 @@ func TestAPIErrors(t *testing.T) {
 			if ae.Service != "datadog" || ae.Status != tc.wantStatus || ae.Message != tc.wantMsg {
 				t.Errorf("error = %+v, want datadog %d %q", *ae, tc.wantStatus, tc.wantMsg)
 			}
+			if tc.wantRefused && !errors.Is(err, resources.ErrRefused) {
+				t.Errorf("error %v does not match ErrRefused", err)
+			}
 			for _, secret := range []string{e.creds.DatadogAPIKey, e.creds.DatadogAppKey, badKeys.AppKey} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error %q reveals a key", err)
@@ -372,23 +402,91 @@ func TestAPIErrors(t *testing.T) {
 	}
 }
 
-func TestMissingKeys(t *testing.T) {
+// TestBadKeys: missing keys, and keys holding a control character (which
+// Go's transport would refuse to send), fail at once as configuration
+// errors, naming the variable but never the key.
+func TestBadKeys(t *testing.T) {
 	t.Parallel()
+	var rec recorder
+	e := newEnv(t, "", nil, rec.wrap)
+	good := e.config()
+	with := func(api, app string) restrictionpolicy.Config {
+		c := good
+		c.APIKey, c.AppKey = api, app
+		return c
+	}
 	for name, tc := range map[string]struct {
 		cfg         restrictionpolicy.Config
-		wantMention []string
+		wantMention string
 	}{
-		"both":    {restrictionpolicy.Config{BaseURL: "http://127.0.0.1:1"}, []string{"DD_API_KEY and DD_APP_KEY not set"}},
-		"app key": {restrictionpolicy.Config{BaseURL: "http://127.0.0.1:1", APIKey: "k"}, []string{"DD_APP_KEY not set"}},
-		"api key": {restrictionpolicy.Config{BaseURL: "http://127.0.0.1:1", AppKey: "a"}, []string{"DD_API_KEY not set"}},
+		"both missing":         {with("", ""), "DD_API_KEY and DD_APP_KEY not set"},
+		"app key missing":      {with(good.APIKey, ""), "DD_APP_KEY not set"},
+		"api key missing":      {with("", good.AppKey), "DD_API_KEY not set"},
+		"api key newline":      {with(good.APIKey+"\n", good.AppKey), "DD_API_KEY holds a newline"},
+		"app key CR LF":        {with(good.APIKey, good.AppKey+"\r\n"), "DD_APP_KEY holds a carriage return"},
+		"api key control char": {with("\x01"+good.APIKey, good.AppKey), "DD_API_KEY holds the control character U+0001"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, err := restrictionpolicy.New(tc.cfg).Read(t.Context(), "dashboard:1")
-			for _, m := range tc.wantMention {
-				if err == nil || !strings.Contains(err.Error(), m) {
-					t.Errorf("Read with %s missing: error = %v, want it to say %q", name, err, m)
-				}
+			id, _, err := restrictionpolicy.New(tc.cfg).Create(t.Context(), attrs{"resourceId": "dashboard:keys", "bindings": []any{binding("editor", roleA)}})
+			if id != "" || err == nil || !strings.Contains(err.Error(), tc.wantMention) || !errors.Is(err, resources.ErrRefused) {
+				t.Errorf("Create with %s = %q, %v; want a refused configuration error saying %q", name, id, err, tc.wantMention)
+			}
+			if _, err := restrictionpolicy.NewCurrentUser(tc.cfg).Invoke(t.Context(), nil); err == nil || !strings.Contains(err.Error(), tc.wantMention) {
+				t.Errorf("current user with %s = %v, want an error saying %q", name, err, tc.wantMention)
+			}
+			if err != nil && good.APIKey != "" && (strings.Contains(err.Error(), good.APIKey) || strings.Contains(err.Error(), good.AppKey)) {
+				t.Errorf("error %q reveals a key", err)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if reqs := rec.take(); len(reqs) != 0 {
+			t.Errorf("requests sent with bad keys: %v, want none", reqs)
+		}
+	})
+}
+
+// TestCreateOutcomes: a create whose POST the API refuses made nothing;
+// one whose POST failed otherwise may have written the policy.
+func TestCreateOutcomes(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		status      int
+		header      http.Header
+		wantRefused bool
+		wantMention string
+	}{
+		"403 refused":                 {status: 403, wantRefused: true, wantMention: "datadog API: 403: injected"},
+		"404 refused":                 {status: 404, wantRefused: true, wantMention: "datadog API: 404: injected"},
+		"501 unknown":                 {status: 501, wantMention: "datadog API: 501: injected"},
+		"409 unknown":                 {status: 409, wantMention: "datadog API: 409: injected"},
+		"throttled past the deadline": {status: 429, header: http.Header{"Retry-After": {"97200"}}, wantMention: "datadog API throttled the request until "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, "", nil, func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method != http.MethodPost {
+						h.ServeHTTP(w, r)
+						return
+					}
+					for k, v := range tc.header {
+						w.Header()[k] = v
+					}
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(tc.status)
+					io.WriteString(w, `{"errors":["injected"]}`)
+				})
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			id, _, err := restrictionpolicy.New(e.config()).Create(ctx, attrs{"resourceId": "dashboard:outcome", "bindings": []any{binding("editor", roleA)}})
+			if id != "" || err == nil || !strings.Contains(err.Error(), tc.wantMention) {
+				t.Fatalf("Create = %q, %v; want no id and an error saying %q", id, err, tc.wantMention)
+			}
+			if got := errors.Is(err, resources.ErrRefused); got != tc.wantRefused {
+				t.Errorf("Create error %v: refused = %v, want %v", err, got, tc.wantRefused)
 			}
 		})
 	}
@@ -431,8 +529,9 @@ func TestRetriesRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create after a 429: %v", err)
 	}
-	if n := calls.Load(); n != 2 || got["id"] != "dashboard:rl" {
-		t.Errorf("Create after a 429 = %v with %d requests, want success after 2", got, n)
+	// The read of the current policy is throttled, retried, then the POST.
+	if n := calls.Load(); n != 3 || got["id"] != "dashboard:rl" {
+		t.Errorf("Create after a 429 = %v with %d requests, want success after 3", got, n)
 	}
 }
 

@@ -1,6 +1,8 @@
 package restrictionpolicy_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,24 +10,52 @@ import (
 	"reconcile/resources/restrictionpolicy"
 )
 
-// TestRecover finds an interrupted create's policy by its natural id.
+// TestRecover finds an interrupted create's policy by its natural id, and
+// adopts only a policy the create would have written.
 func TestRecover(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "", nil, nil)
 	d := restrictionpolicy.New(e.config())
-	want := attrs{"resourceId": "dashboard:recover-made", "bindings": []any{binding("editor", roleA)}}
-	if _, _, err := d.Create(t.Context(), want); err != nil {
-		t.Fatal(err)
+	client := restrictionpolicy.NewClient(e.config())
+	recoverOf := func(want attrs) (string, attrs, error) {
+		return d.Recover(t.Context(), resources.RecoverRequest{Token: "t", Want: want, Time: time.Now()})
 	}
-	id, got, err := d.Recover(t.Context(), resources.RecoverRequest{Token: "t", Want: want, Time: time.Now()})
-	if err != nil || id != "dashboard:recover-made" || len(got["bindings"].([]any)) != 1 {
-		t.Errorf("Recover of a written policy = %q, %v, %v; want it", id, got, err)
-	}
-	none := attrs{"resourceId": "dashboard:recover-none", "bindings": []any{binding("editor", roleA)}}
-	if id, _, err := d.Recover(t.Context(), resources.RecoverRequest{Token: "t", Want: none, Time: time.Now()}); id != "" || err != nil {
-		t.Errorf("Recover of a policy never written = %q, %v; want nothing", id, err)
-	}
-	if id, _, err := d.Recover(t.Context(), resources.RecoverRequest{Token: "t", Want: attrs{}, Hidden: []string{"resourceId"}}); id != "" || err == nil {
-		t.Errorf("Recover with a secret resourceId = %q, %v; want an error", id, err)
-	}
+
+	t.Run("create wrote the policy", func(t *testing.T) {
+		want := attrs{"resourceId": "dashboard:recover-made", "bindings": []any{binding("viewer", teamA), binding("editor", roleB, roleA)}}
+		if _, _, err := d.Create(t.Context(), want); err != nil {
+			t.Fatal(err)
+		}
+		// The same bindings in another order are the same set.
+		again := attrs{"resourceId": "dashboard:recover-made", "bindings": []any{binding("editor", roleA, roleB), binding("viewer", teamA)}}
+		id, got, err := recoverOf(again)
+		if err != nil || id != "dashboard:recover-made" || len(got["bindings"].([]any)) != 2 {
+			t.Errorf("Recover of a written policy = %q, %v, %v; want it adopted", id, got, err)
+		}
+	})
+	t.Run("create wrote nothing", func(t *testing.T) {
+		none := attrs{"resourceId": "dashboard:recover-none", "bindings": []any{binding("editor", roleA)}}
+		if id, got, err := recoverOf(none); id != "" || got != nil || err != nil {
+			t.Errorf("Recover of a policy never written = %q, %v, %v; want nothing", id, got, err)
+		}
+	})
+	t.Run("someone else's policy", func(t *testing.T) {
+		const rid = "dashboard:recover-theirs"
+		theirs := []restrictionpolicy.Binding{{Relation: "editor", Principals: []string{userA}}}
+		if _, err := client.UpdateRestrictionPolicy(t.Context(), rid, theirs); err != nil {
+			t.Fatal(err)
+		}
+		id, got, err := recoverOf(attrs{"resourceId": rid, "bindings": []any{binding("editor", roleA)}})
+		if id != "" || got != nil || err == nil || !strings.Contains(err.Error(), "cannot tell whether the create made it") {
+			t.Errorf("Recover over another policy = %q, %v, %v; want an error saying it cannot tell, and nothing adopted", id, got, err)
+		}
+		if errors.Is(err, resources.ErrRefused) {
+			t.Errorf("Recover error %v matches ErrRefused", err)
+		}
+	})
+	t.Run("secret resourceId", func(t *testing.T) {
+		if id, _, err := d.Recover(t.Context(), resources.RecoverRequest{Token: "t", Want: attrs{}, Hidden: []string{"resourceId"}}); id != "" || err == nil {
+			t.Errorf("Recover with a secret resourceId = %q, %v; want an error", id, err)
+		}
+	})
 }

@@ -130,3 +130,38 @@ func TestAdminAPI(t *testing.T) {
 		t.Errorf("health: %d, want 200 even with faults on (admin calls are never faulted)", resp.StatusCode)
 	}
 }
+
+// TestRequestBodiesBounded: every API the emulator serves, and its admin
+// API, refuses a body over 1 MiB rather than reading it all.
+func TestRequestBodiesBounded(t *testing.T) {
+	t.Parallel()
+	srv := start(t, t.TempDir())
+	body := `{"x":"` + strings.Repeat("a", 1<<20) + `"}`
+	for name, tc := range map[string]struct {
+		method, path string
+		header       map[string]string
+		want         int
+	}{
+		"OCI":      {method: "POST", path: "/20221001/endpoints", want: http.StatusRequestEntityTooLarge},
+		"GCP":      {method: "POST", path: "/v1/services/x:getIamPolicy", header: map[string]string{"Authorization": "Bearer " + srv.Creds.GoogleAccessToken}, want: http.StatusBadRequest},
+		"Datadog":  {method: "POST", path: "/api/v2/restriction_policy/dashboard:x", header: map[string]string{"DD-API-KEY": srv.Creds.DatadogAPIKey, "DD-APPLICATION-KEY": srv.Creds.DatadogAppKey}, want: http.StatusBadRequest},
+		"settings": {method: "PUT", path: "/_emulator/settings", want: http.StatusBadRequest},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req, _ := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+tc.path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("%s %s with a body over 1 MiB: %s, want %d", tc.method, tc.path, resp.Status, tc.want)
+			}
+		})
+	}
+}
