@@ -106,7 +106,9 @@ func TestReasonsAreTyped(t *testing.T) {
 func TestCountsAddUp(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.cloud.taintCreate = func(resources.Attrs) error { return resources.Unusable(errors.New("endpoint is FAILED: out of capacity")) }
+	h.cloud.taintCreate = func(resources.Attrs) error {
+		return resources.Unusable(errors.New("endpoint is FAILED: out of capacity"))
+	}
 	_, res := h.apply(resourcesOf(endpoint("a", "a")))
 	if res.Counts[engine.Create] != 0 || len(res.Failed) != 1 {
 		t.Errorf("a create that failed: counts %v, failed %d; want no create counted and one failure", res.Counts, len(res.Failed))
