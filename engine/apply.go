@@ -119,7 +119,11 @@ type applier struct {
 	counts map[Action]int
 	failed []NodeError
 	redact map[string]*Redaction // by node: the secrets of its inputs
+	key    []byte                // the state's key for digests of secrets
 }
+
+// sealer seals the secrets of the node name.
+func (a *applier) sealer(name string) sealer { return sealer{key: a.key, name: name} }
 
 func (a *applier) lookup(name string) (any, bool) {
 	a.mu.Lock()
@@ -167,7 +171,11 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg res
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	a := &applier{spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
+	key, err := st.SecretKey()
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
 		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, redact: map[string]*Redaction{}, sc: stopControlFrom(ctx)}
 	for _, r := range records {
 		a.prior[r.Name] = r
@@ -419,7 +427,7 @@ func (a *applier) runVariable(ctx context.Context, v *Variable) error {
 
 func (a *applier) recordLookup(c *Change, args, res map[string]any) error {
 	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: KindLookup, ID: str(res["id"]),
-		Inputs: seal(args, c.Addr).(map[string]any), Outputs: res}
+		Inputs: seal(args, a.sealer(c.Addr)).(map[string]any), Outputs: res}
 	return a.put(c.Addr, c.Pos, rec)
 }
 
@@ -455,7 +463,77 @@ func (a *applier) put(addr string, pos Pos, rec state.Record) error {
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(addr, pos, fmt.Errorf("write state: %w", err))
 	}
+	if err := a.sealPast(rec); err != nil {
+		return a.fail(addr, pos, err)
+	}
 	return nil
+}
+
+// sealPast seals, in every version state keeps of rec's node, the values
+// that rec holds sealed but an earlier version holds in clear: an input
+// imported (or applied) before the specs marked it secret leaves no clear
+// copy in state's history once it is. Nothing is done when the node's last
+// record held no such value.
+func (a *applier) sealPast(rec state.Record) error {
+	old, ok := a.prior[rec.Name]
+	if !ok || !containsSealed(rec.Inputs) {
+		return nil
+	}
+	sl := a.sealer(rec.Name)
+	if canonicalJSON(sealWhere(old.Inputs, rec.Inputs, sl)) == canonicalJSON(old.Inputs) &&
+		canonicalJSON(sealWhere(old.Outputs, rec.Inputs, sl)) == canonicalJSON(old.Outputs) {
+		return nil
+	}
+	err := a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
+		in, out := sealWhere(v.Inputs, rec.Inputs, sl), sealWhere(v.Outputs, rec.Inputs, sl)
+		if canonicalJSON(in) == canonicalJSON(v.Inputs) && canonicalJSON(out) == canonicalJSON(v.Outputs) {
+			return v, false
+		}
+		v.Inputs, _ = in.(map[string]any)
+		v.Outputs, _ = out.(map[string]any)
+		return v, true
+	})
+	if err != nil {
+		return fmt.Errorf("seal the earlier versions of %q: %w", rec.Name, err)
+	}
+	return nil
+}
+
+// sealWhere returns old with every value sealed at the places where
+// template, a record's sealed inputs, holds a sealed value.
+func sealWhere(old, template any, sl sealer) any {
+	if isSealed(template) {
+		if old == nil || containsSealed(old) {
+			return old
+		}
+		return sl.sealed(old, nil)
+	}
+	switch t := template.(type) {
+	case map[string]any:
+		o, ok := old.(map[string]any)
+		if !ok || !containsSealed(t) {
+			return old
+		}
+		out := make(map[string]any, len(o))
+		for k, v := range o {
+			out[k] = sealWhere(v, t[k], sl)
+		}
+		return out
+	case []any:
+		o, ok := old.([]any)
+		if !ok || !containsSealed(t) {
+			return old
+		}
+		if len(o) != len(t) {
+			return sl.sealed(o, nil)
+		}
+		out := make([]any, len(o))
+		for i, v := range o {
+			out[i] = sealWhere(v, t[i], sl)
+		}
+		return out
+	}
+	return old
 }
 
 func sameRecord(a, b state.Record) bool {

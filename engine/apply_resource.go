@@ -32,7 +32,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 			}
 		}
 	}
-	if err := checkAgainstPlan(r, c, desired); err != nil {
+	if err := checkAgainstPlan(r, c, desired, a.sealer(r.Name)); err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
 	pl := &planner{spec: a.spec, reg: a.reg, results: map[string]*nodeResult{}}
@@ -70,7 +70,9 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 		// plan files hold them sealed), with the prior outputs.
 		a.setValue(r.Name, updatedView(r.Schema, before, desired, prior.Inputs))
 		rec.ID = prior.ID
-		rec.Inputs = prior.Inputs
+		// An input recorded in clear that the specs now mark secret (it
+		// was imported before) is sealed from now on.
+		rec.Inputs = sealLike(prior.Inputs, desired, a.sealer(r.Name)).(map[string]any)
 		rec.Outputs = outputsOf(before, prior.Inputs)
 		rec.Deposed = prior.Deposed
 		if err := a.put(r.Name, r.Pos, rec); err != nil {
@@ -104,8 +106,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 			return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 		}
 		a.count(Import)
-		cc := &Change{Addr: c.Addr}
-		if changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, nil, cc); len(changed) > 0 {
+		if changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, nil, a.sealer(r.Name)); len(changed) > 0 {
 			got, err = a.update(ctx, c, d, c.ImportID, live, want, timeout("update"))
 			if err != nil {
 				return a.fail(r.Name, r.Pos, fmt.Errorf("update imported %s %q: %w", r.Type, c.ImportID, err))
@@ -229,7 +230,7 @@ func (a *applier) deleteDeposed(ctx context.Context, r *Resource, c *Change, d r
 // Recover gets the create with the interrupted create's token. With other
 // inputs the node is not created at all (see unresolvedError).
 func (a *applier) create(ctx context.Context, r *Resource, c *Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
-	sealed := seal(desired, r.Name).(map[string]any)
+	sealed := seal(desired, a.sealer(r.Name)).(map[string]any)
 	token := newToken()
 	if in, ok := a.intents[r.Name]; ok {
 		if in.Type != r.Type || canonicalJSON(in.Inputs) != canonicalJSON(sealed) {
@@ -360,10 +361,13 @@ func (a *applier) record(r *Resource, rec state.Record, id string, desired map[s
 	attrs["id"] = id
 	view := mergeAttrs(attrs, desired)
 	rec.ID = id
-	rec.Inputs = seal(desired, r.Name).(map[string]any)
-	rec.Outputs = outputsOf(sealAt(attrs, desired, r.Name), desired)
+	rec.Inputs = seal(desired, a.sealer(r.Name)).(map[string]any)
+	rec.Outputs = outputsOf(sealAt(attrs, desired, a.sealer(r.Name)), desired)
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
+	}
+	if err := a.sealPast(rec); err != nil {
+		return a.fail(r.Name, r.Pos, err)
 	}
 	a.setValue(r.Name, view)
 	if act >= 0 {
@@ -374,11 +378,11 @@ func (a *applier) record(r *Resource, rec state.Record, id string, desired map[s
 
 // sealAt seals the values of attrs at the top-level keys where desired holds
 // a secret, so that the cloud's echo of a secret input is not stored.
-func sealAt(attrs, desired map[string]any, salt string) map[string]any {
+func sealAt(attrs, desired map[string]any, sl sealer) map[string]any {
 	out := mergeAttrs(attrs)
 	for k, v := range desired {
 		if containsSecret(v) {
-			out[k] = seal(v, salt)
+			out[k] = seal(v, sl)
 		}
 	}
 	return out
@@ -400,7 +404,7 @@ func outputsOf(attrs, managed map[string]any) map[string]any {
 
 // checkAgainstPlan refuses to apply values that differ from what the plan
 // showed as known.
-func checkAgainstPlan(r *Resource, c *Change, desired map[string]any) error {
+func checkAgainstPlan(r *Resource, c *Change, desired map[string]any, sl sealer) error {
 	if c.After == nil || c.Action == NoOp {
 		return nil
 	}
@@ -409,7 +413,7 @@ func checkAgainstPlan(r *Resource, c *Change, desired map[string]any) error {
 		if !ok || containsUnknown(planned) {
 			continue
 		}
-		if !valuesEqual(nil, desired[k], seal(planned, c.Addr), c.Addr) && !valuesEqual(nil, desired[k], planned, c.Addr) {
+		if !valuesEqual(nil, desired[k], seal(planned, sl), sl) && !valuesEqual(nil, desired[k], planned, sl) {
 			return fmt.Errorf("input %q is %s now but %s in the plan: make a new plan", k, render1(desired[k]), render1(planned))
 		}
 	}

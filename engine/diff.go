@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"reflect"
@@ -12,21 +13,95 @@ import (
 )
 
 // sealKey marks a sealed secret in state and plan files: the value is
-// replaced by a salted digest, so that it can be compared but not read.
+// replaced by a digest, so that it can be compared but not read.
 const sealKey = "$secret"
 
-// seal replaces every Secret in v by its digest, salted with the node's
-// name.
-func seal(v any, salt string) any {
+// sealer makes the digests that stand for secret values in state and plan
+// files: HMAC-SHA256 under the state's own random key (state.SecretKey),
+// which is never printed nor put in a plan file, so that a digest can be
+// compared with a value but neither read nor found by trying values (a PIN
+// hashed with a public salt was recovered offline in seconds). The digest
+// does not depend on the node, so that 'state mv' keeps secrets comparing
+// equal.
+//
+// States of format 1 hold digests salted with the node's name instead
+// ("sha256:..."); name is kept only to compare with those, until the next
+// apply writes the node again.
+type sealer struct {
+	key  []byte
+	name string
+}
+
+// digestPrefix and legacyPrefix start the two kinds of digest.
+const (
+	digestPrefix = "hmac-sha256:"
+	legacyPrefix = "sha256:"
+)
+
+// sealed is the sealed form of the plain value v: keyed, unless like is a
+// sealed value of the old, salted kind, to compare with which v is sealed
+// that way.
+func (sl sealer) sealed(v any, like any) map[string]any {
+	text := canonicalJSON(v)
+	if isLegacySealed(like) {
+		sum := sha256.Sum256([]byte("reconcile\x00" + sl.name + "\x00" + text))
+		return map[string]any{sealKey: legacyPrefix + hex.EncodeToString(sum[:])}
+	}
+	m := hmac.New(sha256.New, sl.key)
+	m.Write([]byte(text))
+	return map[string]any{sealKey: digestPrefix + hex.EncodeToString(m.Sum(nil))}
+}
+
+// isLegacySealed reports whether v is a sealed value of format 1 states.
+func isLegacySealed(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	d, _ := m[sealKey].(string)
+	return strings.HasPrefix(d, legacyPrefix)
+}
+
+// seal replaces every Secret in v by its digest.
+func seal(v any, sl sealer) any {
 	return rewrite(v, func(v any) (any, bool) {
 		s, ok := v.(Secret)
 		if !ok {
 			return nil, false
 		}
 		plain, _ := revealSecrets(s.Value)
-		sum := sha256.Sum256([]byte("reconcile\x00" + salt + "\x00" + canonicalJSON(plain)))
-		return map[string]any{sealKey: "sha256:" + hex.EncodeToString(sum[:])}, true
+		return sl.sealed(plain, nil), true
 	})
+}
+
+// sealTo is seal, but each Secret of desired is sealed the way the value at
+// its place in prior (from state) is, where that is sealed: so that a
+// secret compares equal with its digest in a state of format 1 too.
+func sealTo(desired, prior any, sl sealer) any {
+	switch d := desired.(type) {
+	case Secret:
+		plain, _ := revealSecrets(d.Value)
+		return sl.sealed(plain, prior)
+	case map[string]any:
+		p, _ := prior.(map[string]any)
+		out := make(map[string]any, len(d))
+		for k, v := range d {
+			out[k] = sealTo(v, p[k], sl)
+		}
+		return out
+	case []any:
+		p, _ := prior.([]any)
+		out := make([]any, len(d))
+		for i, v := range d {
+			var pv any
+			if i < len(p) {
+				pv = p[i]
+			}
+			out[i] = sealTo(v, pv, sl)
+		}
+		return out
+	}
+	return desired
 }
 
 // rewrite returns a copy of v in which every value for which fn reports
@@ -59,13 +134,13 @@ func rewrite(v any, fn func(any) (any, bool)) any {
 // the same salt) without being kept in clear. Lists are matched by index;
 // a list whose length differs is sealed whole when desired holds a secret
 // in it.
-func sealLike(live, desired any, salt string) any {
+func sealLike(live, desired any, sl sealer) any {
 	switch d := desired.(type) {
 	case Secret:
 		if live == nil || isSealed(live) {
 			return live
 		}
-		return seal(Secret{Value: live}, salt)
+		return seal(Secret{Value: live}, sl)
 	case map[string]any:
 		l, ok := live.(map[string]any)
 		if !ok {
@@ -74,7 +149,7 @@ func sealLike(live, desired any, salt string) any {
 		out := make(map[string]any, len(l))
 		for k, v := range l {
 			if dv, ok := d[k]; ok {
-				v = sealLike(v, dv, salt)
+				v = sealLike(v, dv, sl)
 			}
 			out[k] = v
 		}
@@ -86,18 +161,18 @@ func sealLike(live, desired any, salt string) any {
 		}
 		if len(l) != len(d) {
 			if containsSecret(d) {
-				return seal(Secret{Value: l}, salt)
+				return seal(Secret{Value: l}, sl)
 			}
 			return l
 		}
 		out := make([]any, len(l))
 		for i, v := range l {
-			out[i] = sealLike(v, d[i], salt)
+			out[i] = sealLike(v, d[i], sl)
 		}
 		return out
 	}
 	if containsSecret(desired) && live != nil {
-		return seal(Secret{Value: live}, salt)
+		return seal(Secret{Value: live}, sl)
 	}
 	return live
 }
@@ -143,14 +218,14 @@ func managedInputs(s *schemas.Schema, attrs, desired, applied map[string]any) ma
 // diffInputs compares the prior inputs with the desired ones and returns the
 // sorted names of the top-level inputs that differ. Fields named by
 // ignoreChanges take their prior value in desired.
-func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []PathOpt, c *Change) []string {
+func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []PathOpt, sl sealer) []string {
 	for _, po := range ignore {
 		applyIgnore(po, prior, desired)
 	}
 	var changed []string
 	for _, k := range s.Inputs() {
 		pr := s.Root.Properties[k]
-		if !valuesEqual(pr, desired[k], prior[k], c.Addr) {
+		if !valuesEqual(pr, desired[k], prior[k], sl) {
 			changed = append(changed, k)
 		}
 	}
@@ -199,14 +274,14 @@ func applyIgnore(po PathOpt, prior, desired map[string]any) {
 // the field's schema: set-like lists ignore order and duplicates, and null,
 // an empty list and an empty map are the same. An Unknown desired value is
 // never equal. Where the prior value holds sealed secrets (it comes from
-// state), the desired value is sealed with the same salt before comparing.
-func valuesEqual(pr *schemas.Prop, desired, prior any, salt string) bool {
+// state), the desired value is sealed alike before comparing.
+func valuesEqual(pr *schemas.Prop, desired, prior any, sl sealer) bool {
 	if containsUnknown(desired) {
 		return false
 	}
 	var d any
 	if containsSealed(prior) {
-		d = seal(desired, salt)
+		d = sealTo(desired, prior, sl)
 	} else {
 		d, _ = revealSecrets(desired)
 	}

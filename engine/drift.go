@@ -74,8 +74,12 @@ func Drift(ctx context.Context, spec *Spec, st *state.Store, reg resources.Regis
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
+	key, err := st.SecretKey()
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
 	rep := &DriftReport{Lineage: meta.Lineage, Serial: meta.Serial}
-	refreshed := refreshRecords(ctx, spec, reg, recs, parallelism)
+	refreshed := refreshRecords(ctx, spec, reg, key, recs, parallelism)
 	if ctx.Err() != nil {
 		// One error, not one per node the interruption reached.
 		return nil, fmt.Errorf("drift was interrupted (%v): nothing was reported", context.Cause(ctx))
@@ -106,7 +110,7 @@ type refreshed struct {
 // refreshRecords reads every record that can be read (all but resources
 // without an id) from the cloud, up to parallelism at once, and returns
 // what each one found, sorted by name.
-func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, recs []state.Record, parallelism int) []refreshed {
+func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, key []byte, recs []state.Record, parallelism int) []refreshed {
 	var names []string
 	byName := map[string]state.Record{}
 	for _, r := range recs {
@@ -123,7 +127,7 @@ func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, rec
 		index[n] = i
 	}
 	walk(ctx, names, nil, parallelism, func(ctx context.Context, name string) error {
-		r := refreshRecord(ctx, spec, reg, byName[name])
+		r := refreshRecord(ctx, spec, reg, key, byName[name])
 		out[index[name]] = r // each goroutine writes its own element
 		return nil
 	})
@@ -140,7 +144,8 @@ func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, rec
 
 // refreshRecord reads one record's object (or lookup result) from the
 // cloud and compares it with what state holds.
-func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, rec state.Record) refreshed {
+func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key []byte, rec state.Record) refreshed {
+	sl := sealer{key: key, name: rec.Name}
 	out := refreshed{rec: rec}
 	s, ok := schemas.Lookup(rec.Type)
 	if !ok {
@@ -202,7 +207,7 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, rec 
 		}
 		if rec.Kind == KindGet {
 			item.Status = DriftResult
-			item.Fields = getDrift(s, rec.Name, rec.Outputs, out.live)
+			item.Fields = getDrift(s, sl, rec.Outputs, out.live)
 			break
 		}
 		var ignore []PathOpt
@@ -210,7 +215,7 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, rec 
 			ignore = r.Options.IgnoreChanges
 		}
 		item.Status = DriftChanged
-		item.Fields = resourceDrift(s, d, rec.Name, rec.Inputs, out.live, ignore)
+		item.Fields = resourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
 	}
 	if len(item.Fields) > 0 || len(item.Details) > 0 {
 		out.item = item
@@ -224,7 +229,7 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, rec 
 // entries the cloud adds by itself, and with the fields named by ignore
 // left out. Values secret in applied (sealed) are sealed alike in live, and
 // shown as secrets. The result is sorted by path.
-func resourceDrift(s *schemas.Schema, d any, salt string, applied, live map[string]any, ignore []PathOpt) []FieldDrift {
+func resourceDrift(s *schemas.Schema, d any, sl sealer, applied, live map[string]any, ignore []PathOpt) []FieldDrift {
 	liveIn := withoutVendorKeys(d, inputsOf(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {
@@ -243,8 +248,8 @@ func resourceDrift(s *schemas.Schema, d any, salt string, applied, live map[stri
 			continue
 		}
 		av := a[k]
-		lv := sealAs(liveIn[k], av, salt)
-		if !valuesEqual(s.Root.Properties[k], lv, av, salt) {
+		lv := sealAs(liveIn[k], av, sl)
+		if !valuesEqual(s.Root.Properties[k], lv, av, sl) {
 			out = append(out, FieldDrift{Path: k, Applied: unsealForDisplay(av), Live: unsealForDisplay(lv)})
 		}
 	}
@@ -285,13 +290,13 @@ func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]FieldDrift,
 // getDrift compares what a get read at the last apply with what it reads
 // now: the input fields (output-only ones, such as state and timeUpdated,
 // move on their own).
-func getDrift(s *schemas.Schema, salt string, applied, live map[string]any) []FieldDrift {
+func getDrift(s *schemas.Schema, sl sealer, applied, live map[string]any) []FieldDrift {
 	var out []FieldDrift
 	for _, k := range s.Outputs() {
 		if k == "id" {
 			continue
 		}
-		if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !valuesEqual(pr, live[k], applied[k], salt) {
+		if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !valuesEqual(pr, live[k], applied[k], sl) {
 			out = append(out, FieldDrift{Path: k, Applied: applied[k], Live: live[k]})
 		}
 	}
@@ -358,12 +363,12 @@ func refSets(refs []map[string]any, field, key string) bool {
 // state, holds a sealed secret, so that the two compare without the live
 // secret being kept in clear. Lists are matched by index; a list whose
 // length differs is sealed whole when applied holds a secret in it.
-func sealAs(live, applied any, salt string) any {
+func sealAs(live, applied any, sl sealer) any {
 	if isSealed(applied) {
 		if live == nil || isSealed(live) {
 			return live
 		}
-		return seal(Secret{Value: live}, salt)
+		return sl.sealed(live, applied)
 	}
 	switch a := applied.(type) {
 	case map[string]any:
@@ -374,7 +379,7 @@ func sealAs(live, applied any, salt string) any {
 		out := make(map[string]any, len(l))
 		for k, v := range l {
 			if av, ok := a[k]; ok {
-				v = sealAs(v, av, salt)
+				v = sealAs(v, av, sl)
 			}
 			out[k] = v
 		}
@@ -388,11 +393,11 @@ func sealAs(live, applied any, salt string) any {
 			if live == nil {
 				return nil
 			}
-			return seal(Secret{Value: live}, salt)
+			return sl.sealed(live, nil)
 		}
 		out := make([]any, len(l))
 		for i, v := range l {
-			out[i] = sealAs(v, a[i], salt)
+			out[i] = sealAs(v, a[i], sl)
 		}
 		return out
 	}

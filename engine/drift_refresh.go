@@ -31,9 +31,13 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st *state.Store, reg r
 	if err != nil {
 		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
 	}
+	key, err := st.SecretKey()
+	if err != nil {
+		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+	}
 	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
 	var diags Diagnostics
-	for _, r := range refreshRecords(ctx, spec, reg, recs, opts.Parallelism) {
+	for _, r := range refreshRecords(ctx, spec, reg, key, recs, opts.Parallelism) {
 		rec := r.rec
 		pos := declaredAt(spec, rec.Name)
 		if r.err != nil {
@@ -163,6 +167,10 @@ func ApplyRefreshOnly(ctx context.Context, plan *Plan, st *state.Store, opts App
 	if !plan.RefreshOnly {
 		return nil, errors.New("not a refresh-only plan")
 	}
+	key, err := st.SecretKey()
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
 	res := &ApplyResult{Counts: map[Action]int{}}
 	emit := func(e Event) {
 		if opts.Observer != nil {
@@ -180,7 +188,7 @@ func ApplyRefreshOnly(ctx context.Context, plan *Plan, st *state.Store, opts App
 		}
 		start := time.Now()
 		emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Started, ID: c.ID, Pos: c.Pos})
-		if err := refreshState(st, c); err != nil {
+		if err := refreshState(st, c, key); err != nil {
 			res.Failed = append(res.Failed, NodeError{Addr: c.Addr, Pos: c.Pos, Err: err})
 			emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Failed, ID: c.ID, Message: err.Error(), Elapsed: time.Since(start)})
 			continue
@@ -196,7 +204,7 @@ func ApplyRefreshOnly(ctx context.Context, plan *Plan, st *state.Store, opts App
 }
 
 // refreshState writes one Refresh change into state.
-func refreshState(st *state.Store, c *Change) error {
+func refreshState(st *state.Store, c *Change, key []byte) error {
 	rec, ok, err := st.Get(c.Addr)
 	if err != nil {
 		return fmt.Errorf("read state: %w", err)
@@ -227,7 +235,7 @@ func refreshState(st *state.Store, c *Change) error {
 		for k, v := range c.After {
 			if pr, isProp := s.Root.Properties[k]; isProp && !pr.ReadOnly {
 				if _, managed := rec.Inputs[k]; managed {
-					inputs[k] = seal(v, c.Addr)
+					inputs[k] = seal(v, sealer{key: key, name: c.Addr})
 					continue
 				}
 			}

@@ -38,8 +38,12 @@ func (h *harness) refreshOnly(src string) (*engine.Plan, *engine.ApplyResult) {
 	if diags.HasErrors() {
 		h.t.Fatalf("plan --refresh-only: %v", diags.Err())
 	}
+	key, err := st.SecretKey()
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p}, "test"); err != nil {
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p}, "test", key); err != nil {
 		h.t.Fatal(err)
 	}
 	pf, err := engine.ReadPlanFile(&buf)
@@ -53,7 +57,7 @@ func (h *harness) refreshOnly(src string) (*engine.Plan, *engine.ApplyResult) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if err := engine.CheckPlan(&pf, meta, spec); err != nil {
+	if err := engine.CheckPlan(&pf, meta, key, spec); err != nil {
 		h.t.Fatal(err)
 	}
 	res, err := engine.ApplyRefreshOnly(h.t.Context(), pf.Plan, st, engine.ApplyOptions{Command: "apply --refresh-only"})

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -351,6 +352,33 @@ func (h *harness) record(name string) state.Record {
 		h.t.Fatalf("state has no record %q", name)
 	}
 	return r
+}
+
+// stateKey reads the state's key for digests and plan files.
+func (h *harness) stateKey() []byte {
+	h.t.Helper()
+	var key []byte
+	var err error
+	h.reading(func(st *state.Store) { key, err = st.SecretKey() })
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return key
+}
+
+// signed returns pf written with key and read back, as a plan file saved
+// by plan and read by apply.
+func signed(t *testing.T, pf engine.PlanFile, key []byte) *engine.PlanFile {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := engine.WritePlanFile(&buf, pf, "test", key); err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.ReadPlanFile(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &out
 }
 
 // meta reads the lineage and serial of the state file.

@@ -26,11 +26,12 @@ func FuzzReadPlanFile(f *testing.F) {
 		{Addr: "me", Type: "datadog:getCurrentUser", Kind: engine.KindLookup, Action: engine.Read, Deferred: true},
 	}}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: "/specs", StatePath: "/state.db", Config: map[string]string{"k": "v"}}, "fuzz"); err != nil {
+	key := []byte("a fuzzing key of thirty-two bytes")
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: "/specs", StatePath: "/state.db", Config: map[string]string{"k": "v"}}, "fuzz", key); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
-	f.Add(bytes.Replace(buf.Bytes(), []byte(`"version": 1`), []byte(`"version": 99`), 1))
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"version": 3`), []byte(`"version": 99`), 1))
 	for _, s := range []string{"", "{}", "null", `{"version":1,"specHash":"x"}`, `{"version":1,"specHash":"x","changes":[{"addr":"a","action":"nope"}]}`,
 		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"n":1e400,"u":{"$unknown":true}}}]}`,
 		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"a":[[[[[[{"$secret":"x"}]]]]]]}}]}`} {
@@ -42,12 +43,15 @@ func FuzzReadPlanFile(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := engine.WritePlanFile(&out, pf, "fuzz"); err != nil {
+		if err := engine.WritePlanFile(&out, pf, "fuzz", key); err != nil {
 			t.Fatalf("a plan file that reads does not write again: %v\n%q", err, data)
 		}
 		pf2, err := engine.ReadPlanFile(bytes.NewReader(out.Bytes()))
 		if err != nil {
 			t.Fatalf("a plan file written from one that reads does not read: %v\n%s", err, out.Bytes())
+		}
+		if err := pf2.Verify(key); err != nil {
+			t.Fatalf("a plan file written with a key does not verify with it: %v", err)
 		}
 		// An empty map or list is written like none (omitempty): the same
 		// to apply.
@@ -68,7 +72,7 @@ func FuzzReadPlanFile(f *testing.F) {
 				}
 			}
 		}
-		if !reflect.DeepEqual(pf, pf2) {
+		if !reflect.DeepEqual(pf.Plan, pf2.Plan) || pf.SpecPath != pf2.SpecPath || pf.StatePath != pf2.StatePath || !reflect.DeepEqual(pf.Config, pf2.Config) {
 			t.Fatalf("a plan file changes on a round trip:\n%#v\n%#v", pf.Plan, pf2.Plan)
 		}
 	})

@@ -314,16 +314,17 @@ func TestCheckPlan(t *testing.T) {
 	if p.SpecHash != spec.Hash || p.SpecHash == "" {
 		t.Fatalf("plan spec hash = %q, want the spec's %q", p.SpecHash, spec.Hash)
 	}
-	pf := &engine.PlanFile{Plan: p}
+	key := h.stateKey()
+	pf := signed(t, engine.PlanFile{Plan: p}, key)
 	other := newHarness(t)
 	other.mustApply(src)
 
-	if err := engine.CheckPlan(pf, m, spec); err != nil {
+	if err := engine.CheckPlan(pf, m, key, spec); err != nil {
 		t.Errorf("CheckPlan of a fresh plan = %v, want nil", err)
 	}
-	fresh := &engine.PlanFile{Plan: &engine.Plan{SpecHash: spec.Hash}}
-	if err := engine.CheckPlan(fresh, state.Meta{Lineage: "new-state"}, spec); err != nil {
-		t.Errorf("CheckPlan of a plan made before the state existed, against a new state = %v, want nil", err)
+	// Signed with another state's key: refused before anything else.
+	if err := engine.CheckPlan(pf, other.meta(), other.stateKey(), spec); !errors.Is(err, engine.ErrPlanFileChanged) {
+		t.Errorf("CheckPlan against another state = %v, want ErrPlanFileChanged", err)
 	}
 	h.mustApply(resourcesOf(endpoint("a", "moved on")))
 	for name, tc := range map[string]struct {
@@ -332,16 +333,54 @@ func TestCheckPlan(t *testing.T) {
 		want string
 	}{
 		"state changed":   {meta: h.meta(), spec: spec, want: "the state changed since the plan was made"},
-		"other state":     {meta: other.meta(), spec: spec, want: "the plan file was made for another state"},
+		"other lineage":   {meta: other.meta(), spec: spec, want: "the plan file was made for another state"},
 		"specs changed":   {meta: m, spec: h.load(src), want: "the specs or config values changed"},
 		"state recreated": {meta: state.Meta{Lineage: m.Lineage}, spec: spec, want: "serial"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := engine.CheckPlan(pf, tc.meta, tc.spec)
+			err := engine.CheckPlan(pf, tc.meta, key, tc.spec)
 			if !errors.Is(err, engine.ErrStalePlan) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("CheckPlan = %v, want an ErrStalePlan saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A plan file changed after it was made, by one byte anywhere, is refused
+// whole: an added delete or replace never runs.
+func TestPlanFileEditedIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a"), endpoint("b", "b")))
+	p := h.plan(resourcesOf(endpoint("a", "a2"), endpoint("b", "b")), engine.PlanOptions{Refresh: true})
+	key := h.stateKey()
+	var buf bytes.Buffer
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p, StatePath: h.path}, "test", key); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	edits := map[string][]byte{
+		"update made a delete": bytes.Replace(good, []byte(`"action": "update"`), []byte(`"action": "delete"`), 1),
+		"no-op made a replace": bytes.Replace(good, []byte(`"action": "no-op"`), []byte(`"action": "replace"`), 1),
+		"a value changed":      bytes.Replace(good, []byte(`"a2"`), []byte(`"a3"`), 1),
+		"whitespace added":     bytes.Replace(good, []byte(`"changes": [`), []byte(`"changes":  [`), 1),
+		"signature replaced":   bytes.Replace(good, []byte(`"mac": "hmac-sha256:`), []byte(`"mac": "hmac-sha256:00`), 1),
+	}
+	for name, data := range edits {
+		if bytes.Equal(data, good) {
+			t.Fatalf("%s: the edit changed nothing", name)
+		}
+		pf, err := engine.ReadPlanFile(bytes.NewReader(data))
+		if err != nil {
+			continue // refused already
+		}
+		if err := pf.Verify(key); !errors.Is(err, engine.ErrPlanFileChanged) {
+			t.Errorf("%s: Verify = %v, want ErrPlanFileChanged", name, err)
+		}
+	}
+	pf, err := engine.ReadPlanFile(bytes.NewReader(good))
+	if err != nil || pf.Verify(key) != nil {
+		t.Errorf("the plan file as written: %v, %v", err, pf.Verify(key))
 	}
 }
 
@@ -368,7 +407,7 @@ outputs:
 	p := h.plan(src, engine.PlanOptions{})
 	pf := engine.PlanFile{Plan: p, SpecPath: "/abs/specs", StatePath: h.path, Config: map[string]string{"region": "eu"}}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, pf, "v1.2.3"); err != nil {
+	if err := engine.WritePlanFile(&buf, pf, "v1.2.3", h.stateKey()); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(buf.Bytes(), []byte(clear)) {
@@ -429,7 +468,8 @@ outputs:
 	defer st.Close()
 	spec := h.load(src)
 	meta, _ := st.Meta()
-	if err := engine.CheckPlan(&got, meta, spec); err != nil {
+	key, _ := st.SecretKey()
+	if err := engine.CheckPlan(&got, meta, key, spec); err != nil {
 		t.Fatalf("CheckPlan: %v", err)
 	}
 	res, err := engine.Apply(t.Context(), gp, spec, st, h.reg, engine.ApplyOptions{})
@@ -455,10 +495,10 @@ func TestReadPlanFileRejects(t *testing.T) {
 		want string
 	}{
 		"not JSON":      {data: "resources: {}", want: "not a reconcile plan file"},
-		"no spec hash":  {data: `{"version":1,"changes":[]}`, want: "not a reconcile plan file"},
+		"no spec hash":  {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"changes":[]}}`, want: "not a reconcile plan file"},
 		"newer format":  {data: `{"version":99,"specHash":"h"}`, want: "newer than this reconcile"},
-		"bad action":    {data: `{"version":2,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}`, want: `unknown action "explode"`},
-		"no address":    {data: `{"version":2,"specHash":"h","changes":[{"action":"create"}]}`, want: "no address"},
+		"bad action":    {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}}`, want: `unknown action "explode"`},
+		"no address":    {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"specHash":"h","changes":[{"action":"create"}]}}`, want: "no address"},
 		"older format":  {data: `{"version":1,"specHash":"h","changes":[]}`, want: "written by an older reconcile"},
 		"a state file?": {data: "\x00\x00\x00", want: "not a reconcile plan file"},
 	} {
@@ -566,7 +606,7 @@ func TestPlanSecretInputs(t *testing.T) {
 			t.Errorf("plan (refresh=%v) of a rename = %q, want a:update b:no-op", refresh, got)
 		}
 		var buf bytes.Buffer
-		if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p}, "test"); err != nil {
+		if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p}, "test", h.stateKey()); err != nil {
 			t.Fatal(err)
 		}
 		if err := engine.RenderText(&buf, p, engine.RenderOptions{}); err != nil {

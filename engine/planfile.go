@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +16,7 @@ import (
 )
 
 // PlanFileVersion is the format version of saved plans.
-const PlanFileVersion = 2
+const PlanFileVersion = 3
 
 // maxPlanFile bounds what ReadPlanFile accepts.
 const maxPlanFile = 256 << 20
@@ -21,6 +25,13 @@ const unknownKey = "$unknown"
 
 // PlanFile is a saved plan: the plan plus what is needed to apply exactly it
 // later and to refuse it when the world moved on.
+//
+// A plan file is signed whole with a key of the state it was made against
+// (derived from state.SecretKey, which no file or output ever holds):
+// anyone who edits it, to add a delete or a replace, cannot sign it again.
+// ReadPlanFile reads it but cannot check the signature, since the state is
+// named inside; Verify (which CheckPlan calls too) must succeed before
+// anything of it is used.
 type PlanFile struct {
 	Plan *Plan
 	// SpecPath is the -f path the plan was made from, absolute.
@@ -30,7 +41,50 @@ type PlanFile struct {
 	Config map[string]string
 	// StatePath is the state file the plan was made against.
 	StatePath string
+
+	body []byte // the signed bytes, as read
+	mac  string // the signature, as read
 }
+
+// planMACKey derives the key that signs plan files from the state's key.
+func planMACKey(stateKey []byte) []byte {
+	m := hmac.New(sha256.New, stateKey)
+	m.Write([]byte("reconcile plan file\x00"))
+	return m.Sum(nil)
+}
+
+// planMAC is the signature of a plan file's body.
+func planMAC(stateKey, body []byte) string {
+	m := hmac.New(sha256.New, planMACKey(stateKey))
+	m.Write(body)
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify checks that pf, as read by ReadPlanFile, was signed with the key of
+// the state it is to be applied to and is byte for byte what was signed. A
+// plan file that was changed, or was made against another state, is
+// refused with ErrPlanFileChanged.
+func (pf *PlanFile) Verify(stateKey []byte) error {
+	if pf.body == nil || !hmac.Equal([]byte(pf.mac), []byte(planMAC(stateKey, pf.body))) {
+		return ErrPlanFileChanged
+	}
+	return nil
+}
+
+// ErrPlanFileChanged is returned by Verify and CheckPlan for a plan file
+// whose signature does not match.
+var ErrPlanFileChanged = errors.New("the plan file was changed after it was made, or was made against another state: nothing of it is applied; make a new plan with 'reconcile plan --out FILE'")
+
+// planEnvelope is the outer object of a plan file: the signature of the
+// plan's bytes, and the plan.
+type planEnvelope struct {
+	Format  string          `json:"format"`
+	Version int             `json:"version"`
+	MAC     string          `json:"mac"`
+	Plan    json.RawMessage `json:"plan"`
+}
+
+const planFormatName = "reconcile plan"
 
 type planFileJSON struct {
 	Version   int               `json:"version"`
@@ -67,27 +121,35 @@ type changeJSON struct {
 	Pos                 Pos            `json:"pos"`
 }
 
-// WritePlanFile encodes pf. Secrets are sealed (a salted digest, never the
-// value) and unknown values marked.
-func WritePlanFile(w io.Writer, pf PlanFile, version string) error {
+// WritePlanFile encodes pf and signs it with stateKey, the key of the
+// state the plan was made against. Secrets are sealed (a keyed digest,
+// never the value) and unknown values marked.
+func WritePlanFile(w io.Writer, pf PlanFile, version string, stateKey []byte) error {
 	out := planFileJSON{Version: PlanFileVersion, Reconcile: version, SpecPath: pf.SpecPath, StatePath: pf.StatePath, Config: pf.Config,
 		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly}
 	for _, c := range pf.Plan.Changes {
 		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
 			ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
-			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, c.Addr), After: encodeValues(c.After, c.Addr),
+			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sealer{stateKey, c.Addr}), After: encodeValues(c.After, sealer{stateKey, c.Addr}),
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(out)
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetIndent(" ", " ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	signed := bytes.TrimSpace(body.Bytes())
+	_, err := fmt.Fprintf(w, "{\n \"format\": %q,\n \"version\": %d,\n \"mac\": %q,\n \"plan\": %s\n}\n",
+		planFormatName, PlanFileVersion, planMAC(stateKey, signed), signed)
+	return err
 }
 
-func encodeValues(m map[string]any, salt string) map[string]any {
+func encodeValues(m map[string]any, sl sealer) map[string]any {
 	if m == nil {
 		return nil
 	}
-	return encodeValue(seal(m, salt)).(map[string]any)
+	return encodeValue(seal(m, sl)).(map[string]any)
 }
 
 func encodeValue(v any) any {
@@ -133,22 +195,44 @@ func decodeValue(v any) any {
 // ErrNotPlanFile is returned by ReadPlanFile for input that is not a plan.
 var ErrNotPlanFile = errors.New("not a reconcile plan file")
 
-// ReadPlanFile decodes a plan saved by WritePlanFile.
+// ReadPlanFile decodes a plan saved by WritePlanFile. It does not check the
+// signature, which needs the key of the state the file names: call Verify
+// before using anything of it but the paths it names.
 func ReadPlanFile(r io.Reader) (PlanFile, error) {
-	dec := json.NewDecoder(io.LimitReader(r, maxPlanFile))
+	data, err := io.ReadAll(io.LimitReader(r, maxPlanFile+1))
+	if err != nil {
+		return PlanFile{}, err
+	}
+	if len(data) > maxPlanFile {
+		return PlanFile{}, fmt.Errorf("%w: over the limit of %d bytes", ErrNotPlanFile, maxPlanFile)
+	}
+	var env planEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return PlanFile{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+	}
+	switch {
+	case env.Format == "" && env.Version > 0 && env.Version < PlanFileVersion:
+		// Formats 1 and 2 had no envelope; their version is at the top.
+		return PlanFile{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", env.Version, PlanFileVersion)
+	case env.Version > PlanFileVersion:
+		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", env.Version, PlanFileVersion)
+	case env.Format != planFormatName:
+		return PlanFile{}, fmt.Errorf("%w: format %q", ErrNotPlanFile, env.Format)
+	case env.Version < PlanFileVersion:
+		return PlanFile{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", env.Version, PlanFileVersion)
+	case env.Version > PlanFileVersion:
+		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", env.Version, PlanFileVersion)
+	case len(env.Plan) == 0 || env.MAC == "":
+		return PlanFile{}, fmt.Errorf("%w: no plan or no signature", ErrNotPlanFile)
+	}
+	dec := json.NewDecoder(bytes.NewReader(env.Plan))
 	dec.UseNumber()
 	var in planFileJSON
 	if err := dec.Decode(&in); err != nil {
 		return PlanFile{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
 	}
-	if in.Version == 0 || in.SpecHash == "" {
+	if in.Version != PlanFileVersion || in.SpecHash == "" {
 		return PlanFile{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
-	}
-	if in.Version < PlanFileVersion {
-		return PlanFile{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", in.Version, PlanFileVersion)
-	}
-	if in.Version > PlanFileVersion {
-		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", in.Version, PlanFileVersion)
 	}
 	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly}
 	for i, c := range in.Changes {
@@ -181,7 +265,7 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 		}
 		p.Changes = append(p.Changes, ch)
 	}
-	return PlanFile{Plan: p, SpecPath: in.SpecPath, StatePath: in.StatePath, Config: in.Config}, nil
+	return PlanFile{Plan: p, SpecPath: in.SpecPath, StatePath: in.StatePath, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
 }
 
 // checkNumbers refuses a number beyond float64's range anywhere in v, as
@@ -233,12 +317,15 @@ func (e *stalePlanError) Error() string        { return e.msg }
 func (e *stalePlanError) Is(target error) bool { return target == ErrStalePlan }
 
 // CheckPlan reports whether the saved plan pf may be applied to the state
-// described by meta with the specs in spec. It returns an error matching
-// ErrStalePlan when the plan was made for another state (lineage), when the
-// state changed since (serial), or when the specs or config values changed
-// (spec hash). A plan made before the state existed has no lineage and
-// fits a new state of serial 0.
-func CheckPlan(pf *PlanFile, meta state.Meta, spec *Spec) error {
+// described by meta, whose key is stateKey, with the specs in spec. It
+// returns ErrPlanFileChanged when the file's signature does not match (see
+// Verify), and an error matching ErrStalePlan when the plan was made for
+// another state (lineage), when the state changed since (serial), or when
+// the specs or config values changed (spec hash).
+func CheckPlan(pf *PlanFile, meta state.Meta, stateKey []byte, spec *Spec) error {
+	if err := pf.Verify(stateKey); err != nil {
+		return err
+	}
 	p := pf.Plan
 	switch {
 	case p.Lineage != "" && meta.Lineage != p.Lineage:

@@ -40,6 +40,7 @@ type planner struct {
 	opts    PlanOptions
 	prior   map[string]state.Record
 	lineage string
+	key     []byte // the state's key for digests of secrets
 
 	mu      sync.Mutex
 	results map[string]*nodeResult
@@ -54,6 +55,9 @@ func (p *planner) priorRecords() []state.Record {
 	}
 	return out
 }
+
+// sealer seals the secrets of the node name.
+func (p *planner) sealer(name string) sealer { return sealer{key: p.key, name: name} }
 
 func (p *planner) lookup(name string) (any, bool) {
 	p.mu.Lock()
@@ -110,7 +114,11 @@ func makePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Re
 	if err != nil {
 		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
 	}
-	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: map[string]state.Record{}, results: map[string]*nodeResult{}, lineage: meta.Lineage}
+	key, err := st.SecretKey()
+	if err != nil {
+		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+	}
+	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: map[string]state.Record{}, results: map[string]*nodeResult{}, lineage: meta.Lineage, key: key}
 	for _, r := range records {
 		p.prior[r.Name] = r
 	}
@@ -245,7 +253,7 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 	}
 	c.After = res
 	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == KindLookup && prior.Type == inv.Function &&
-		canonicalJSON(seal(args, v.Name)) == canonicalJSON(prior.Inputs) {
+		canonicalJSON(sealTo(args, prior.Inputs, p.sealer(v.Name))) == canonicalJSON(prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
 			c.Drift, c.DriftDetails = lookupDrift(s, prior.Outputs, res)
@@ -348,7 +356,7 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 			if containsUnknown(w) {
 				continue
 			}
-			if got := live[en.Key]; !valuesEqual(r.Schema.Root.Properties[en.Key], w, got, r.Name) {
+			if got := live[en.Key]; !valuesEqual(r.Schema.Root.Properties[en.Key], w, got, p.sealer(r.Name)) {
 				if containsSecret(w) {
 					got = Secret{Value: got} // the cloud's value of a secret field is secret too
 				}
@@ -357,7 +365,7 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 		}
 	}
 	if prior, ok := p.prior[r.Name]; ok && p.opts.Refresh && prior.Kind == KindGet && prior.Type == r.Type && prior.ID == sid {
-		c.Drift = getDrift(r.Schema, r.Name, prior.Outputs, live)
+		c.Drift = getDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
 	}
 	c.ID, c.After = sid, live
 	p.set(r.Name, &nodeResult{value: live, change: c})
@@ -443,11 +451,11 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
 		}
 		d := p.reg.Drivers[r.Type]
-		c.Drift = resourceDrift(r.Schema, d, r.Name, prior.Inputs, live, r.Options.IgnoreChanges)
+		c.Drift = resourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
 		// The cloud echoes secret inputs in clear: seal them as state
 		// does, so that they compare but are never shown or saved. Map
 		// entries the cloud adds by itself are its own business.
-		before = sealLike(live, desired, r.Name).(map[string]any)
+		before = sealLike(live, desired, p.sealer(r.Name)).(map[string]any)
 		before = withoutVendorKeys(d, before, desired, prior.Inputs)
 	}
 	c.Before = unsealForDisplay(before).(map[string]any)
@@ -456,7 +464,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		return p.finishReplace(r, c, opts, desired)
 	}
 	c.Options = optionChanges(prior, opts)
-	changed := diffInputs(r.Schema, managedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, c)
+	changed := diffInputs(r.Schema, managedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) == 0 && len(c.Options) > 0 {
 		// Only options change: a change of state, none in the cloud.
 		c.Action, c.Reason = Update, ReasonOptionsChanged
@@ -540,10 +548,10 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 	if err != nil {
 		return p.fail(r.Options.ImportPos, "import %q: read %s %q: %v", r.Name, r.Type, r.Options.Import, err)
 	}
-	live = sealLike(live, desired, r.Name).(map[string]any)
+	live = sealLike(live, desired, p.sealer(r.Name)).(map[string]any)
 	live = withoutVendorKeys(p.reg.Drivers[r.Type], live, desired)
 	c.Before, c.ID = unsealForDisplay(live).(map[string]any), r.Options.Import
-	changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, c)
+	changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) > 0 {
 		c.Reason, c.ReasonFields = ReasonImportThenUpdate, changed
 	}

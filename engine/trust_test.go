@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -410,5 +413,106 @@ func TestRefusedCreateLeavesNoIntent(t *testing.T) {
 	h.destroy(src)
 	if ids := h.cloud.ids(); len(ids) != 0 || c.createCount() != 0 {
 		t.Errorf("after destroy the cloud holds %v (%d creates); want nothing", ids, c.createCount())
+	}
+}
+
+// Digests of secrets are keyed with the state's own key: a 6-digit PIN in a
+// plan file or state cannot be found by trying every PIN, as it could when
+// the digest was salted with the node's public name. They do not depend on
+// the node, so 'state mv' keeps secrets comparing equal; the salted digests
+// of older states still compare until the next apply writes them anew.
+func TestSecretDigestsAreKeyed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const pin = "493817"
+	src := resourcesOf(endpoint("a", "a", "description: {fn::secret: \""+pin+"\"}"))
+	h.mustApply(src)
+	sealed, _ := h.record("a").Inputs["description"].(map[string]any)
+	digest, _ := sealed["$secret"].(string)
+	mac := hmac.New(sha256.New, h.stateKey())
+	mac.Write([]byte(`"` + pin + `"`))
+	if want := "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil)); digest != want {
+		t.Fatalf("the state holds %q for the secret, want the keyed digest %q", digest, want)
+	}
+	for guess := 0; guess < 1000000; guess += 99991 { // salted as before: nothing matches
+		sum := sha256.Sum256([]byte("reconcile\x00a\x00" + fmt.Sprintf(`"%06d"`, guess)))
+		if strings.HasSuffix(digest, hex.EncodeToString(sum[:])) {
+			t.Fatalf("the digest is the old salted one")
+		}
+	}
+
+	// state mv, and the specs renamed alike: nothing to change.
+	st, err := state.Open(h.path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Rename("a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	renamed := resourcesOf(endpoint("b", "a", "description: {fn::secret: \""+pin+"\"}"))
+	for _, refresh := range []bool{false, true} {
+		if p := h.plan(renamed, engine.PlanOptions{Refresh: refresh}); p.HasChanges() {
+			t.Errorf("plan (refresh %v) after state mv: %s, want no changes", refresh, actions(p))
+		}
+	}
+
+	// A digest salted the old way, as a format 1 state holds it, still
+	// compares equal.
+	st, err = state.Open(h.path, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, _ := st.Get("b")
+	sum := sha256.Sum256([]byte("reconcile\x00b\x00\"" + pin + "\""))
+	rec.Inputs["description"] = map[string]any{"$secret": "sha256:" + hex.EncodeToString(sum[:])}
+	if _, err := st.Put(rec); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if p := h.plan(renamed, engine.PlanOptions{Refresh: false}); p.HasChanges() {
+		t.Errorf("plan against an old salted digest: %s, want no changes", actions(p))
+	}
+	if p := h.plan(resourcesOf(endpoint("b", "a", "description: {fn::secret: \"000000\"}")), engine.PlanOptions{Refresh: false}); !p.HasChanges() {
+		t.Errorf("plan of another secret against an old salted digest: no changes")
+	}
+}
+
+// An input imported before it was marked secret is sealed everywhere state
+// keeps it once the specs wrap it in fn::secret: in the current record and
+// in every earlier version.
+func TestSecretSealedInHistory(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const clear = "imported-in-clear-token"
+	h.cloud.put("ocid1.existing", resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1",
+		"displayName": "a", "description": clear, "inferenceUnits": 1, "state": "ACTIVE"})
+	st, err := state.Open(h.path, state.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.ImportResource(t.Context(), st, h.reg, "a", endpointToken, "ocid1.existing"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	src := resourcesOf(endpoint("a", "a", "description: {fn::secret: "+clear+"}"))
+	p, _ := h.mustApply(src)
+	if p.HasChanges() {
+		t.Errorf("marking the imported value secret planned %s, want no change in the cloud", actions(p))
+	}
+	st, err = state.Open(h.path, state.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, _ := st.Meta()
+	for serial := int64(1); serial <= m.Serial; serial++ {
+		rec, ok, err := st.Version("a", serial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && strings.Contains(fmt.Sprint(rec.Inputs, rec.Outputs), clear) {
+			t.Errorf("version %d of a holds the secret in clear: %v %v", serial, rec.Inputs, rec.Outputs)
+		}
 	}
 }

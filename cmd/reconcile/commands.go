@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/schemas"
+	"reconcile/state"
 )
 
 var validateCmd = &command{
@@ -156,7 +157,7 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 		return c.errorf("%v", err)
 	}
 	if o.out != "" {
-		if err := c.savePlan(o.out, plan, spec); err != nil {
+		if err := c.savePlan(o.out, plan, spec, st); err != nil {
 			return c.errorf("%v", err)
 		}
 		if c.g.output == "text" {
@@ -180,7 +181,11 @@ func (c *cli) renderPlan(plan *engine.Plan) error {
 	return engine.RenderText(c.stdout, plan, opts)
 }
 
-func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec) error {
+func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec, st *state.Store) error {
+	key, err := st.SecretKey()
+	if err != nil {
+		return fmt.Errorf("save plan: %w", err)
+	}
 	specPath, _ := filepath.Abs(c.g.specPath)
 	statePath, _ := filepath.Abs(c.g.statePath)
 	cfg := map[string]string{}
@@ -194,7 +199,7 @@ func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec) error 
 		}
 	}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: specPath, StatePath: statePath, Config: cfg}, version); err != nil {
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: specPath, StatePath: statePath, Config: cfg}, version, key); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	return writeFileAtomic(path, buf.Bytes(), 0o600)
@@ -327,6 +332,16 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 	}
 	defer ss.close()
 	spec, reg, st := ss.spec, ss.reg, ss.st
+	key, err := st.SecretKey()
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	// A plan file is verified whole before anything runs.
+	if pf != nil {
+		if err := pf.Verify(key); err != nil {
+			return c.errorf("plan file %s: %v", args[0], err)
+		}
+	}
 	if !c.resolveIntents(st, reg) {
 		return exitError
 	}
@@ -336,7 +351,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		if err != nil {
 			return c.errorf("%v", err)
 		}
-		if err := engine.CheckPlan(pf, meta, spec); err != nil {
+		if err := engine.CheckPlan(pf, meta, key, spec); err != nil {
 			return c.errorf("%v", err)
 		}
 		plan = pf.Plan

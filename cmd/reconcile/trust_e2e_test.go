@@ -4,6 +4,9 @@ package main
 // emulator: each test names the defect it guards against.
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -106,4 +109,36 @@ func TestE2EPolicyCreateNeverOverwrites(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
 		t.Errorf("import of a policy that does not exist: want exit 1 saying so, got:\n%s", r)
 	}
+}
+
+// A saved plan file edited after it was made (an added delete) is refused
+// whole before anything runs.
+func TestE2EPlanFileEditedIsRefused(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	a, b := rid(t, "a"), rid(t, "b")
+	w.write("main.yaml", spec(policySpec("a", a, "", ""), policySpec("b", b, "", "")))
+	w.must(0, "apply", "--auto-approve")
+	w.write("main.yaml", spec(policySpec("a", a, fmt.Sprintf("        - relation: viewer\n          principals: [%q]\n", role2), ""), policySpec("b", b, "", "")))
+	w.must(0, "plan", "--out", "p.plan")
+	data, err := os.ReadFile(w.path("p.plan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte(`"action": "no-op"`), []byte(`"action": "delete"`), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatalf("the plan has no no-op to edit:\n%s", data)
+	}
+	w.write("p.plan", string(edited))
+	r := w.run("apply", "p.plan")
+	if r.code != 1 || !strings.Contains(r.stderr, "the plan file was changed after it was made") {
+		t.Fatalf("apply of an edited plan file: want exit 1 saying it was changed, got:\n%s", r)
+	}
+	if len(e.policy(b)) != 1 || len(e.policy(a)) != 1 {
+		t.Errorf("an edited plan file changed the cloud: a %v, b %v", e.policy(a), e.policy(b))
+	}
+	w.write("p.plan", string(data))
+	w.must(0, "apply", "p.plan")
 }
