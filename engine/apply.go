@@ -502,38 +502,12 @@ func (a *applier) sealPast(rec state.Record) error {
 // sealWhere returns old with every value sealed at the places where
 // template, a record's sealed inputs, holds a sealed value.
 func sealWhere(old, template any, sl sealer) any {
-	if isSealed(template) {
-		if old == nil || containsSealed(old) {
-			return old
+	return rewriteAlong(old, template, markedAt(isSealed), func(v, _ any) any {
+		if v == nil || containsSealed(v) {
+			return v
 		}
-		return sl.sealed(old, nil)
-	}
-	switch t := template.(type) {
-	case map[string]any:
-		o, ok := old.(map[string]any)
-		if !ok || !containsSealed(t) {
-			return old
-		}
-		out := make(map[string]any, len(o))
-		for k, v := range o {
-			out[k] = sealWhere(v, t[k], sl)
-		}
-		return out
-	case []any:
-		o, ok := old.([]any)
-		if !ok || !containsSealed(t) {
-			return old
-		}
-		if len(o) != len(t) {
-			return sl.sealed(o, nil)
-		}
-		out := make([]any, len(o))
-		for i, v := range o {
-			out[i] = sealWhere(v, t[i], sl)
-		}
-		return out
-	}
-	return old
+		return sl.sealed(v, nil)
+	})
 }
 
 func sameRecord(a, b state.Record) bool {

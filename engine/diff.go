@@ -62,6 +62,101 @@ func isLegacySealed(v any) bool {
 	return strings.HasPrefix(d, legacyPrefix)
 }
 
+// rewriteAlong returns a copy of v in which each value for which marked
+// reports true, given the value t at the same place in along, is replaced
+// by replace(v, t). Maps are followed key by key and lists index by index;
+// where along has nothing at a place, t is nil there. It is the one walk
+// that seals, or wraps as secret, the parts of a value that another value
+// of the same shape says are secret.
+func rewriteAlong(v, along any, marked func(v, t any) bool, replace func(v, t any) any) any {
+	if marked(v, along) {
+		return replace(v, along)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		a, _ := along.(map[string]any)
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = rewriteAlong(e, a[k], marked, replace)
+		}
+		return out
+	case []any:
+		a, _ := along.([]any)
+		out := make([]any, len(x))
+		for i, e := range x {
+			var t any
+			if i < len(a) {
+				t = a[i]
+			}
+			out[i] = rewriteAlong(e, t, marked, replace)
+		}
+		return out
+	}
+	return v
+}
+
+// markedAt is the test rewriteAlong needs to follow a template: v is at a
+// marked place of the template (is reports true of t), or v and t no longer
+// have the same shape (a list of another length, a value of another kind)
+// while t holds a mark: v must then be taken whole, or a part of it that t
+// marks would slip through.
+func markedAt(is func(any) bool) func(v, t any) bool {
+	var holds func(t any) bool
+	holds = func(t any) bool {
+		if is(t) {
+			return true
+		}
+		switch x := t.(type) {
+		case map[string]any:
+			for _, e := range x {
+				if holds(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if holds(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return func(v, t any) bool {
+		if is(t) {
+			return true
+		}
+		switch x := t.(type) {
+		case map[string]any:
+			_, same := v.(map[string]any)
+			return !same && v != nil && holds(x)
+		case []any:
+			l, same := v.([]any)
+			return (!same || len(l) != len(x)) && v != nil && holds(x)
+		}
+		return false
+	}
+}
+
+// sealLike returns a copy of live, an object as the cloud returns it, with
+// the values sealed where desired holds a Secret, so that a secret input
+// the cloud echoes in clear compares with the desired value without being
+// kept in clear.
+func sealLike(live, desired any, sl sealer) any {
+	return rewriteAlong(live, desired, markedAt(isSecretValue), func(v, _ any) any {
+		if v == nil || isSealed(v) {
+			return v
+		}
+		return sl.sealed(v, nil)
+	})
+}
+
+// isSecretValue reports whether v is a Secret.
+func isSecretValue(v any) bool {
+	_, ok := v.(Secret)
+	return ok
+}
+
 // seal replaces every Secret in v by its digest.
 func seal(v any, sl sealer) any {
 	return rewrite(v, func(v any) (any, bool) {
@@ -78,30 +173,10 @@ func seal(v any, sl sealer) any {
 // its place in prior (from state) is, where that is sealed: so that a
 // secret compares equal with its digest in a state of format 1 too.
 func sealTo(desired, prior any, sl sealer) any {
-	switch d := desired.(type) {
-	case Secret:
-		plain, _ := revealSecrets(d.Value)
-		return sl.sealed(plain, prior)
-	case map[string]any:
-		p, _ := prior.(map[string]any)
-		out := make(map[string]any, len(d))
-		for k, v := range d {
-			out[k] = sealTo(v, p[k], sl)
-		}
-		return out
-	case []any:
-		p, _ := prior.([]any)
-		out := make([]any, len(d))
-		for i, v := range d {
-			var pv any
-			if i < len(p) {
-				pv = p[i]
-			}
-			out[i] = sealTo(v, pv, sl)
-		}
-		return out
-	}
-	return desired
+	return rewriteAlong(desired, prior, func(v, _ any) bool { return isSecretValue(v) }, func(v, t any) any {
+		plain, _ := revealSecrets(v.(Secret).Value)
+		return sl.sealed(plain, t)
+	})
 }
 
 // rewrite returns a copy of v in which every value for which fn reports
@@ -126,55 +201,6 @@ func rewrite(v any, fn func(any) (any, bool)) any {
 		return out
 	}
 	return v
-}
-
-// sealLike returns a copy of live, an object as the cloud returns it, with
-// the values sealed where desired holds a Secret, so that a secret input
-// the cloud echoes in clear compares with the desired value (sealed with
-// the same salt) without being kept in clear. Lists are matched by index;
-// a list whose length differs is sealed whole when desired holds a secret
-// in it.
-func sealLike(live, desired any, sl sealer) any {
-	switch d := desired.(type) {
-	case Secret:
-		if live == nil || isSealed(live) {
-			return live
-		}
-		return seal(Secret{Value: live}, sl)
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok {
-			break
-		}
-		out := make(map[string]any, len(l))
-		for k, v := range l {
-			if dv, ok := d[k]; ok {
-				v = sealLike(v, dv, sl)
-			}
-			out[k] = v
-		}
-		return out
-	case []any:
-		l, ok := live.([]any)
-		if !ok {
-			break
-		}
-		if len(l) != len(d) {
-			if containsSecret(d) {
-				return seal(Secret{Value: l}, sl)
-			}
-			return l
-		}
-		out := make([]any, len(l))
-		for i, v := range l {
-			out[i] = sealLike(v, d[i], sl)
-		}
-		return out
-	}
-	if containsSecret(desired) && live != nil {
-		return seal(Secret{Value: live}, sl)
-	}
-	return live
 }
 
 // isSealed reports whether v is a sealed secret.

@@ -364,44 +364,12 @@ func refSets(refs []map[string]any, field, key string) bool {
 // secret being kept in clear. Lists are matched by index; a list whose
 // length differs is sealed whole when applied holds a secret in it.
 func sealAs(live, applied any, sl sealer) any {
-	if isSealed(applied) {
-		if live == nil || isSealed(live) {
-			return live
+	return rewriteAlong(live, applied, markedAt(isSealed), func(v, t any) any {
+		if v == nil || isSealed(v) {
+			return v
 		}
-		return sl.sealed(live, applied)
-	}
-	switch a := applied.(type) {
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok || !containsSealed(a) {
-			return live
-		}
-		out := make(map[string]any, len(l))
-		for k, v := range l {
-			if av, ok := a[k]; ok {
-				v = sealAs(v, av, sl)
-			}
-			out[k] = v
-		}
-		return out
-	case []any:
-		if !containsSealed(a) {
-			return live
-		}
-		l, ok := live.([]any)
-		if !ok || len(l) != len(a) {
-			if live == nil {
-				return nil
-			}
-			return sl.sealed(live, nil)
-		}
-		out := make([]any, len(l))
-		for i, v := range l {
-			out[i] = sealAs(v, a[i], sl)
-		}
-		return out
-	}
-	return live
+		return sl.sealed(v, t)
+	})
 }
 
 // policyEqual reports whether two IAM policies (policyData JSON text) hold

@@ -120,41 +120,12 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 // list whose length differs is wrapped whole when applied holds a secret
 // in it.
 func secretAs(live, applied any) any {
-	if live == nil {
-		return nil
-	}
-	if isSealed(applied) {
-		return Secret{Value: live}
-	}
-	if !containsSealed(applied) {
-		return live
-	}
-	switch a := applied.(type) {
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok {
-			return Secret{Value: live}
+	return rewriteAlong(live, applied, markedAt(isSealed), func(v, _ any) any {
+		if v == nil {
+			return nil
 		}
-		out := make(map[string]any, len(l))
-		for k, v := range l {
-			if av, ok := a[k]; ok {
-				v = secretAs(v, av)
-			}
-			out[k] = v
-		}
-		return out
-	case []any:
-		l, ok := live.([]any)
-		if !ok || len(l) != len(a) {
-			return Secret{Value: live}
-		}
-		out := make([]any, len(l))
-		for i, v := range l {
-			out[i] = secretAs(v, a[i])
-		}
-		return out
-	}
-	return live
+		return Secret{Value: v}
+	})
 }
 
 // ApplyRefreshOnly carries out a refresh-only plan (Plan.RefreshOnly):
