@@ -105,7 +105,7 @@ const deletePrefix = "\x00delete:"
 
 type applier struct {
 	spec    *Spec
-	st      *state.Store
+	st      Store
 	reg     resources.Registry
 	opts    ApplyOptions
 	changes map[string]*Change
@@ -156,7 +156,7 @@ func (a *applier) emit(e Event) {
 // written after every operation. A failed node stops only its dependents.
 // The returned error is for problems that prevent applying at all; failures
 // of single nodes are in the result.
-func Apply(ctx context.Context, plan *Plan, spec *Spec, st *state.Store, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(ctx context.Context, plan *Plan, spec *Spec, st Store, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}

@@ -88,7 +88,7 @@ func (p *planner) set(name string, r *nodeResult) {
 //
 // A plan interrupted by the end of ctx (a signal) returns one error
 // diagnostic saying so, not one per node that the interruption reached.
-func MakePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
+func MakePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -105,7 +105,7 @@ func MakePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Re
 	return plan, diags
 }
 
-func makePlan(ctx context.Context, spec *Spec, st *state.Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
+func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}

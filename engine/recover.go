@@ -92,7 +92,7 @@ type ResolveOptions struct {
 //
 // Apply, destroy and import run it before anything else; plans and drift,
 // which only read state, report the intents left (see PendingIntents).
-func ResolveIntents(ctx context.Context, st *state.Store, reg resources.Registry, opts ResolveOptions) (*IntentReport, error) {
+func ResolveIntents(ctx context.Context, st Store, reg resources.Registry, opts ResolveOptions) (*IntentReport, error) {
 	rep := &IntentReport{}
 	ins, err := st.Intents()
 	if err != nil {
@@ -143,7 +143,7 @@ func ResolveIntents(ctx context.Context, st *state.Store, reg resources.Registry
 
 // PendingIntents returns the creates an earlier run left unresolved, for a
 // command that only reads state to report them.
-func PendingIntents(st *state.Store) ([]state.Intent, error) {
+func PendingIntents(st Store) ([]state.Intent, error) {
 	ins, err := st.Intents()
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
@@ -153,7 +153,7 @@ func PendingIntents(st *state.Store) ([]state.Intent, error) {
 
 // resolveIntent resolves one intent. The error is a failure to write
 // state; the lookup's own failure is in the result.
-func resolveIntent(ctx context.Context, st *state.Store, reg resources.Registry, in state.Intent, opts ResolveOptions) (ResolvedIntent, error) {
+func resolveIntent(ctx context.Context, st Store, reg resources.Registry, in state.Intent, opts ResolveOptions) (ResolvedIntent, error) {
 	res := ResolvedIntent{Name: in.Name, Type: in.Type, Time: in.Time}
 	keep := func(err error) (ResolvedIntent, error) {
 		res.Outcome, res.Err = IntentKept, err
