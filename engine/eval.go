@@ -275,9 +275,9 @@ func accessorText(a Accessor) string {
 func (ev *evaluator) builtin(r *Ref) (any, error) {
 	switch r.Path[0].Key {
 	case "stack":
-		return "default", nil
+		return ev.spec.Stack, nil
 	case "project":
-		return filepath.Base(ev.spec.Dir), nil
+		return ev.spec.Project, nil
 	case "organization":
 		return "organization", nil
 	case "cwd":

@@ -27,7 +27,7 @@ func FuzzReadPlanFile(f *testing.F) {
 	}}
 	var buf bytes.Buffer
 	key := []byte("a fuzzing key of thirty-two bytes")
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: "/specs", StatePath: "/state.db", Config: map[string]string{"k": "v"}}, "fuzz", key); err != nil {
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: "/specs", Backend: "/state.db", Stack: "dev", Config: map[string]string{"k": "v"}}, "fuzz", key); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -72,7 +72,7 @@ func FuzzReadPlanFile(f *testing.F) {
 				}
 			}
 		}
-		if !reflect.DeepEqual(pf.Plan, pf2.Plan) || pf.SpecPath != pf2.SpecPath || pf.StatePath != pf2.StatePath || !reflect.DeepEqual(pf.Config, pf2.Config) {
+		if !reflect.DeepEqual(pf.Plan, pf2.Plan) || pf.SpecPath != pf2.SpecPath || pf.Backend != pf2.Backend || pf.Stack != pf2.Stack || !reflect.DeepEqual(pf.Config, pf2.Config) {
 			t.Fatalf("a plan file changes on a round trip:\n%#v\n%#v", pf.Plan, pf2.Plan)
 		}
 	})

@@ -27,7 +27,8 @@ const (
 
 // projectKeys are top-level keys of a Pulumi project file that reconcile
 // accepts and ignores.
-var projectKeys = map[string]bool{"name": true, "runtime": true, "description": true, "pulumi": true}
+var projectKeys = map[string]bool{"name": true, "runtime": true, "description": true, "pulumi": true,
+	"main": true, "backend": true, "stackConfigDir": true, "options": true, "template": true, "plugins": true, "packages": true}
 
 // builtinRoot is the reserved name of Pulumi's built-in variables.
 const builtinRoot = "pulumi"
@@ -79,11 +80,30 @@ func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, Diagno
 
 // LoadOptions change what Load accepts.
 type LoadOptions struct {
+	// Project and Stack are what ${pulumi.project} and ${pulumi.stack}
+	// read; an empty Project is the project directory's name, an empty
+	// Stack "default".
+	Project, Stack string
+	// StackConfig holds the config values the stack's settings give
+	// (Pulumi.<stack>.yaml), by config name. A value overrides the
+	// declaration's default and is overridden by --config; a name the
+	// specs do not declare is declared by it, untyped.
+	StackConfig map[string]StackValue
 	// UnsetConfigUnknown takes a config entry that has neither a value nor
 	// a default as Unknown instead of an error, for commands that never
 	// evaluate the specs' inputs (destroy, drift): they must not demand
 	// values, secrets least of all, that they do not use.
 	UnsetConfigUnknown bool
+}
+
+// StackValue is a config value from a stack's settings.
+type StackValue struct {
+	Value any // JSON-shaped
+	// Secret is set for a value the settings gave encrypted: it is
+	// secret whatever the declaration says.
+	Secret bool
+	// Pos is where the settings give it.
+	Pos Pos
 }
 
 // LoadWith is Load with options.
@@ -92,6 +112,8 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 		opts: opts,
 		spec: &Spec{
 			Dir:       dir,
+			Project:   opts.Project,
+			Stack:     opts.Stack,
 			Config:    map[string]*ConfigDecl{},
 			Variables: map[string]*Variable{},
 			Resources: map[string]*Resource{},
@@ -113,6 +135,12 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 	if len(srcs) == 0 {
 		l.errorf(Pos{}, "no spec files found").Detail = "pass -f FILE or -f DIR, or run in a directory holding *.yaml specs"
 	}
+	if l.spec.Project == "" {
+		l.spec.Project = filepath.Base(dir)
+	}
+	if l.spec.Stack == "" {
+		l.spec.Stack = "default"
+	}
 	l.resolveConfig(overrides)
 	l.check()
 	keys := make([]string, 0, len(l.spec.Values))
@@ -123,6 +151,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 	for _, k := range keys {
 		fmt.Fprintf(h, "config\x00%s\x00%s\x00", k, canonicalJSON(l.spec.Values[k]))
 	}
+	fmt.Fprintf(h, "project\x00%s\x00stack\x00%s\x00", l.spec.Project, l.spec.Stack)
 	l.spec.Hash = hex.EncodeToString(h.Sum(nil))
 	ds := l.diags.Sort()
 	if ds.HasErrors() {

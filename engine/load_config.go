@@ -138,6 +138,20 @@ func describe(v any) string {
 // resolveConfig fills Spec.Values from overrides and defaults.
 func (l *loader) resolveConfig(overrides map[string]string) {
 	l.spec.Values = map[string]any{}
+	secret := map[string]bool{}
+	// A stack's setting of a name the specs do not declare declares it.
+	for _, name := range sortedKeys(l.opts.StackConfig) {
+		sv := l.opts.StackConfig[name]
+		if _, ok := l.spec.Config[name]; ok || l.broken[name] {
+			continue
+		}
+		if prev, dup := l.where[name]; dup {
+			l.errorf(sv.Pos, "config %q of the stack's settings names a variable or resource, declared at %s", name, prev)
+			continue
+		}
+		l.where[name] = sv.Pos
+		l.spec.Config[name] = &ConfigDecl{Name: name, Pos: sv.Pos}
+	}
 	names := keysOfConfig(l.spec.Config)
 	for _, k := range sortedKeys(overrides) {
 		name := k
@@ -161,18 +175,27 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 		if _, set := l.spec.Values[name]; set || l.broken[name] {
 			continue
 		}
+		if sv, ok := l.opts.StackConfig[name]; ok {
+			if msg := checkType(c.Type, sv.Value); msg != "" {
+				l.errorf(sv.Pos, "config %q: %s, declared %s at %s", name, msg, c.Type, c.Pos)
+				continue
+			}
+			l.spec.Values[name] = sv.Value
+			secret[name] = sv.Secret
+			continue
+		}
 		if !c.HasDefault && l.opts.UnsetConfigUnknown {
 			l.spec.Values[name] = Unknown{}
 			continue
 		}
 		if !c.HasDefault {
-			l.errorf(c.Pos, "config %q has no value", name).Detail = fmt.Sprintf("pass --config %s=VALUE or give it a default", name)
+			l.errorf(c.Pos, "config %q has no value", name).Detail = fmt.Sprintf("set it in the stack's settings (Pulumi.<stack>.yaml), pass --config %s=VALUE, or give it a default", name)
 			continue
 		}
 		l.spec.Values[name] = c.Default
 	}
 	for _, name := range names {
-		if v, ok := l.spec.Values[name]; ok && l.spec.Config[name].Secret {
+		if v, ok := l.spec.Values[name]; ok && (l.spec.Config[name].Secret || secret[name]) {
 			l.spec.Values[name] = Secret{Value: v}
 		}
 	}

@@ -355,7 +355,7 @@ func TestPlanFileEditedIsRefused(t *testing.T) {
 	p := h.plan(resourcesOf(endpoint("a", "a2"), endpoint("b", "b")), engine.PlanOptions{Refresh: true})
 	key := h.stateKey()
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p, StatePath: h.path}, "test", key); err != nil {
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p, Backend: h.path}, "test", key); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
@@ -405,7 +405,7 @@ outputs:
     fn::secret: ` + clear + `
 `
 	p := h.plan(src, engine.PlanOptions{})
-	pf := engine.PlanFile{Plan: p, SpecPath: "/abs/specs", StatePath: h.path, Config: map[string]string{"region": "eu"}}
+	pf := engine.PlanFile{Plan: p, SpecPath: "/abs/specs", Backend: h.path, Stack: "dev", Config: map[string]string{"region": "eu"}}
 	var buf bytes.Buffer
 	if err := engine.WritePlanFile(&buf, pf, "v1.2.3", h.stateKey()); err != nil {
 		t.Fatal(err)
@@ -421,8 +421,8 @@ outputs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.SpecPath != pf.SpecPath || got.StatePath != pf.StatePath || !reflect.DeepEqual(got.Config, pf.Config) {
-		t.Errorf("read back paths/config = %q %q %v, want %q %q %v", got.SpecPath, got.StatePath, got.Config, pf.SpecPath, pf.StatePath, pf.Config)
+	if got.SpecPath != pf.SpecPath || got.Backend != pf.Backend || got.Stack != pf.Stack || !reflect.DeepEqual(got.Config, pf.Config) {
+		t.Errorf("read back paths/config = %q %q %v, want %q %q %v", got.SpecPath, got.Backend, got.Config, pf.SpecPath, pf.Backend, pf.Config)
 	}
 	gp := got.Plan
 	if gp.Lineage != p.Lineage || gp.Serial != p.Serial || gp.SpecHash != p.SpecHash || gp.Destroy != p.Destroy {

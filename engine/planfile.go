@@ -39,8 +39,10 @@ type PlanFile struct {
 	// Config holds the --config values given to plan, except those of
 	// secret config entries, which must be given again to apply.
 	Config map[string]string
-	// StatePath is the state file the plan was made against.
-	StatePath string
+	// Backend is where the state the plan was made against lives: the
+	// absolute path of a local backend's default-stack file, or an etcd
+	// URL (never with credentials); Stack is the stack.
+	Backend, Stack string
 
 	body []byte // the signed bytes, as read
 	mac  string // the signature, as read
@@ -90,7 +92,8 @@ type planFileJSON struct {
 	Version   int               `json:"version"`
 	Reconcile string            `json:"reconcile"`
 	SpecPath  string            `json:"specPath"`
-	StatePath string            `json:"statePath"`
+	Backend   string            `json:"backend"`
+	Stack     string            `json:"stack"`
 	Config    map[string]string `json:"config,omitempty"`
 	Lineage   string            `json:"lineage"`
 	Serial    int64             `json:"serial"`
@@ -125,7 +128,7 @@ type changeJSON struct {
 // state the plan was made against. Secrets are sealed (a keyed digest,
 // never the value) and unknown values marked.
 func WritePlanFile(w io.Writer, pf PlanFile, version string, stateKey []byte) error {
-	out := planFileJSON{Version: PlanFileVersion, Reconcile: version, SpecPath: pf.SpecPath, StatePath: pf.StatePath, Config: pf.Config,
+	out := planFileJSON{Version: PlanFileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
 		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly}
 	for _, c := range pf.Plan.Changes {
 		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
@@ -265,7 +268,7 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 		}
 		p.Changes = append(p.Changes, ch)
 	}
-	return PlanFile{Plan: p, SpecPath: in.SpecPath, StatePath: in.StatePath, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
+	return PlanFile{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
 }
 
 // checkNumbers refuses a number beyond float64's range anywhere in v, as

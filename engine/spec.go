@@ -16,11 +16,14 @@ type Source struct {
 type Spec struct {
 	// Dir is the project directory: fn::readFile paths are relative to it
 	// and may not leave it.
-	Dir       string
-	Config    map[string]*ConfigDecl
-	Variables map[string]*Variable
-	Resources map[string]*Resource
-	Outputs   map[string]*Output
+	Dir string
+	// Project and Stack are what ${pulumi.project} and ${pulumi.stack}
+	// read.
+	Project, Stack string
+	Config         map[string]*ConfigDecl
+	Variables      map[string]*Variable
+	Resources      map[string]*Resource
+	Outputs        map[string]*Output
 	// Values are the config values in force: overrides, then defaults.
 	Values map[string]any
 	// Hash is a digest of every source and every config value in force.

@@ -31,7 +31,9 @@ const (
 // globals are the flags every command accepts.
 type globals struct {
 	statePath   string
+	stack       string
 	lockTimeout time.Duration
+	lockTTL     time.Duration
 	output      string
 	config      configFlag
 	noColor     bool
@@ -96,6 +98,7 @@ type cli struct {
 	g      globals
 	cmd    string
 	set    map[string]bool // flags given on the command line
+	ws     *workspace      // the project, stack and backend, once resolved
 }
 
 type command struct {
@@ -124,7 +127,7 @@ type cmdOpts struct {
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, applyCmd, destroyCmd, driftCmd, importCmd, stateCmd, schemaCmd, emulateCmd, versionCmd,
+		validateCmd, planCmd, applyCmd, destroyCmd, driftCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 
@@ -182,8 +185,10 @@ func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
 	fs := flag.NewFlagSet("reconcile "+cmd.name, flag.ContinueOnError)
 	o := &cmdOpts{}
 	c.g.config = configFlag{}
-	fs.StringVar(&c.g.statePath, "state", ".reconcile/state.db", "state file")
+	fs.StringVar(&c.g.statePath, "state", defaultStatePath, "where state lives: a file path, or etcd://HOST:PORT[,HOST:PORT...]/PREFIX (also RECONCILE_STATE, or backend: url: in Pulumi.yaml)")
+	fs.StringVar(&c.g.stack, "stack", defaultStack, "the stack to work on; its config comes from Pulumi.<stack>.yaml (also RECONCILE_STACK)")
 	fs.DurationVar(&c.g.lockTimeout, "lock-timeout", 0, "how long to wait for another process holding the state (e.g. 30s)")
+	fs.DurationVar(&c.g.lockTTL, "lock-ttl", 15*time.Second, "on etcd: how long a lock outlives its holder's last sign of life")
 	fs.StringVar(&c.g.output, "output", "text", "output format: text, json or markdown")
 	fs.Var(c.g.config, "config", "set a config value, KEY=VALUE (repeatable)")
 	fs.BoolVar(&c.g.noColor, "no-color", false, "never colour the output (also NO_COLOR)")

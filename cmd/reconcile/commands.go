@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/project"
 	"reconcile/schemas"
-	"reconcile/state"
 )
 
 var validateCmd = &command{
@@ -181,13 +181,16 @@ func (c *cli) renderPlan(plan *engine.Plan) error {
 	return engine.RenderText(c.stdout, plan, opts)
 }
 
-func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec, st *state.Store) error {
+func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec, st store) error {
 	key, err := st.SecretKey()
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	specPath, _ := filepath.Abs(c.g.specPath)
-	statePath, _ := filepath.Abs(c.g.statePath)
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
 	cfg := map[string]string{}
 	for k, v := range c.g.config {
 		name := k
@@ -199,7 +202,7 @@ func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec, st *st
 		}
 	}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: specPath, StatePath: statePath, Config: cfg}, version, key); err != nil {
+	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg}, version, key); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	return writeFileAtomic(path, buf.Bytes(), 0o600)
@@ -317,8 +320,8 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		}
 		pf = &p
 		c.g.specPath = p.SpecPath
-		if !c.set["state"] && p.StatePath != "" {
-			c.g.statePath = p.StatePath
+		if err := c.usePlanTarget(pf); err != nil {
+			return c.errorf("plan file %s: %v", args[0], err)
 		}
 		for k, v := range p.Config {
 			if _, set := c.g.config[k]; !set {
@@ -392,6 +395,33 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		return c.errorf("%v", err)
 	}
 	return c.reportApply(res, destroy)
+}
+
+// usePlanTarget points the command at the backend and stack a saved plan
+// was made against: it is applied there, or not at all. A location given
+// explicitly (--state, RECONCILE_STATE, Pulumi.yaml's backend, --stack,
+// RECONCILE_STACK) that is another is refused.
+func (c *cli) usePlanTarget(pf *engine.PlanFile) error {
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	explicit := c.set["state"] || os.Getenv("RECONCILE_STATE") != "" || ws.project.Backend != ""
+	if explicit && ws.backend.url() != pf.Backend {
+		return fmt.Errorf("it was made against the state at %s, not %s: it is applied where it was made; drop --state (and RECONCILE_STATE), or make a new plan", pf.Backend, ws.backend.url())
+	}
+	if (c.set["stack"] || os.Getenv("RECONCILE_STACK") != "") && ws.stack != pf.Stack {
+		return fmt.Errorf("it was made for stack %q, not %q: drop --stack (and RECONCILE_STACK), or make a new plan for %q", pf.Stack, ws.stack, ws.stack)
+	}
+	b, err := parseBackend(pf.Backend)
+	if err != nil {
+		return fmt.Errorf("its state location: %w", err)
+	}
+	if !project.ValidStackName(pf.Stack) {
+		return fmt.Errorf("its stack %q is not a valid stack name", pf.Stack)
+	}
+	ws.backend, ws.stack = b, pf.Stack
+	return nil
 }
 
 func (c *cli) confirm() bool {

@@ -342,6 +342,8 @@ type ws struct {
 	emu  *emu
 	mu   sync.Mutex
 	runs []result
+	// extraEnv are KEY=VALUE settings added to the binary's environment.
+	extraEnv []string
 }
 
 // newWS makes a working directory for t using e. When t ends it checks that
@@ -371,12 +373,14 @@ func (w *ws) env() []string {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(k, "DD_"), strings.HasPrefix(k, "GOOGLE_"), strings.HasPrefix(k, "OCI_"),
+			strings.HasPrefix(k, "RECONCILE_"), strings.HasPrefix(k, "PULUMI_"),
 			k == "HOME", k == "TMPDIR", k == "NO_COLOR":
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+w.dir, "TMPDIR="+w.tmp)
+	env = append(env, "HOME="+w.dir, "TMPDIR="+w.tmp)
+	return append(env, w.extraEnv...)
 }
 
 // rc runs the binary with args as they are.

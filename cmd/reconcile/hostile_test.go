@@ -134,7 +134,7 @@ func TestHostileInput(t *testing.T) {
 		{"billion laughs", []string{"validate", "-f", bomb}, "YAML aliases that expand exponentially are refused"},
 		{"symlink loop", []string{"validate", "-f", loopFile}, "too many levels of symbolic links"},
 		{"symlink loop in a directory", []string{"validate", "-f", loopDir}, "too many levels of symbolic links"},
-		{"named pipe", []string{"validate", "-f", fifo}, "is not a regular file"},
+		{"named pipe", []string{"validate", "-f", fifo}, "not a regular file"},
 		{"fn::readFile /dev/zero", []string{"plan", "-f", filepath.Dir(zero), "--state", filepath.Join(dir, "state.db")}, "absolute paths must be inside the project directory"},
 	} {
 		var code int

@@ -7,14 +7,13 @@ import (
 
 	"reconcile/engine"
 	"reconcile/resources"
-	"reconcile/state"
 )
 
 // resolveIntents resolves, before anything else, the creates that an
 // earlier run started but did not see to their end (see
 // engine.ResolveIntents), and prints what it did. It reports false after
 // printing an error when state could not be written.
-func (c *cli) resolveIntents(st *state.Store, reg resources.Registry) bool {
+func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
 	ins, err := engine.PendingIntents(st)
 	if err != nil {
 		c.errorf("%v", err)
@@ -75,7 +74,7 @@ func (c *cli) resolveIntents(st *state.Store, reg resources.Registry) bool {
 
 // warnIntents tells a command that only reads state (plan, drift) about
 // creates an earlier run left unresolved, which it cannot resolve.
-func (c *cli) warnIntents(st *state.Store) {
+func (c *cli) warnIntents(st store) {
 	ins, err := engine.PendingIntents(st)
 	if err != nil || len(ins) == 0 {
 		return
@@ -90,7 +89,7 @@ func (c *cli) warnIntents(st *state.Store) {
 
 // forgetIntent clears the interrupted create of name, for 'state rm'. It
 // reports whether there was one.
-func forgetIntent(st *state.Store, name string) (bool, error) {
+func forgetIntent(st store, name string) (bool, error) {
 	ins, err := st.Intents()
 	if err != nil {
 		return false, err

@@ -14,7 +14,7 @@ import (
 type session struct {
 	spec *engine.Spec
 	reg  resources.Registry
-	st   *state.Store
+	st   store
 	stop func()
 }
 
@@ -47,13 +47,33 @@ func (c *cli) open(readOnly bool) *session {
 	return &session{spec: spec, reg: reg, st: st, stop: func() { st.Close(); cleanup() }}
 }
 
-// openState opens the state of --state for the command. A state that does
-// not exist is created only with create; otherwise the error says which
-// commands start one.
-func (c *cli) openState(readOnly, create bool) (*state.Store, error) {
-	st, err := state.Open(c.g.statePath, state.Options{ReadOnly: readOnly, Create: create, LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd})
-	if errors.Is(err, state.ErrNoState) {
-		return nil, fmt.Errorf("%w; only plan and apply start a new state: check --state", err)
+// store is what the commands use of a state: what the engine uses, and
+// what the state subcommands inspect and edit.
+type store interface {
+	engine.Store
+	Close() error
+	Version(name string, serial int64) (state.Record, bool, error)
+	History() ([]state.HistoryEntry, error)
+	Rename(oldName, newName string) error
+}
+
+// openState opens the state of the command's stack on its backend. A
+// state that does not exist is created only with create; otherwise the
+// error says which commands start one.
+func (c *cli) openState(readOnly, create bool) (store, error) {
+	ws, err := c.workspace()
+	if err != nil {
+		return nil, err
 	}
-	return st, err
+	if ws.backend.etcd != nil {
+		return nil, fmt.Errorf("state on etcd is not available in this build")
+	}
+	st, err := state.Open(ws.backend.statePath(ws.stack), state.Options{ReadOnly: readOnly, Create: create, LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd})
+	if errors.Is(err, state.ErrNoState) {
+		return nil, fmt.Errorf("%w; only plan and apply start a new state: check --state and --stack", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }

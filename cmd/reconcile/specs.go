@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"reconcile/engine"
+	"reconcile/project"
 )
 
 // maxSpecFiles bounds how many files one -f directory may hold.
@@ -39,6 +40,9 @@ func readSources(path string) (string, []engine.Source, error) {
 		n := e.Name()
 		if strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
 			continue
+		}
+		if project.IsStackFile(n) {
+			continue // a stack's settings (Pulumi.<stack>.yaml), not a spec
 		}
 		full := filepath.Join(path, n)
 		st, err := os.Stat(full) // follows a link once; a loop fails here
@@ -72,28 +76,28 @@ func readLimited(path string) ([]byte, error) {
 	// named pipe blocks until someone writes to it, and a device may never
 	// end.
 	if fi, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("read specs: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read specs: %s is not a regular file", path)
+		return nil, fmt.Errorf("read %s: not a regular file", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read specs: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read specs: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read specs: %s is not a regular file", path)
+		return nil, fmt.Errorf("read %s: not a regular file", path)
 	}
 	if st.Size() > maxSpecBytes {
-		return nil, fmt.Errorf("read specs: %s is %d bytes, over the limit of %d; split it over several files", path, st.Size(), maxSpecBytes)
+		return nil, fmt.Errorf("read %s: %d bytes, over the limit of %d; split it over several files", path, st.Size(), maxSpecBytes)
 	}
 	b := make([]byte, st.Size())
 	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("read specs: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	return b, nil
 }
@@ -101,6 +105,10 @@ func readLimited(path string) ([]byte, error) {
 // readSpec reads and loads the specs named by -f. The error is for specs
 // that cannot be read at all; problems in them are diagnostics.
 func (c *cli) readSpec() (*engine.Spec, engine.Diagnostics, error) {
+	ws, err := c.workspace()
+	if err != nil {
+		return nil, nil, err
+	}
 	dir, srcs, err := readSources(c.g.specPath)
 	if err != nil {
 		return nil, nil, err
@@ -108,7 +116,13 @@ func (c *cli) readSpec() (*engine.Spec, engine.Diagnostics, error) {
 	// destroy and drift evaluate none of the specs' inputs: they must not
 	// demand config values, secrets least of all, that they never use.
 	lenient := c.cmd == "destroy" || c.cmd == "drift"
-	spec, diags := engine.LoadWith(dir, srcs, c.g.config, engine.LoadOptions{UnsetConfigUnknown: lenient})
+	opts := engine.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack}
+	if !lenient {
+		if opts.StackConfig, err = ws.stackConfig(); err != nil {
+			return nil, nil, err
+		}
+	}
+	spec, diags := engine.LoadWith(dir, srcs, c.g.config, opts)
 	if spec != nil {
 		c.redactSecrets(engine.SecretTexts(spec))
 	}

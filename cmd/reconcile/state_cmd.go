@@ -63,7 +63,7 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 			return c.writeJSON(out)
 		}
 		if len(recs) == 0 {
-			fmt.Fprintf(c.stdout, "The state at %s is empty.\n", c.g.statePath)
+			fmt.Fprintf(c.stdout, "The state at %s is empty.\n", c.ws.backend.describe(c.ws.stack))
 			return exitOK
 		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
@@ -86,7 +86,7 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 				return c.errorf("%v", merr)
 			}
 			if o.serial < 0 || o.serial > meta.Serial {
-				return c.errorf("the state at %s has serials 0 to %d, not %d; 'reconcile state history' lists them", c.g.statePath, meta.Serial, o.serial)
+				return c.errorf("the state at %s has serials 0 to %d, not %d; 'reconcile state history' lists them", c.ws.backend.describe(c.ws.stack), meta.Serial, o.serial)
 			}
 			rec, found, err = st.Version(rest[0], o.serial)
 		} else {
@@ -194,7 +194,7 @@ func printAttrs(c *cli, title string, m map[string]any) {
 	}
 }
 
-func (c *cli) suggestRecord(st *state.Store, name string) string {
+func (c *cli) suggestRecord(st store, name string) string {
 	recs, err := st.List()
 	if err != nil {
 		return ""

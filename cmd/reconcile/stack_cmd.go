@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+)
+
+var stackCmd = &command{
+	name: "stack", args: "ls", spec: true,
+	summary: "List the stacks of the state backend.",
+	detail: `ls lists the stacks whose state the backend holds, marking the current one
+(--stack, RECONCILE_STACK, else "default") with *. The backend is --state, else
+RECONCILE_STATE, else backend: url: in Pulumi.yaml, else the local file
+.reconcile/state.db: on a local backend stack S lives beside the default
+stack's file, as state.S.db; on etcd under PREFIX/S/.
+
+A stack's config comes from Pulumi.<stack>.yaml beside Pulumi.yaml (config:
+with <project>:<key> or plain keys; secure: values are decrypted with
+PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE). Only plan and apply
+start a new stack.`,
+	run: func(c *cli, o *cmdOpts, args []string) int {
+		if len(args) != 1 || args[0] != "ls" {
+			return c.errorf("stack takes one subcommand: ls")
+		}
+		ws, err := c.workspace()
+		if err != nil {
+			return c.errorf("%v", err)
+		}
+		stacks, err := c.stacks()
+		if err != nil {
+			return c.errorf("list the stacks of %s: %v", ws.backend.url(), err)
+		}
+		slices.Sort(stacks)
+		if c.g.output == "json" {
+			type stackJSON struct {
+				Name    string `json:"name"`
+				Current bool   `json:"current"`
+			}
+			out := struct {
+				FormatVersion string      `json:"format_version"`
+				Backend       string      `json:"backend"`
+				Stacks        []stackJSON `json:"stacks"`
+			}{FormatVersion: "1.0", Backend: ws.backend.url(), Stacks: []stackJSON{}}
+			for _, s := range stacks {
+				out.Stacks = append(out.Stacks, stackJSON{Name: s, Current: s == ws.stack})
+			}
+			return c.writeJSON(out)
+		}
+		if len(stacks) == 0 {
+			fmt.Fprintf(c.stdout, "No stacks in %s yet: plan or apply starts one.\n", ws.backend.url())
+			return exitOK
+		}
+		for _, s := range stacks {
+			mark := " "
+			if s == ws.stack {
+				mark = "*"
+			}
+			fmt.Fprintf(c.stdout, "%s %s\n", mark, s)
+		}
+		return exitOK
+	},
+}
+
+// stacks lists the stacks of the command's backend.
+func (c *cli) stacks() ([]string, error) {
+	ws, err := c.workspace()
+	if err != nil {
+		return nil, err
+	}
+	if ws.backend.etcd != nil {
+		return nil, fmt.Errorf("state on etcd is not available in this build")
+	}
+	return ws.backend.localStacks()
+}
