@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -54,13 +55,13 @@ type Event struct {
 	Elapsed time.Duration
 	ID      string
 	Message string // the driver's last progress message, or the error
-	Pos     Pos
+	Pos     diag.Pos
 }
 
 // NodeError is a node that failed during apply.
 type NodeError struct {
 	Addr string
-	Pos  Pos
+	Pos  diag.Pos
 	Err  error
 }
 
@@ -335,7 +336,7 @@ func (a *applier) run(ctx context.Context, node string) error {
 	return a.runResource(ctx, r, c)
 }
 
-func (a *applier) fail(addr string, pos Pos, err error) error {
+func (a *applier) fail(addr string, pos diag.Pos, err error) error {
 	err = a.redaction(addr).Error(err)
 	a.mu.Lock()
 	a.failed = append(a.failed, NodeError{Addr: addr, Pos: pos, Err: err})
@@ -456,7 +457,7 @@ func (a *applier) driverRead(ctx context.Context, r *Resource, id string) (map[s
 }
 
 // put writes a record if it differs from what state holds.
-func (a *applier) put(addr string, pos Pos, rec state.Record) error {
+func (a *applier) put(addr string, pos diag.Pos, rec state.Record) error {
 	if old, ok := a.prior[addr]; ok && sameRecord(old, rec) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -39,7 +40,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 	opts, err := pl.evalOptionsWith(r, a.evaluator(ctx))
 	if err != nil {
 		if len(pl.diags) > 0 {
-			err = DiagError(pl.diags)
+			err = diag.Errors(pl.diags)
 		}
 		return a.fail(r.Name, r.Pos, err)
 	}

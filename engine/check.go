@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"reconcile/engine/diag"
 	"reconcile/schemas"
 )
 
@@ -33,7 +34,7 @@ func (l *loader) check() {
 				l.checkRefs(r.Get.State, name)
 				for _, e := range r.Get.State.Entries {
 					if _, ok := r.Schema.Root.Properties[e.Key]; !ok {
-						l.errorf(e.KeyPos, "unknown field %q on %s%s", e.Raw, r.Type, didYouMean(e.Key, r.Schema.Outputs())).Detail = validList("fields", r.Schema.Outputs())
+						l.errorf(e.KeyPos, "unknown field %q on %s%s", e.Raw, r.Type, diag.DidYouMean(e.Key, r.Schema.Outputs())).Detail = diag.ValidList("fields", r.Schema.Outputs())
 					}
 				}
 			}
@@ -99,13 +100,13 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 			return false // it may be declared in what could not be read
 		}
 		var names []string
-		for _, m := range []map[string]Pos{l.where} {
+		for _, m := range []map[string]diag.Pos{l.where} {
 			for n := range m {
 				names = append(names, n)
 			}
 		}
 		sort.Strings(names)
-		l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, didYouMean(r.Root, names))
+		l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, diag.DidYouMean(r.Root, names))
 		return false
 	}
 	if len(r.Path) == 0 || r.Path[0].IsIndex {
@@ -133,7 +134,7 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 			return true
 		}
 	}
-	l.errorf(r.P, "%s has no field %q%s", owner, key, didYouMean(canon, fields)).Detail = validList("fields", fields)
+	l.errorf(r.P, "%s has no field %q%s", owner, key, diag.DidYouMean(canon, fields)).Detail = diag.ValidList("fields", fields)
 	return true
 }
 
@@ -180,8 +181,8 @@ func (l *loader) reportViolations(s *schemas.Schema, obj *Object, inst map[strin
 	l.diags = append(l.diags, violationDiags(s, obj, inst, dyn, what)...)
 }
 
-func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) Diagnostics {
-	var out Diagnostics
+func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) diag.Diagnostics {
+	var out diag.Diagnostics
 	vs := s.Validate(inst)
 	// A misspelt field is reported as unknown; the required field it was
 	// meant to be is then not reported missing as well.
@@ -189,7 +190,7 @@ func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map
 	for _, v := range vs {
 		if v.Kind == schemas.Unknown {
 			parent := v.Path[:len(v.Path)-1]
-			if m := suggest(v.Path[len(v.Path)-1], fieldNames(s.Root, parent)); m != "" {
+			if m := diag.Suggest(v.Path[len(v.Path)-1], fieldNames(s.Root, parent)); m != "" {
 				meant[strings.Join(append(parent[:len(parent):len(parent)], m), "/")] = true
 			}
 		}
@@ -206,7 +207,7 @@ func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map
 				continue
 			}
 			pos, _ := exprPos(obj, parent)
-			out = append(out, errorf(pos, "%s: %s", what, v.Message))
+			out = append(out, diag.Errorf(pos, "%s: %s", what, v.Message))
 		case schemas.Unknown:
 			field := v.Path[len(v.Path)-1]
 			pos, raw := exprKeyPos(obj, v.Path)
@@ -214,12 +215,12 @@ func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map
 				raw = field
 			}
 			siblings := fieldNames(s.Root, v.Path[:len(v.Path)-1])
-			d := errorf(pos, "unknown field %q on %s%s", raw, s.Token, didYouMean(field, siblings))
-			d.Detail = validList("fields", siblings)
+			d := diag.Errorf(pos, "unknown field %q on %s%s", raw, s.Token, diag.DidYouMean(field, siblings))
+			d.Detail = diag.ValidList("fields", siblings)
 			out = append(out, d)
 		case schemas.OutputOnly:
 			pos, _ := exprKeyPos(obj, v.Path)
-			out = append(out, errorf(pos, "field %q of %s is an output and cannot be set", strings.Join(v.Path, "."), s.Token))
+			out = append(out, diag.Errorf(pos, "field %q of %s is an output and cannot be set", strings.Join(v.Path, "."), s.Token))
 		default:
 			pos, _ := exprPos(obj, v.Path)
 			if v.Kind == schemas.TypeMismatch {
@@ -231,7 +232,7 @@ func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map
 					}
 				}
 			}
-			out = append(out, errorf(pos, "field %q: %s", displayPath(v.Path), v.Message))
+			out = append(out, diag.Errorf(pos, "field %q: %s", displayPath(v.Path), v.Message))
 		}
 	}
 	return out
@@ -346,7 +347,7 @@ func stripPlaceholders(v any) any {
 
 // exprPos returns the position of the expression at path inside e, or of
 // the deepest expression on the way.
-func exprPos(e Expr, path []string) (Pos, bool) {
+func exprPos(e Expr, path []string) (diag.Pos, bool) {
 	for _, seg := range path {
 		switch x := e.(type) {
 		case *Object:
@@ -401,7 +402,7 @@ func isCollection(e Expr) bool {
 
 // exprKeyPos returns the position of the key at the end of path and its
 // spelling as written.
-func exprKeyPos(e Expr, path []string) (Pos, string) {
+func exprKeyPos(e Expr, path []string) (diag.Pos, string) {
 	if len(path) == 0 {
 		return e.Pos(), ""
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -22,26 +23,26 @@ import (
 // ignoreChanges (ignored fields are not drift) and for positions only: a
 // refresh-only plan never creates, updates or deletes anything in the
 // cloud. A node that cannot be read is an error diagnostic.
-func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
+func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
-		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	recs, err := st.List()
 	if err != nil {
-		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	key, err := st.SecretKey()
 	if err != nil {
-		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
-	var diags Diagnostics
+	var diags diag.Diagnostics
 	for _, r := range refreshRecords(ctx, spec, reg, key, recs, opts.Parallelism) {
 		rec := r.rec
 		pos := declaredAt(spec, rec.Name)
 		if r.err != nil {
-			diags = append(diags, errorf(pos, "refresh %q: read %s %q: %v", rec.Name, rec.Type, rec.ID, r.err))
+			diags = append(diags, diag.Errorf(pos, "refresh %q: read %s %q: %v", rec.Name, rec.Type, rec.ID, r.err))
 			continue
 		}
 		c := Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: NoOp, ID: rec.ID, Pos: pos}
@@ -70,9 +71,9 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st Store, reg resource
 }
 
 // declaredAt is where the specs declare name, or the zero Pos.
-func declaredAt(spec *Spec, name string) Pos {
+func declaredAt(spec *Spec, name string) diag.Pos {
 	if spec == nil {
-		return Pos{}
+		return diag.Pos{}
 	}
 	if r, ok := spec.Resources[name]; ok {
 		return r.Pos
@@ -80,7 +81,7 @@ func declaredAt(spec *Spec, name string) Pos {
 	if v, ok := spec.Variables[name]; ok {
 		return v.Pos
 	}
-	return Pos{}
+	return diag.Pos{}
 }
 
 // refreshedAttrs is what a Refresh writes into state for rec, given what

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -272,7 +273,7 @@ func (h *harness) reading(fn func(st *state.Store)) {
 
 // makePlan plans src against the state file, read-only, and returns the
 // diagnostics instead of failing on them.
-func (h *harness) makePlan(src string, opts engine.PlanOptions) (p *engine.Plan, diags engine.Diagnostics) {
+func (h *harness) makePlan(src string, opts engine.PlanOptions) (p *engine.Plan, diags diag.Diagnostics) {
 	h.t.Helper()
 	h.reading(func(st *state.Store) { p, diags = engine.MakePlan(h.t.Context(), h.load(src), st, h.reg, opts) })
 	return p, diags
@@ -406,7 +407,7 @@ func change(t *testing.T, p *engine.Plan, addr string) engine.Change {
 }
 
 // diagText joins the diagnostics, with their details, one per line.
-func diagText(ds engine.Diagnostics) string {
+func diagText(ds diag.Diagnostics) string {
 	var b strings.Builder
 	for _, d := range ds {
 		b.WriteString(d.String() + "\n")

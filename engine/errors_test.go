@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 )
 
 // errorsDir holds the diagnostics fixtures: one case per file, or per
@@ -27,7 +28,7 @@ type errMarker struct {
 	file     string
 	line     int
 	col      int // 0: any column
-	severity engine.Severity
+	severity diag.Severity
 	summary  string
 	detail   string
 }
@@ -54,9 +55,9 @@ func readErrMarkers(t *testing.T, name string, src []byte) []errMarker {
 	var out []errMarker
 	for i, line := range strings.Split(string(src), "\n") {
 		for _, m := range errMarkerRE.FindAllStringSubmatch(line, -1) {
-			mk := errMarker{file: name, line: i + 1, severity: engine.Error}
+			mk := errMarker{file: name, line: i + 1, severity: diag.Error}
 			if m[1] == "WARNING" {
-				mk.severity = engine.Warning
+				mk.severity = diag.Warning
 			}
 			if m[2] != "" {
 				mk.col, _ = strconv.Atoi(m[2])
@@ -76,7 +77,7 @@ func readErrMarkers(t *testing.T, name string, src []byte) []errMarker {
 	return out
 }
 
-func (m errMarker) matches(d engine.Diagnostic) bool {
+func (m errMarker) matches(d diag.Diagnostic) bool {
 	return d.Pos.File == m.file && d.Pos.Line == m.line &&
 		(m.col == 0 || d.Pos.Col == m.col) &&
 		d.Severity == m.severity &&
@@ -155,7 +156,7 @@ func TestErrors(t *testing.T) {
 			}
 			wantErrors := false
 			for _, m := range want {
-				wantErrors = wantErrors || m.severity == engine.Error
+				wantErrors = wantErrors || m.severity == diag.Error
 			}
 			if strings.HasPrefix(c.name, "valid_") && wantErrors {
 				t.Fatalf("%s: a valid_* fixture must not expect errors", c.name)
@@ -207,7 +208,7 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func errLessPos(a, b engine.Pos) bool {
+func errLessPos(a, b diag.Pos) bool {
 	if a.File != b.File {
 		return a.File < b.File
 	}

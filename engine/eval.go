@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reconcile/engine/diag"
 	"reflect"
 	"strconv"
 	"strings"
@@ -17,13 +18,13 @@ import (
 
 // evalError is a problem found while evaluating an expression, at a position.
 type evalError struct {
-	Pos Pos
+	Pos diag.Pos
 	Msg string
 }
 
 func (e *evalError) Error() string { return e.Pos.String() + ": " + e.Msg }
 
-func evalErrorf(pos Pos, format string, args ...any) error {
+func evalErrorf(pos diag.Pos, format string, args ...any) error {
 	return &evalError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 

@@ -6,25 +6,26 @@ import (
 	"strings"
 	"unicode"
 
+	"reconcile/engine/diag"
 	"reconcile/schemas"
 )
 
 // Expr is an expression of the spec language: a literal, a reference, an
 // interpolated string, a list, an object, or a built-in function call.
 type Expr interface {
-	Pos() Pos
+	Pos() diag.Pos
 }
 
 // Lit is a literal scalar: nil, bool, int64, float64 or string.
 type Lit struct {
-	P     Pos
+	P     diag.Pos
 	Value any
 }
 
 // Ref is a property access such as ${res.field[0]["key"]}. Standing alone as
 // a whole string it is a substitution and keeps the referenced value's type.
 type Ref struct {
-	P    Pos
+	P    diag.Pos
 	Root string
 	Path []Accessor
 	Text string // the source text between ${ and }
@@ -39,7 +40,7 @@ type Accessor struct {
 
 // Template is a string with interpolations; it always yields a string.
 type Template struct {
-	P     Pos
+	P     diag.Pos
 	Parts []TemplatePart
 }
 
@@ -51,13 +52,13 @@ type TemplatePart struct {
 
 // List is a sequence of expressions.
 type List struct {
-	P     Pos
+	P     diag.Pos
 	Items []Expr
 }
 
 // Object is a mapping from keys to expressions, in source order.
 type Object struct {
-	P       Pos
+	P       diag.Pos
 	Entries []Entry
 }
 
@@ -66,22 +67,22 @@ type Object struct {
 type Entry struct {
 	Key    string
 	Raw    string
-	KeyPos Pos
+	KeyPos diag.Pos
 	Value  Expr
 }
 
 // Call is a built-in function call such as fn::join.
 type Call struct {
-	P    Pos
+	P    diag.Pos
 	Name string // without the fn:: prefix, lower case: "join", "split", ...
 	Arg  Expr
 }
 
 // Invoke is an fn::invoke lookup.
 type Invoke struct {
-	P        Pos
+	P        diag.Pos
 	Function string // canonical token
-	FuncPos  Pos
+	FuncPos  diag.Pos
 	Args     *Object
 	Return   string
 }
@@ -90,17 +91,17 @@ type Invoke struct {
 // reported; the checks that follow take its value as unknown, so that they
 // do not report the same mistake again. It never reaches a loaded Spec.
 type badExpr struct {
-	P Pos
+	P diag.Pos
 }
 
-func (e *badExpr) Pos() Pos  { return e.P }
-func (e *Lit) Pos() Pos      { return e.P }
-func (e *Ref) Pos() Pos      { return e.P }
-func (e *Template) Pos() Pos { return e.P }
-func (e *List) Pos() Pos     { return e.P }
-func (e *Object) Pos() Pos   { return e.P }
-func (e *Call) Pos() Pos     { return e.P }
-func (e *Invoke) Pos() Pos   { return e.P }
+func (e *badExpr) Pos() diag.Pos  { return e.P }
+func (e *Lit) Pos() diag.Pos      { return e.P }
+func (e *Ref) Pos() diag.Pos      { return e.P }
+func (e *Template) Pos() diag.Pos { return e.P }
+func (e *List) Pos() diag.Pos     { return e.P }
+func (e *Object) Pos() diag.Pos   { return e.P }
+func (e *Call) Pos() diag.Pos     { return e.P }
+func (e *Invoke) Pos() diag.Pos   { return e.P }
 
 // Get returns the entry with the canonical key, or nil.
 func (o *Object) Get(key string) *Entry {
@@ -119,13 +120,13 @@ func (o *Object) Get(key string) *Entry {
 // returns a *Lit when the string has no access, a *Ref when it is exactly one
 // access, and a *Template otherwise. offset maps a byte offset within s to a
 // position in the file.
-func parseTemplate(s string, pos Pos, offset func(int) Pos) (Expr, []Diagnostic) {
+func parseTemplate(s string, pos diag.Pos, offset func(int) diag.Pos) (Expr, []diag.Diagnostic) {
 	if !strings.Contains(s, "$") {
 		return &Lit{P: pos, Value: s}, nil
 	}
 	var parts []TemplatePart
 	var text strings.Builder
-	var diags []Diagnostic
+	var diags []diag.Diagnostic
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '$' || i+1 >= len(s) {
@@ -146,7 +147,7 @@ func parseTemplate(s string, pos Pos, offset func(int) Pos) (Expr, []Diagnostic)
 		}
 		ref, n, err := parseAccess(s[i+2:])
 		if err != "" {
-			diags = append(diags, Diagnostic{Pos: offset(i), Summary: "invalid interpolation " + quoteTrunc(s[i:]) + ": " + err,
+			diags = append(diags, diag.Diagnostic{Pos: offset(i), Summary: "invalid interpolation " + quoteTrunc(s[i:]) + ": " + err,
 				Detail: `write ${name}, ${name.field}, ${name.list[0]} or ${name["key"]}; write $${ for a literal "${"`})
 			return &badExpr{P: pos}, diags
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 )
 
 // FuzzReadPlanFile feeds arbitrary bytes to the plan-file reader, as a
@@ -19,7 +20,7 @@ func FuzzReadPlanFile(f *testing.F) {
 			Before: map[string]any{"displayName": "a", "inferenceUnits": int64(1), "tags": map[string]any{"k": "v"}},
 			After: map[string]any{"displayName": "b", "inferenceUnits": int64(2), "id": engine.Unknown{}, "description": engine.Secret{Value: "s3cret"},
 				"list": []any{1.5, nil, true, []any{"x"}}},
-			ReplacePaths: []string{"modelId"}, Pos: engine.Pos{File: "main.yaml", Line: 3, Col: 5}},
+			ReplacePaths: []string{"modelId"}, Pos: diag.Pos{File: "main.yaml", Line: 3, Col: 5}},
 		{Addr: "pol", Type: "datadog:RestrictionPolicy", Kind: engine.KindResource, Action: engine.Create,
 			After: map[string]any{"resourceId": "dashboard:x", "bindings": []any{map[string]any{"relation": "editor", "principals": []any{"org:1"}}}}},
 		{Addr: "old", Type: "oci:AiLanguage:Endpoint", Kind: engine.KindResource, Action: engine.Delete, ID: "ocid1.old"},

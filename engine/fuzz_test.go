@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 )
 
 // fuzzSeeds are small valid specs, beside the fixtures of testdata.
@@ -125,7 +126,7 @@ func fuzzSplitPoint(data []byte) int {
 }
 
 // fuzzCheckLoad loads srcs twice and checks the invariants of the result.
-func fuzzCheckLoad(t *testing.T, srcs []engine.Source) (*engine.Spec, engine.Diagnostics) {
+func fuzzCheckLoad(t *testing.T, srcs []engine.Source) (*engine.Spec, diag.Diagnostics) {
 	t.Helper()
 	spec, diags := engine.Load(".", srcs, nil)
 	if (spec == nil) != diags.HasErrors() {
@@ -173,7 +174,7 @@ func fuzzCheckLoad(t *testing.T, srcs []engine.Source) (*engine.Spec, engine.Dia
 // fuzzLines matches the line breaks of YAML, by which positions count lines.
 var fuzzLines = regexp.MustCompile("\r\n|\r|\n|\u0085|\u2028|\u2029")
 
-func fuzzRender(ds engine.Diagnostics) string {
+func fuzzRender(ds diag.Diagnostics) string {
 	var b strings.Builder
 	for _, d := range ds {
 		fmt.Fprintf(&b, "\t%s\n", strings.ReplaceAll(d.String(), "\n", "\n\t"))

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"reconcile/engine/diag"
 	"sort"
 )
 
@@ -15,7 +16,7 @@ const (
 type gnode struct {
 	name string
 	kind int
-	pos  Pos
+	pos  diag.Pos
 	deps []string // sorted, unique
 }
 
@@ -28,7 +29,7 @@ type graph struct {
 
 func buildGraph(s *Spec) *graph {
 	g := &graph{nodes: map[string]*gnode{}, dependents: map[string][]string{}}
-	add := func(name string, kind int, pos Pos, exprs ...Expr) *gnode {
+	add := func(name string, kind int, pos diag.Pos, exprs ...Expr) *gnode {
 		set := map[string]bool{}
 		for _, e := range exprs {
 			if e == nil {

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -21,7 +22,7 @@ import (
 func ImportResource(ctx context.Context, st Store, reg resources.Registry, name, typ, id string) (state.Record, error) {
 	s, ok := schemas.Lookup(typ)
 	if !ok {
-		return state.Record{}, fmt.Errorf("unknown type %q%s", typ, didYouMean(typ, allTokens()))
+		return state.Record{}, fmt.Errorf("unknown type %q%s", typ, diag.DidYouMean(typ, allTokens()))
 	}
 	if s.Kind != schemas.Resource {
 		return state.Record{}, fmt.Errorf("%s is a lookup; only resources can be imported", s.Token)

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"reconcile/engine/diag"
 	"reconcile/schemas"
 )
 
@@ -35,12 +36,12 @@ const builtinRoot = "pulumi"
 
 type loader struct {
 	opts  LoadOptions
-	diags Diagnostics
+	diags diag.Diagnostics
 	file  string
 	lines []string // of the file being loaded, for positions inside scalars
 	nodes int
 	spec  *Spec
-	where map[string]Pos // every declared name, for duplicate checks
+	where map[string]diag.Pos // every declared name, for duplicate checks
 	// broken names were declared but could not be loaded (an error has been
 	// reported): references to them are not checked further.
 	broken map[string]bool
@@ -50,19 +51,19 @@ type loader struct {
 	partial bool
 }
 
-func (l *loader) errorf(pos Pos, format string, args ...any) *Diagnostic {
-	l.diags = append(l.diags, errorf(pos, format, args...))
+func (l *loader) errorf(pos diag.Pos, format string, args ...any) *diag.Diagnostic {
+	l.diags = append(l.diags, diag.Errorf(pos, format, args...))
 	return &l.diags[len(l.diags)-1]
 }
 
-func (l *loader) warnf(pos Pos, format string, args ...any) {
-	d := errorf(pos, format, args...)
-	d.Severity = Warning
+func (l *loader) warnf(pos diag.Pos, format string, args ...any) {
+	d := diag.Errorf(pos, format, args...)
+	d.Severity = diag.Warning
 	l.diags = append(l.diags, d)
 }
 
-func (l *loader) pos(n *yaml.Node) Pos {
-	p := Pos{File: l.file, Line: n.Line, Col: n.Column}
+func (l *loader) pos(n *yaml.Node) diag.Pos {
+	p := diag.Pos{File: l.file, Line: n.Line, Col: n.Column}
 	if last := len(l.lines); p.Line > last && last > 0 {
 		// An empty node at the end of the stream is placed on the line
 		// after the last: report the end of the last line instead.
@@ -74,7 +75,7 @@ func (l *loader) pos(n *yaml.Node) Pos {
 // Load parses, merges and checks spec sources. dir is the project directory.
 // overrides are --config values as given on the command line. It reports
 // every problem found; the Spec is nil when any is an error.
-func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, Diagnostics) {
+func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, diag.Diagnostics) {
 	return LoadWith(dir, srcs, overrides, LoadOptions{})
 }
 
@@ -103,11 +104,11 @@ type StackValue struct {
 	// secret whatever the declaration says.
 	Secret bool
 	// Pos is where the settings give it.
-	Pos Pos
+	Pos diag.Pos
 }
 
 // LoadWith is Load with options.
-func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadOptions) (*Spec, Diagnostics) {
+func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadOptions) (*Spec, diag.Diagnostics) {
 	l := &loader{
 		opts: opts,
 		spec: &Spec{
@@ -119,7 +120,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 			Resources: map[string]*Resource{},
 			Outputs:   map[string]*Output{},
 		},
-		where:  map[string]Pos{},
+		where:  map[string]diag.Pos{},
 		broken: map[string]bool{},
 	}
 	h := sha256.New()
@@ -133,7 +134,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 		l.loadFile(src)
 	}
 	if len(srcs) == 0 {
-		l.errorf(Pos{}, "no spec files found").Detail = "pass -f FILE or -f DIR, or run in a directory holding *.yaml specs"
+		l.errorf(diag.Pos{}, "no spec files found").Detail = "pass -f FILE or -f DIR, or run in a directory holding *.yaml specs"
 	}
 	if l.spec.Project == "" {
 		l.spec.Project = filepath.Base(dir)
@@ -165,7 +166,7 @@ func (l *loader) loadFile(src Source) {
 	l.nodes = 0
 	l.lines = nil
 	if len(src.Data) > maxSourceBytes {
-		l.errorf(Pos{File: src.Name, Line: 1, Col: 1}, "file is %d bytes, over the limit of %d", len(src.Data), maxSourceBytes).Detail = "split the spec over several files of a directory"
+		l.errorf(diag.Pos{File: src.Name, Line: 1, Col: 1}, "file is %d bytes, over the limit of %d", len(src.Data), maxSourceBytes).Detail = "split the spec over several files of a directory"
 		l.partial = true
 		return
 	}
@@ -266,7 +267,7 @@ func (l *loader) loadDocument(root *yaml.Node) {
 			for n := range top.Properties {
 				names = append(names, n)
 			}
-			l.errorf(l.pos(k), "unknown top-level key %q%s", k.Value, didYouMean(k.Value, names)).Detail = validList("keys", names)
+			l.errorf(l.pos(k), "unknown top-level key %q%s", k.Value, diag.DidYouMean(k.Value, names)).Detail = diag.ValidList("keys", names)
 			// A misspelt section such as "resource:" declares nothing, but
 			// references to its entries are not worth a report each.
 			if v.Kind == yaml.MappingNode {

@@ -5,6 +5,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"reconcile/engine/diag"
 	"reconcile/schemas"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func (l *loader) loadConfig(n *yaml.Node) {
 			case "type":
 				t, ok := configType(dv.Value)
 				if !ok || dv.Kind != yaml.ScalarNode {
-					l.errorf(l.pos(dv), "unknown config type %q%s", dv.Value, didYouMean(dv.Value, configTypes)).Detail = validList("types", configTypes)
+					l.errorf(l.pos(dv), "unknown config type %q%s", dv.Value, diag.DidYouMean(dv.Value, configTypes)).Detail = diag.ValidList("types", configTypes)
 				}
 				c.Type = t
 			case "default", "value":
@@ -63,7 +64,7 @@ func (l *loader) loadConfig(n *yaml.Node) {
 					return
 				}
 				names := keysOf(declProps)
-				l.errorf(l.pos(dk), "unknown key %q in config %q%s", dk.Value, name, didYouMean(dk.Value, names)).Detail = validList("keys", names)
+				l.errorf(l.pos(dk), "unknown key %q in config %q%s", dk.Value, name, diag.DidYouMean(dk.Value, names)).Detail = diag.ValidList("keys", names)
 				l.broken[name] = true // it may be a misspelt default: no "has no value" too
 			}
 		})
@@ -160,7 +161,7 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 		}
 		c, ok := l.spec.Config[name]
 		if !ok {
-			l.errorf(Pos{}, "--config %s: no config named %q is declared%s", k, name, didYouMean(name, names)).Detail = "declare it under config: in a spec file"
+			l.errorf(diag.Pos{}, "--config %s: no config named %q is declared%s", k, name, diag.DidYouMean(name, names)).Detail = "declare it under config: in a spec file"
 			continue
 		}
 		v, err := parseConfigValue(c.Type, overrides[k])

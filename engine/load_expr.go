@@ -5,6 +5,7 @@ package engine
 
 import (
 	"fmt"
+	"reconcile/engine/diag"
 	"reconcile/schemas"
 	"sort"
 	"strconv"
@@ -85,11 +86,11 @@ func (l *loader) expr(n *yaml.Node, prop *schemas.Prop) Expr {
 // plain and quoted scalars written on one line and for literal blocks (|);
 // inside other scalars (folded, or quoted over several lines) it is the
 // scalar's start.
-func (l *loader) offsetFunc(n *yaml.Node) func(int) Pos {
+func (l *loader) offsetFunc(n *yaml.Node) func(int) diag.Pos {
 	base := l.pos(n)
-	return func(i int) Pos {
+	return func(i int) diag.Pos {
 		if line, col, ok := l.scalarOffset(n, i); ok {
-			return Pos{File: l.file, Line: line, Col: col}
+			return diag.Pos{File: l.file, Line: line, Col: col}
 		}
 		return base
 	}
@@ -245,7 +246,7 @@ func (l *loader) call(k, v *yaml.Node) Expr {
 		}
 	}
 	if canon == "" {
-		l.errorf(pos, "unknown function %q%s", k.Value, didYouMean(k.Value, prefixed(builtinFuncs))).Detail = validList("functions", prefixed(builtinFuncs))
+		l.errorf(pos, "unknown function %q%s", k.Value, diag.DidYouMean(k.Value, prefixed(builtinFuncs))).Detail = diag.ValidList("functions", prefixed(builtinFuncs))
 		return &badExpr{P: pos}
 	}
 	if canon != name {
@@ -279,7 +280,7 @@ func (l *loader) checkCallShape(c *Call) {
 	}
 }
 
-func (l *loader) invoke(pos Pos, v *yaml.Node) Expr {
+func (l *loader) invoke(pos diag.Pos, v *yaml.Node) Expr {
 	inv := &Invoke{P: pos}
 	if v.Kind != yaml.MappingNode {
 		l.errorf(l.pos(v), "fn::invoke takes a mapping with function and arguments, got %s", kindName(v))
@@ -307,16 +308,16 @@ func (l *loader) invoke(pos Pos, v *yaml.Node) Expr {
 		case "options":
 			l.warnf(l.pos(k), "invoke options have no effect in reconcile")
 		default:
-			l.errorf(l.pos(k), "unknown key %q in fn::invoke%s", k.Value, didYouMean(k.Value, []string{"function", "arguments", "return", "options"})).Detail = `valid keys: "function", "arguments", "return", "options"`
+			l.errorf(l.pos(k), "unknown key %q in fn::invoke%s", k.Value, diag.DidYouMean(k.Value, []string{"function", "arguments", "return", "options"})).Detail = `valid keys: "function", "arguments", "return", "options"`
 			unknownKey = true
 		}
 	})
-	if unknownKey && (argsNode == nil || inv.FuncPos == (Pos{})) {
+	if unknownKey && (argsNode == nil || inv.FuncPos == (diag.Pos{})) {
 		// The unknown key may be the misspelt function or arguments: what
 		// they would have given is not reported missing.
 		return &badExpr{P: pos}
 	}
-	if inv.Function == "" && inv.FuncPos == (Pos{}) {
+	if inv.Function == "" && inv.FuncPos == (diag.Pos{}) {
 		l.errorf(pos, "fn::invoke has no function").Detail = "add function: with one of " + strings.Join(functionTokens(), ", ")
 	}
 	if argsNode != nil {
@@ -336,7 +337,7 @@ func (l *loader) invoke(pos Pos, v *yaml.Node) Expr {
 	}
 	if s, ok := schemas.Lookup(inv.Function); ok && inv.Return != "" {
 		if _, has := s.Root.Properties[inv.Return]; !has && inv.Return != "id" {
-			l.errorf(l.pos(retNode), "fn::invoke return: %s has no result %q%s", s.Token, retNode.Value, didYouMean(inv.Return, s.Outputs())).Detail = validList("results", s.Outputs())
+			l.errorf(l.pos(retNode), "fn::invoke return: %s has no result %q%s", s.Token, retNode.Value, diag.DidYouMean(inv.Return, s.Outputs())).Detail = diag.ValidList("results", s.Outputs())
 		}
 	}
 	return inv
@@ -349,10 +350,10 @@ func (l *loader) funcRoot(inv *Invoke) *schemas.Prop {
 	return nil
 }
 
-func (l *loader) resolveFunction(inv *Invoke, token string, pos Pos) {
+func (l *loader) resolveFunction(inv *Invoke, token string, pos diag.Pos) {
 	s, ok := schemas.Lookup(token)
 	if !ok {
-		l.errorf(pos, "unknown function %q%s", token, didYouMean(token, allTokens())).Detail = "known functions: " + strings.Join(functionTokens(), ", ")
+		l.errorf(pos, "unknown function %q%s", token, diag.DidYouMean(token, allTokens())).Detail = "known functions: " + strings.Join(functionTokens(), ", ")
 		return
 	}
 	if s.Kind != schemas.Function {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reconcile/engine/diag"
 	"reconcile/schemas"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			l.errorf(l.pos(fk), "defaultProvider is only for provider resources, which reconcile does not need").Detail = "credentials come from each vendor's usual places; remove this key"
 		default:
 			names := keysOf(rdoc.Properties)
-			l.errorf(l.pos(fk), "unknown key %q in resource %q%s", fk.Value, r.Name, didYouMean(fk.Value, names)).Detail = validList("keys", names)
+			l.errorf(l.pos(fk), "unknown key %q in resource %q%s", fk.Value, r.Name, diag.DidYouMean(fk.Value, names)).Detail = diag.ValidList("keys", names)
 			incomplete = true
 		}
 	})
@@ -57,7 +58,7 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			l.errorf(r.TypePos, "provider resources are not needed: %q", r.Type).Detail = "credentials come from each vendor's usual places; remove this resource"
 			return nil
 		}
-		l.errorf(r.TypePos, "unknown resource type %q%s", r.Type, didYouMean(r.Type, allTokens())).Detail = "known types: " + strings.Join(schemas.Tokens(), ", ")
+		l.errorf(r.TypePos, "unknown resource type %q%s", r.Type, diag.DidYouMean(r.Type, allTokens())).Detail = "known types: " + strings.Join(schemas.Tokens(), ", ")
 		return nil
 	}
 	if s.Kind == schemas.Function {
@@ -117,7 +118,7 @@ func (l *loader) loadGet(r *Resource, key, n *yaml.Node) *GetSpec {
 				l.errorf(l.pos(v), "get.state of %q must be a mapping, got %s", r.Name, notMapping(v))
 			}
 		default:
-			l.errorf(l.pos(k), "unknown key %q in get of %q%s", k.Value, r.Name, didYouMean(k.Value, []string{"id", "state"})).Detail = `valid keys: "id", "state"`
+			l.errorf(l.pos(k), "unknown key %q in get of %q%s", k.Value, r.Name, diag.DidYouMean(k.Value, []string{"id", "state"})).Detail = `valid keys: "id", "state"`
 			unknownKey = true
 		}
 	})
@@ -187,7 +188,7 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 				switch tk.Value {
 				case "create", "update", "delete", "read":
 				default:
-					l.errorf(l.pos(tk), "unknown key %q in customTimeouts%s", tk.Value, didYouMean(tk.Value, []string{"create", "update", "delete", "read"})).Detail = `valid keys: "create", "update", "delete", "read"`
+					l.errorf(l.pos(tk), "unknown key %q in customTimeouts%s", tk.Value, diag.DidYouMean(tk.Value, []string{"create", "update", "delete", "read"})).Detail = `valid keys: "create", "update", "delete", "read"`
 					return
 				}
 				d, err := time.ParseDuration(tv.Value)
@@ -203,7 +204,7 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 				return
 			}
 			names := keysOf(odoc.Properties)
-			l.errorf(l.pos(k), "unknown option %q in resource %q%s", k.Value, r.Name, didYouMean(k.Value, names)).Detail = validList("options", names)
+			l.errorf(l.pos(k), "unknown option %q in resource %q%s", k.Value, r.Name, diag.DidYouMean(k.Value, names)).Detail = diag.ValidList("options", names)
 		}
 	})
 }
@@ -234,7 +235,7 @@ func (l *loader) pathList(r *Resource, k, v *yaml.Node) []PathOpt {
 		canon := snakeToCamel(top)
 		p, ok := r.Schema.Root.Properties[canon]
 		if !ok || p.ReadOnly {
-			l.errorf(l.pos(it), "%s: %s has no input %q%s", k.Value, r.Type, top, didYouMean(canon, r.Schema.Inputs())).Detail = validList("inputs", r.Schema.Inputs())
+			l.errorf(l.pos(it), "%s: %s has no input %q%s", k.Value, r.Type, top, diag.DidYouMean(canon, r.Schema.Inputs())).Detail = diag.ValidList("inputs", r.Schema.Inputs())
 			return
 		}
 		out = append(out, PathOpt{Path: canon + it.Value[len(top):], Top: canon, P: l.pos(it)})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reconcile/engine/diag"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,7 +49,7 @@ func (l *loader) yamlError(err error, src []byte) {
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	pos := Pos{File: l.file, Line: line, Col: 1}
+	pos := diag.Pos{File: l.file, Line: line, Col: 1}
 	detail := ""
 	switch {
 	case !hasLine:
@@ -195,18 +196,18 @@ func unclosed(line string, end byte) int {
 
 // badChar returns the position of the first byte of src that YAML refuses:
 // invalid UTF-8 or a control character other than tab and the line breaks.
-func badChar(src []byte) (Pos, bool) {
+func badChar(src []byte) (diag.Pos, bool) {
 	for n, line := range splitLines(string(src)) {
 		col := 1
 		for i := 0; i < len(line); col++ {
 			r, size := utf8.DecodeRuneInString(line[i:])
 			if r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0xfffe || r == 0xffff {
-				return Pos{Line: n + 1, Col: col}, true
+				return diag.Pos{Line: n + 1, Col: col}, true
 			}
 			i += size
 		}
 	}
-	return Pos{}, false
+	return diag.Pos{}, false
 }
 
 // budget walks n once to refuse alias bombs and deep nesting before any

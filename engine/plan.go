@@ -1,5 +1,7 @@
 package engine
 
+import "reconcile/engine/diag"
+
 // Unknown stands for a value that is not known until apply: an output of a
 // resource not yet created, or anything computed from one. Renderers show
 // it as "(known after apply)".
@@ -168,7 +170,7 @@ type Change struct {
 	// Deferred is set on a lookup whose arguments are not known until apply.
 	Deferred bool
 	// Pos is where the node is declared (zero for deletes).
-	Pos Pos
+	Pos diag.Pos
 
 	// What refresh found changed outside reconcile since the last apply.
 	// Renderers show it apart from the changes the specs ask for; apply

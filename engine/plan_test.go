@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -22,7 +23,7 @@ func withoutPositions(p *engine.Plan) *engine.Plan {
 	out := *p
 	out.Changes = append([]engine.Change(nil), p.Changes...)
 	for i := range out.Changes {
-		out.Changes[i].Pos = engine.Pos{}
+		out.Changes[i].Pos = diag.Pos{}
 	}
 	out.SpecHash = ""
 	return &out

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -121,7 +122,7 @@ type changeJSON struct {
 	Deferred            bool           `json:"deferred,omitempty"`
 	Deposed             []string       `json:"deposed,omitempty"`
 	Options             []OptionChange `json:"options,omitempty"`
-	Pos                 Pos            `json:"pos"`
+	Pos                 diag.Pos       `json:"pos"`
 }
 
 // WritePlanFile encodes pf and signs it with stateKey, the key of the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -44,7 +45,7 @@ type planner struct {
 
 	mu      sync.Mutex
 	results map[string]*nodeResult
-	diags   Diagnostics
+	diags   diag.Diagnostics
 }
 
 // priorRecords returns the records of state, sorted by name.
@@ -69,7 +70,7 @@ func (p *planner) lookup(name string) (any, bool) {
 	return r.value, true
 }
 
-func (p *planner) addDiag(d Diagnostic) {
+func (p *planner) addDiag(d diag.Diagnostic) {
 	p.mu.Lock()
 	p.diags = append(p.diags, d)
 	p.mu.Unlock()
@@ -88,35 +89,35 @@ func (p *planner) set(name string, r *nodeResult) {
 //
 // A plan interrupted by the end of ctx (a signal) returns one error
 // diagnostic saying so, not one per node that the interruption reached.
-func MakePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
+func MakePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
 	var plan *Plan
-	var diags Diagnostics
+	var diags diag.Diagnostics
 	if opts.RefreshOnly {
 		plan, diags = makeRefreshOnlyPlan(ctx, spec, st, reg, opts)
 	} else {
 		plan, diags = makePlan(ctx, spec, st, reg, opts)
 	}
 	if ctx.Err() != nil {
-		return nil, Diagnostics{errorf(Pos{}, "the plan was interrupted (%v): nothing was planned or changed", context.Cause(ctx))}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "the plan was interrupted (%v): nothing was planned or changed", context.Cause(ctx))}
 	}
 	return plan, diags
 }
 
-func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, Diagnostics) {
+func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
-		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	records, err := st.List()
 	if err != nil {
-		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	key, err := st.SecretKey()
 	if err != nil {
-		return nil, Diagnostics{errorf(Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: map[string]state.Record{}, results: map[string]*nodeResult{}, lineage: meta.Lineage, key: key}
 	for _, r := range records {
@@ -132,7 +133,7 @@ func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry,
 	})
 	for _, name := range sortedKeys(errs) {
 		if err := errs[name]; err != nil && !errors.Is(err, errSkipped) && !errors.Is(err, errReported) {
-			p.addDiag(errorf(g.nodes[name].pos, "%s: %v", name, err))
+			p.addDiag(diag.Errorf(g.nodes[name].pos, "%s: %v", name, err))
 		}
 	}
 	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
@@ -151,19 +152,19 @@ func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry,
 // errReported marks a node whose problem is already a diagnostic.
 var errReported = errors.New("reported")
 
-func (p *planner) fail(pos Pos, format string, args ...any) error {
-	p.addDiag(errorf(pos, format, args...))
+func (p *planner) fail(pos diag.Pos, format string, args ...any) error {
+	p.addDiag(diag.Errorf(pos, format, args...))
 	return errReported
 }
 
-func (p *planner) failDetail(pos Pos, detail, format string, args ...any) error {
-	d := errorf(pos, format, args...)
+func (p *planner) failDetail(pos diag.Pos, detail, format string, args ...any) error {
+	d := diag.Errorf(pos, format, args...)
 	d.Detail = detail
 	p.addDiag(d)
 	return errReported
 }
 
-func (p *planner) evalErr(err error, fallback Pos, name string) error {
+func (p *planner) evalErr(err error, fallback diag.Pos, name string) error {
 	var ee *evalError
 	if errors.As(err, &ee) {
 		return p.fail(ee.Pos, "%s", ee.Msg)
@@ -360,7 +361,7 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 				if containsSecret(w) {
 					got = Secret{Value: got} // the cloud's value of a secret field is secret too
 				}
-				p.addDiag(errorf(en.KeyPos, "get %q: state field %q is %s in the specs but %s in the cloud", r.Name, en.Raw, render1(w), render1(got)))
+				p.addDiag(diag.Errorf(en.KeyPos, "get %q: state field %q is %s in the specs but %s in the cloud", r.Name, en.Raw, render1(w), render1(got)))
 			}
 		}
 	}
@@ -661,7 +662,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 		case rec.RetainOnDelete:
 			c.Action, c.Reason = Forget, ReasonRetainOnDelete
 		case rec.Protect:
-			d := errorf(Pos{}, "resource %q is protected and cannot be deleted", rec.Name)
+			d := diag.Errorf(diag.Pos{}, "resource %q is protected and cannot be deleted", rec.Name)
 			d.Detail = "protect is recorded in state: declare it again, or set protect: false on it and apply before removing it, or run `reconcile state rm " + rec.Name + "` to forget it without deleting"
 			p.addDiag(d)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 )
 
 // obj and list shorten the literals of hand-built plans.
@@ -74,7 +75,7 @@ func driftPlan() *engine.Plan {
 				},
 				DriftDetails: []string{"binding roles/viewer: +user:b@x"}},
 			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.sentiment",
-				Pos:    engine.Pos{File: "site.yaml", Line: 12, Col: 3},
+				Pos:    diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 				Before: obj{"displayName": "renamed-by-hand", "freeformTags": obj{"team": "nlp", "owner": "bob"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
 				After:  obj{"displayName": "sentiment-prod", "freeformTags": obj{"team": "nlp"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
 				Drift: []engine.FieldDrift{
@@ -101,7 +102,7 @@ func refreshOnlyPlan() *engine.Plan {
 				Before: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": "dashboard:abc"}},
 			{Addr: "same", Type: endpointType, Kind: engine.KindResource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
 			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Refresh, ID: "ocid1.sentiment",
-				Pos:    engine.Pos{File: "site.yaml", Line: 12, Col: 3},
+				Pos:    diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 				Before: obj{"displayName": "sentiment-prod", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
 				After:  obj{"displayName": "renamed-by-hand", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
 				Drift:  []engine.FieldDrift{{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"}}},
@@ -117,7 +118,7 @@ func refreshOnlyPlan() *engine.Plan {
 func createEndpoint() engine.Change {
 	return engine.Change{
 		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Create,
-		Pos: engine.Pos{File: "site.yaml", Line: 12, Col: 3},
+		Pos: diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 		After: obj{
 			"compartmentId":  "ocid1.compartment.oc1..example",
 			"modelId":        "ocid1.ailanguagemodel.oc1.iad.example",
@@ -309,7 +310,7 @@ func allActionsPlan() *engine.Plan {
 			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, After: obj{"serviceName": "s", "etag": "e"}},
 			{Addr: "later", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, Deferred: true, After: obj{"serviceName": engine.Unknown{}}},
 			{Addr: "new", Type: endpointType, Kind: engine.KindResource, Action: engine.Create, After: obj{"displayName": "new"},
-				Pos: engine.Pos{File: "site.yaml", Line: 3, Col: 3}},
+				Pos: diag.Pos{File: "site.yaml", Line: 3, Col: 3}},
 			{Addr: "changed", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.changed",
 				Before: obj{"inferenceUnits": int64(1)}, After: obj{"inferenceUnits": int64(2)}},
 			{Addr: "moved", Type: policyType, Kind: engine.KindResource, Action: engine.Replace, ID: "dashboard:a",
@@ -571,7 +572,7 @@ func TestRenderJSONDocExample(t *testing.T) {
 			Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Replace,
 			Reason: engine.ReasonCannotUpdate,
 			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
-			Pos:    engine.Pos{File: "site.yaml", Line: 14, Col: 3},
+			Pos:    diag.Pos{File: "site.yaml", Line: 14, Col: 3},
 			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": live, "id": "dashboard:abc-def-ghi"},
 			After:  obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": engine.Unknown{}},
 			Drift:  []engine.FieldDrift{{Path: "bindings", Applied: bindings, Live: live}},

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"reconcile/engine/diag"
 	"reconcile/schemas"
 )
 
@@ -35,7 +36,7 @@ type Spec struct {
 // ConfigDecl is one config entry.
 type ConfigDecl struct {
 	Name       string
-	Pos        Pos
+	Pos        diag.Pos
 	Type       string // string, integer, number, boolean, array, object; "" for any
 	Default    any
 	HasDefault bool
@@ -45,23 +46,23 @@ type ConfigDecl struct {
 // Variable is one entry of variables.
 type Variable struct {
 	Name string
-	Pos  Pos
+	Pos  diag.Pos
 	Expr Expr
 }
 
 // Output is one entry of outputs.
 type Output struct {
 	Name string
-	Pos  Pos
+	Pos  diag.Pos
 	Expr Expr
 }
 
 // Resource is one entry of resources.
 type Resource struct {
 	Name    string
-	Pos     Pos // the position of the resource's key
+	Pos     diag.Pos // the position of the resource's key
 	Type    string
-	TypePos Pos
+	TypePos diag.Pos
 	Schema  *schemas.Schema
 	// Properties holds the inputs, keyed by canonical field names. Nil for
 	// a resource read with get.
@@ -72,14 +73,14 @@ type Resource struct {
 
 // GetSpec reads an existing resource by id.
 type GetSpec struct {
-	P     Pos
+	P     diag.Pos
 	ID    Expr
 	State *Object
 }
 
 // Options are the resource options reconcile honours.
 type Options struct {
-	P                   Pos
+	P                   diag.Pos
 	DependsOn           []*Ref
 	Protect             Expr // bool
 	IgnoreChanges       []PathOpt
@@ -87,7 +88,7 @@ type Options struct {
 	DeleteBeforeReplace Expr // bool
 	RetainOnDelete      Expr // bool
 	Import              string
-	ImportPos           Pos
+	ImportPos           diag.Pos
 	CustomTimeouts      map[string]time.Duration // create, update, delete, read
 }
 
@@ -95,7 +96,7 @@ type Options struct {
 type PathOpt struct {
 	Path string // as written, first segment canonicalised
 	Top  string // canonical top-level field
-	P    Pos
+	P    diag.Pos
 }
 
 // IsGet reports whether the resource is read with get and never managed.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 	"reconcile/state"
 )
 
@@ -15,8 +16,8 @@ import (
 func TestStackConfig(t *testing.T) {
 	t.Parallel()
 	src := "config:\n  replicas:\n    type: integer\n    default: 1\n  token:\n    type: string\noutputs:\n  r: ${replicas}\n  t: ${token}\n  e: ${extra}\n  s: ${pulumi.stack}\n  p: ${pulumi.project}\n"
-	at := engine.Pos{File: "Pulumi.dev.yaml", Line: 3, Col: 3}
-	load := func(cfg map[string]engine.StackValue, overrides map[string]string) (*engine.Spec, engine.Diagnostics) {
+	at := diag.Pos{File: "Pulumi.dev.yaml", Line: 3, Col: 3}
+	load := func(cfg map[string]engine.StackValue, overrides map[string]string) (*engine.Spec, diag.Diagnostics) {
 		return engine.LoadWith(t.TempDir(), []engine.Source{{Name: "spec.yaml", Data: []byte(src)}}, overrides,
 			engine.LoadOptions{Project: "orders", Stack: "dev", StackConfig: cfg})
 	}

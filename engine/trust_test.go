@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -311,7 +312,7 @@ func TestInterruptedPlanOneError(t *testing.T) {
 	h.mustApply(src)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	var diags engine.Diagnostics
+	var diags diag.Diagnostics
 	var derr error
 	h.reading(func(st *state.Store) {
 		spec := h.load(src)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -289,14 +290,14 @@ func (c *cli) interactive() bool {
 	return ok && term.IsTerminal(int(o.Fd()))
 }
 
-func (c *cli) printDiags(ds engine.Diagnostics) {
+func (c *cli) printDiags(ds diag.Diagnostics) {
 	for _, d := range ds {
 		fmt.Fprintln(c.stderr, d.String())
 	}
 }
 
 func didYouMean(name string, names []string) string {
-	if s := engine.Suggest(name, names); s != "" {
+	if s := diag.Suggest(name, names); s != "" {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return ""

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 	"reconcile/project"
 	"reconcile/schemas"
 )
@@ -68,11 +69,11 @@ func (c *cli) validateJSON() int {
 	spec, diags, err := c.readSpec()
 	if err != nil {
 		// The specs cannot be read at all: one diagnostic without a place.
-		diags = engine.Diagnostics{{Severity: engine.Error, Summary: err.Error()}}
+		diags = diag.Diagnostics{{Severity: diag.Error, Summary: err.Error()}}
 	}
 	out := doc{FormatVersion: "1.0", Valid: !diags.HasErrors(), Diagnostics: []diagJSON{}}
 	for _, d := range diags {
-		if d.Severity == engine.Error {
+		if d.Severity == diag.Error {
 			out.ErrorCount++
 		} else {
 			out.WarningCount++
@@ -359,7 +360,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		}
 		plan = pf.Plan
 	} else {
-		var diags engine.Diagnostics
+		var diags diag.Diagnostics
 		plan, diags = engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
 		c.printDiags(diags)
 		if diags.HasErrors() {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 	"reconcile/project"
 )
 
@@ -101,7 +102,7 @@ func parseBackend(s string) (backend, error) {
 		rest := strings.TrimPrefix(s, "etcd://")
 		hosts, prefix, _ := strings.Cut(rest, "/")
 		if strings.Contains(hosts, "@") {
-			return backend{}, errors.New("an etcd URL takes no credentials: set RECONCILE_ETCD_USER and RECONCILE_ETCD_PASSWORD, or client certificates (see 'reconcile help')")
+			return backend{}, errors.New("an etcd URL takes no credentials: set ETCDCTL_USER (and ETCDCTL_PASSWORD), or client certificates with ETCDCTL_CERT, ETCDCTL_KEY and ETCDCTL_CACERT")
 		}
 		var eps []string
 		for _, h := range strings.Split(hosts, ",") {
@@ -244,7 +245,7 @@ func (ws *workspace) stackConfig() (map[string]engine.StackValue, error) {
 			continue // another package's (a provider's) settings
 		}
 		out[set.Name] = engine.StackValue{Value: set.Value, Secret: set.Secure,
-			Pos: engine.Pos{File: set.File, Line: set.Line, Col: set.Col}}
+			Pos: diag.Pos{File: set.File, Line: set.Line, Col: set.Col}}
 	}
 	return out, nil
 }

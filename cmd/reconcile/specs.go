@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"reconcile/engine"
+	"reconcile/engine/diag"
 	"reconcile/project"
 )
 
@@ -104,7 +105,7 @@ func readLimited(path string) ([]byte, error) {
 
 // readSpec reads and loads the specs named by -f. The error is for specs
 // that cannot be read at all; problems in them are diagnostics.
-func (c *cli) readSpec() (*engine.Spec, engine.Diagnostics, error) {
+func (c *cli) readSpec() (*engine.Spec, diag.Diagnostics, error) {
 	ws, err := c.workspace()
 	if err != nil {
 		return nil, nil, err
@@ -144,10 +145,10 @@ func (c *cli) loadSpec() (*engine.Spec, bool) {
 	return spec, true
 }
 
-func countErrors(ds engine.Diagnostics) int {
+func countErrors(ds diag.Diagnostics) int {
 	n := 0
 	for _, d := range ds {
-		if d.Severity == engine.Error {
+		if d.Severity == diag.Error {
 			n++
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package diag
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// suggest returns the candidate closest to name when it is close enough to
+// Suggest returns the candidate closest to name when it is close enough to
 // be a likely typo, or "".
-func suggest(name string, candidates []string) string {
+func Suggest(name string, candidates []string) string {
 	best, bestD := "", -1
 	lname := strings.ToLower(name)
 	for _, c := range candidates {
@@ -33,16 +33,16 @@ func suggest(name string, candidates []string) string {
 	return ""
 }
 
-// didYouMean formats a suggestion as a suffix for a summary line.
-func didYouMean(name string, candidates []string) string {
-	if s := suggest(name, candidates); s != "" && s != name {
+// DidYouMean formats a suggestion as a suffix for a summary line.
+func DidYouMean(name string, candidates []string) string {
+	if s := Suggest(name, candidates); s != "" && s != name {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return ""
 }
 
-// validList formats a sorted list of names for a detail line.
-func validList(what string, names []string) string {
+// ValidList formats a sorted list of names for a detail line.
+func ValidList(what string, names []string) string {
 	s := append([]string(nil), names...)
 	sort.Strings(s)
 	q := make([]string, len(s))
@@ -79,7 +79,3 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
-
-// Suggest returns the candidate closest to name when it is close enough to
-// be a likely typo, or "".
-func Suggest(name string, candidates []string) string { return suggest(name, candidates) }

@@ -1,4 +1,4 @@
-package engine
+package diag
 
 import (
 	"errors"
@@ -90,13 +90,13 @@ func (ds Diagnostics) Err() error {
 	if !ds.HasErrors() {
 		return nil
 	}
-	return DiagError(ds)
+	return Errors(ds)
 }
 
-// DiagError is the error form of Diagnostics.
-type DiagError Diagnostics
+// Errors is the error form of Diagnostics.
+type Errors Diagnostics
 
-func (e DiagError) Error() string {
+func (e Errors) Error() string {
 	lines := make([]string, len(e))
 	for i, d := range e {
 		lines[i] = d.String()
@@ -104,9 +104,9 @@ func (e DiagError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// AsDiagnostics returns the diagnostics carried by err, if any.
-func AsDiagnostics(err error) (Diagnostics, bool) {
-	var de DiagError
+// As returns the diagnostics carried by err, if any.
+func As(err error) (Diagnostics, bool) {
+	var de Errors
 	if errors.As(err, &de) {
 		return Diagnostics(de), true
 	}
@@ -140,7 +140,9 @@ func (ds Diagnostics) Sort() Diagnostics {
 	return out
 }
 
-func errorf(pos Pos, format string, args ...any) Diagnostic {
+// Errorf returns an error diagnostic at pos; a summary that ends with the
+// suffix DidYouMean writes keeps its suggestion as data too.
+func Errorf(pos Pos, format string, args ...any) Diagnostic {
 	d := Diagnostic{Pos: pos, Severity: Error, Summary: fmt.Sprintf(format, args...)}
 	// didYouMean ends a summary with the suggestion: keep it as data too.
 	if m := suggestionSuffix.FindStringSubmatch(d.Summary); m != nil {
