@@ -152,7 +152,9 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 	for _, k := range keys {
 		fmt.Fprintf(h, "config\x00%s\x00%s\x00", k, canonicalJSON(l.spec.Values[k]))
 	}
-	fmt.Fprintf(h, "project\x00%s\x00stack\x00%s\x00", l.spec.Project, l.spec.Stack)
+	// The project and stack as given: a project named after its directory
+	// must not change the digest when the specs are read from elsewhere.
+	fmt.Fprintf(h, "project\x00%s\x00stack\x00%s\x00", opts.Project, opts.Stack)
 	l.spec.Hash = hex.EncodeToString(h.Sum(nil))
 	ds := l.diags.Sort()
 	if ds.HasErrors() {
