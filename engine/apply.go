@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -119,12 +120,12 @@ type applier struct {
 	values map[string]any
 	counts map[Action]int
 	failed []NodeError
-	redact map[string]*Redaction // by node: the secrets of its inputs
-	key    []byte                // the state's key for digests of secrets
+	redact map[string]*value.Redaction // by node: the secrets of its inputs
+	key    []byte                      // the state's key for digests of secrets
 }
 
 // sealer seals the secrets of the node name.
-func (a *applier) sealer(name string) sealer { return sealer{key: a.key, name: name} }
+func (a *applier) sealer(name string) value.Sealer { return value.Sealer{Key: a.key, Name: name} }
 
 func (a *applier) lookup(name string) (any, bool) {
 	a.mu.Lock()
@@ -177,7 +178,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st Store, reg resources.
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
-		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, redact: map[string]*Redaction{}, sc: stopControlFrom(ctx)}
+		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, redact: map[string]*value.Redaction{}, sc: stopControlFrom(ctx)}
 	for _, r := range records {
 		a.prior[r.Name] = r
 	}
@@ -348,7 +349,7 @@ func (a *applier) fail(addr string, pos diag.Pos, err error) error {
 // that its errors and progress messages, which a cloud API may make echo
 // an input, never show them.
 func (a *applier) noteSecrets(name string, v any) {
-	if red := redactionOf(v); red != nil {
+	if red := value.RedactionOf(v); red != nil {
 		a.mu.Lock()
 		a.redact[name] = red
 		a.mu.Unlock()
@@ -356,7 +357,7 @@ func (a *applier) noteSecrets(name string, v any) {
 }
 
 // redaction is the Redaction of a node's secrets; nil when it has none.
-func (a *applier) redaction(name string) *Redaction {
+func (a *applier) redaction(name string) *value.Redaction {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.redact[name]
@@ -403,7 +404,7 @@ func (a *applier) runVariable(ctx context.Context, v *Variable) error {
 		a.noteSecrets(v.Name, args)
 		start := time.Now()
 		a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Started, Pos: v.Pos})
-		plain, _ := revealSecrets(args)
+		plain, _ := value.Reveal(args)
 		res, err := ev.invoke(inv, plain.(map[string]any))
 		if err != nil {
 			a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Failed, Message: err.Error(), Elapsed: time.Since(start)})
@@ -428,7 +429,7 @@ func (a *applier) runVariable(ctx context.Context, v *Variable) error {
 
 func (a *applier) recordLookup(c *Change, args, res map[string]any) error {
 	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: KindLookup, ID: str(res["id"]),
-		Inputs: seal(args, a.sealer(c.Addr)).(map[string]any), Outputs: res}
+		Inputs: value.Seal(args, a.sealer(c.Addr)).(map[string]any), Outputs: res}
 	return a.put(c.Addr, c.Pos, rec)
 }
 
@@ -439,7 +440,7 @@ func (a *applier) runGet(ctx context.Context, r *Resource, c *Change) error {
 		if err != nil {
 			return a.fail(r.Name, r.Pos, err)
 		}
-		sid, _ := revealSecrets(id)
+		sid, _ := value.Reveal(id)
 		got, err := a.driverRead(ctx, r, str(sid))
 		if err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("get %q: read %s %q: %w", r.Name, r.Type, str(sid), err))
@@ -477,17 +478,17 @@ func (a *applier) put(addr string, pos diag.Pos, rec state.Record) error {
 // record held no such value.
 func (a *applier) sealPast(rec state.Record) error {
 	old, ok := a.prior[rec.Name]
-	if !ok || !containsSealed(rec.Inputs) {
+	if !ok || !value.ContainsSealed(rec.Inputs) {
 		return nil
 	}
 	sl := a.sealer(rec.Name)
-	if canonicalJSON(sealWhere(old.Inputs, rec.Inputs, sl)) == canonicalJSON(old.Inputs) &&
-		canonicalJSON(sealWhere(old.Outputs, rec.Inputs, sl)) == canonicalJSON(old.Outputs) {
+	if value.CanonicalJSON(value.SealWhere(old.Inputs, rec.Inputs, sl)) == value.CanonicalJSON(old.Inputs) &&
+		value.CanonicalJSON(value.SealWhere(old.Outputs, rec.Inputs, sl)) == value.CanonicalJSON(old.Outputs) {
 		return nil
 	}
 	err := a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
-		in, out := sealWhere(v.Inputs, rec.Inputs, sl), sealWhere(v.Outputs, rec.Inputs, sl)
-		if canonicalJSON(in) == canonicalJSON(v.Inputs) && canonicalJSON(out) == canonicalJSON(v.Outputs) {
+		in, out := value.SealWhere(v.Inputs, rec.Inputs, sl), value.SealWhere(v.Outputs, rec.Inputs, sl)
+		if value.CanonicalJSON(in) == value.CanonicalJSON(v.Inputs) && value.CanonicalJSON(out) == value.CanonicalJSON(v.Outputs) {
 			return v, false
 		}
 		v.Inputs, _ = in.(map[string]any)
@@ -500,23 +501,12 @@ func (a *applier) sealPast(rec state.Record) error {
 	return nil
 }
 
-// sealWhere returns old with every value sealed at the places where
-// template, a record's sealed inputs, holds a sealed value.
-func sealWhere(old, template any, sl sealer) any {
-	return rewriteAlong(old, template, markedAt(isSealed), func(v, _ any) any {
-		if v == nil || containsSealed(v) {
-			return v
-		}
-		return sl.sealed(v, nil)
-	})
-}
-
 func sameRecord(a, b state.Record) bool {
 	return a.Type == b.Type && a.Kind == b.Kind && a.ID == b.ID && a.Protect == b.Protect &&
 		a.RetainOnDelete == b.RetainOnDelete && a.DeleteBeforeReplace == b.DeleteBeforeReplace &&
 		a.Tainted == b.Tainted && len(a.Deposed) == 0 && len(b.Deposed) == 0 &&
-		canonicalJSON(a.Inputs) == canonicalJSON(b.Inputs) && canonicalJSON(a.Outputs) == canonicalJSON(b.Outputs) &&
-		canonicalJSON(a.Dependencies) == canonicalJSON(b.Dependencies)
+		value.CanonicalJSON(a.Inputs) == value.CanonicalJSON(b.Inputs) && value.CanonicalJSON(a.Outputs) == value.CanonicalJSON(b.Outputs) &&
+		value.CanonicalJSON(a.Dependencies) == value.CanonicalJSON(b.Dependencies)
 }
 
 // resourceDeps lists the resources name depends on, through variables.

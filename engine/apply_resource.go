@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -19,7 +20,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 	}
 	desired := r.Schema.ApplyDefaults(val.(map[string]any))
 	a.noteSecrets(r.Name, desired)
-	if containsUnknown(desired) {
+	if value.ContainsUnknown(desired) {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
 	}
 	desired = (&planner{reg: a.reg}).normalize(r.Type, desired)
@@ -28,7 +29,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 	switch c.Action {
 	case NoOp, Update, Replace, Import:
 		for _, po := range r.Options.IgnoreChanges {
-			if !containsUnknown(c.After[po.Top]) {
+			if !value.ContainsUnknown(c.After[po.Top]) {
 				applyIgnore(po, c.After, desired)
 			}
 		}
@@ -50,7 +51,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 	if !ok && c.Action != NoOp {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
 	}
-	plain, _ := revealSecrets(desired)
+	plain, _ := value.Reveal(desired)
 	want := resources.Attrs(plain.(map[string]any))
 	prior := a.prior[r.Name]
 	timeout := func(op string) time.Duration { return r.Options.CustomTimeouts[op] }
@@ -73,7 +74,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 		rec.ID = prior.ID
 		// An input recorded in clear that the specs now mark secret (it
 		// was imported before) is sealed from now on.
-		rec.Inputs = sealLike(prior.Inputs, desired, a.sealer(r.Name)).(map[string]any)
+		rec.Inputs = value.SealLike(prior.Inputs, desired, a.sealer(r.Name)).(map[string]any)
 		rec.Outputs = outputsOf(before, prior.Inputs)
 		rec.Deposed = prior.Deposed
 		if err := a.put(r.Name, r.Pos, rec); err != nil {
@@ -231,10 +232,10 @@ func (a *applier) deleteDeposed(ctx context.Context, r *Resource, c *Change, d r
 // Recover gets the create with the interrupted create's token. With other
 // inputs the node is not created at all (see unresolvedError).
 func (a *applier) create(ctx context.Context, r *Resource, c *Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
-	sealed := seal(desired, a.sealer(r.Name)).(map[string]any)
+	sealed := value.Seal(desired, a.sealer(r.Name)).(map[string]any)
 	token := newToken()
 	if in, ok := a.intents[r.Name]; ok {
-		if in.Type != r.Type || canonicalJSON(in.Inputs) != canonicalJSON(sealed) {
+		if in.Type != r.Type || value.CanonicalJSON(in.Inputs) != value.CanonicalJSON(sealed) {
 			return a.fail(r.Name, r.Pos, unresolvedError(in))
 		}
 		token = in.Token
@@ -362,7 +363,7 @@ func (a *applier) record(r *Resource, rec state.Record, id string, desired map[s
 	attrs["id"] = id
 	view := mergeAttrs(attrs, desired)
 	rec.ID = id
-	rec.Inputs = seal(desired, a.sealer(r.Name)).(map[string]any)
+	rec.Inputs = value.Seal(desired, a.sealer(r.Name)).(map[string]any)
 	rec.Outputs = outputsOf(sealAt(attrs, desired, a.sealer(r.Name)), desired)
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
@@ -379,11 +380,11 @@ func (a *applier) record(r *Resource, rec state.Record, id string, desired map[s
 
 // sealAt seals the values of attrs at the top-level keys where desired holds
 // a secret, so that the cloud's echo of a secret input is not stored.
-func sealAt(attrs, desired map[string]any, sl sealer) map[string]any {
+func sealAt(attrs, desired map[string]any, sl value.Sealer) map[string]any {
 	out := mergeAttrs(attrs)
 	for k, v := range desired {
-		if containsSecret(v) {
-			out[k] = seal(v, sl)
+		if value.ContainsSecret(v) {
+			out[k] = value.Seal(v, sl)
 		}
 	}
 	return out
@@ -405,17 +406,17 @@ func outputsOf(attrs, managed map[string]any) map[string]any {
 
 // checkAgainstPlan refuses to apply values that differ from what the plan
 // showed as known.
-func checkAgainstPlan(r *Resource, c *Change, desired map[string]any, sl sealer) error {
+func checkAgainstPlan(r *Resource, c *Change, desired map[string]any, sl value.Sealer) error {
 	if c.After == nil || c.Action == NoOp {
 		return nil
 	}
 	for _, k := range r.Schema.Inputs() {
 		planned, ok := c.After[k]
-		if !ok || containsUnknown(planned) {
+		if !ok || value.ContainsUnknown(planned) {
 			continue
 		}
-		if !valuesEqual(nil, desired[k], seal(planned, sl), sl) && !valuesEqual(nil, desired[k], planned, sl) {
-			return fmt.Errorf("input %q is %s now but %s in the plan: make a new plan", k, render1(desired[k]), render1(planned))
+		if !value.Equal(nil, desired[k], value.Seal(planned, sl), sl) && !value.Equal(nil, desired[k], planned, sl) {
+			return fmt.Errorf("input %q is %s now but %s in the plan: make a new plan", k, value.OneLine(desired[k]), value.OneLine(planned))
 		}
 	}
 	return nil

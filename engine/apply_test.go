@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -35,10 +36,10 @@ func TestApplyCreateRecordsState(t *testing.T) {
 		t.Fatalf("plan = %q, want %q", got, want)
 	}
 	b := change(t, p, "b")
-	if _, ok := b.After["description"].(engine.Unknown); !ok {
+	if _, ok := b.After["description"].(value.Unknown); !ok {
 		t.Errorf("planned b.description = %#v, want Unknown (a's id is known after apply)", b.After["description"])
 	}
-	if _, ok := b.After["id"].(engine.Unknown); !ok {
+	if _, ok := b.After["id"].(value.Unknown); !ok {
 		t.Errorf("planned b.id = %#v, want Unknown", b.After["id"])
 	}
 	if b.Before != nil {
@@ -527,17 +528,17 @@ outputs:
 	if !pol.Deferred || pol.Reason != engine.ReasonReadDeferred {
 		t.Errorf("policy = deferred %v reason %s, want deferred to apply, read_because_dependency_pending", pol.Deferred, pol.Reason)
 	}
-	if _, ok := pol.After["serviceName"].(engine.Unknown); !ok {
+	if _, ok := pol.After["serviceName"].(value.Unknown); !ok {
 		t.Errorf("policy's planned serviceName = %#v, want Unknown", pol.After["serviceName"])
 	}
 	b := change(t, p, "b")
-	if _, ok := b.After["description"].(engine.Unknown); !ok {
+	if _, ok := b.After["description"].(value.Unknown); !ok {
 		t.Errorf("b's planned description = %#v, want Unknown", b.After["description"])
 	}
 	if got := b.After["freeformTags"]; !reflect.DeepEqual(got, map[string]any{"etag": "etag-of-known.endpoints.example.cloud.goog"}) {
 		t.Errorf("b's planned freeformTags = %v, want the etag returned by the direct lookup", got)
 	}
-	if _, ok := p.Outputs["policyId"].(engine.Unknown); !ok {
+	if _, ok := p.Outputs["policyId"].(value.Unknown); !ok {
 		t.Errorf("planned output policyId = %#v, want Unknown", p.Outputs["policyId"])
 	}
 	if n, m := len(h.user.invocations()), len(h.iam.invocations()); n != 1 || m != 1 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -145,7 +146,7 @@ func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, key
 // refreshRecord reads one record's object (or lookup result) from the
 // cloud and compares it with what state holds.
 func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key []byte, rec state.Record) refreshed {
-	sl := sealer{key: key, name: rec.Name}
+	sl := value.Sealer{Key: key, Name: rec.Name}
 	out := refreshed{rec: rec}
 	s, ok := schemas.Lookup(rec.Type)
 	if !ok {
@@ -160,7 +161,7 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key 
 			out.err = fmt.Errorf("no driver is configured for %s", rec.Type)
 			return out
 		}
-		if containsSealed(rec.Inputs) {
+		if value.ContainsSealed(rec.Inputs) {
 			return out // arguments were secret: they cannot be replayed
 		}
 		res, err := fn.Invoke(ctx, resources.Attrs(rec.Inputs))
@@ -229,11 +230,11 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key 
 // entries the cloud adds by itself, and with the fields named by ignore
 // left out. Values secret in applied (sealed) are sealed alike in live, and
 // shown as secrets. The result is sorted by path.
-func resourceDrift(s *schemas.Schema, d any, sl sealer, applied, live map[string]any, ignore []PathOpt) []FieldDrift {
+func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []PathOpt) []FieldDrift {
 	liveIn := withoutVendorKeys(d, inputsOf(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {
-		if !containsSealed(a) {
+		if !value.ContainsSealed(a) {
 			a = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(mergeAttrs(a)))))
 		}
 		liveIn = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(liveIn))))
@@ -248,9 +249,9 @@ func resourceDrift(s *schemas.Schema, d any, sl sealer, applied, live map[string
 			continue
 		}
 		av := a[k]
-		lv := sealAs(liveIn[k], av, sl)
-		if !valuesEqual(s.Root.Properties[k], lv, av, sl) {
-			out = append(out, FieldDrift{Path: k, Applied: unsealForDisplay(av), Live: unsealForDisplay(lv)})
+		lv := value.SealAs(liveIn[k], av, sl)
+		if !value.Equal(s.Root.Properties[k], lv, av, sl) {
+			out = append(out, FieldDrift{Path: k, Applied: value.UnsealForDisplay(av), Live: value.UnsealForDisplay(lv)})
 		}
 	}
 	return out
@@ -290,13 +291,13 @@ func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]FieldDrift,
 // getDrift compares what a get read at the last apply with what it reads
 // now: the input fields (output-only ones, such as state and timeUpdated,
 // move on their own).
-func getDrift(s *schemas.Schema, sl sealer, applied, live map[string]any) []FieldDrift {
+func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) []FieldDrift {
 	var out []FieldDrift
 	for _, k := range s.Outputs() {
 		if k == "id" {
 			continue
 		}
-		if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !valuesEqual(pr, live[k], applied[k], sl) {
+		if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !value.Equal(pr, live[k], applied[k], sl) {
 			out = append(out, FieldDrift{Path: k, Applied: applied[k], Live: live[k]})
 		}
 	}
@@ -349,7 +350,7 @@ func withoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[
 // refSets reports whether any of refs sets key in its map field.
 func refSets(refs []map[string]any, field, key string) bool {
 	for _, r := range refs {
-		v, _ := revealSecrets(r[field])
+		v, _ := value.Reveal(r[field])
 		if m, ok := v.(map[string]any); ok {
 			if _, set := m[key]; set {
 				return true
@@ -357,19 +358,6 @@ func refSets(refs []map[string]any, field, key string) bool {
 		}
 	}
 	return false
-}
-
-// sealAs returns live with the values sealed where applied, a value from
-// state, holds a sealed secret, so that the two compare without the live
-// secret being kept in clear. Lists are matched by index; a list whose
-// length differs is sealed whole when applied holds a secret in it.
-func sealAs(live, applied any, sl sealer) any {
-	return rewriteAlong(live, applied, markedAt(isSealed), func(v, t any) any {
-		if v == nil || isSealed(v) {
-			return v
-		}
-		return sl.sealed(v, t)
-	})
 }
 
 // policyEqual reports whether two IAM policies (policyData JSON text) hold
@@ -408,15 +396,15 @@ func policyCanon(text string) (string, bool) {
 		if len(members) == 0 {
 			continue
 		}
-		bindings = append(bindings, canonicalJSON(map[string]any{"role": b.Role, "members": sortedKeys(members), "condition": b.Condition}))
+		bindings = append(bindings, value.CanonicalJSON(map[string]any{"role": b.Role, "members": sortedKeys(members), "condition": b.Condition}))
 	}
 	sort.Strings(bindings)
 	var audits []string
 	for _, a := range p.AuditConfigs {
-		audits = append(audits, canonicalJSON(a))
+		audits = append(audits, value.CanonicalJSON(a))
 	}
 	sort.Strings(audits)
-	return canonicalJSON(map[string]any{"bindings": bindings, "auditConfigs": audits}), true
+	return value.CanonicalJSON(map[string]any{"bindings": bindings, "auditConfigs": audits}), true
 }
 
 // policyDataChanges describes how two IAM policies (policyData JSON text)

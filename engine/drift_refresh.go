@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -52,7 +53,7 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st Store, reg resource
 		} else {
 			c.Before = mergeAttrs(rec.Outputs)
 		}
-		c.Before = unsealForDisplay(c.Before).(map[string]any)
+		c.Before = value.UnsealForDisplay(c.Before).(map[string]any)
 		if r.item == nil {
 			c.After = c.Before
 			plan.Changes = append(plan.Changes, c)
@@ -107,26 +108,13 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 			continue
 		}
 		if applied, managed := rec.Inputs[k]; managed && v != nil {
-			out[k] = secretAs(v, applied)
+			out[k] = value.SecretAs(v, applied)
 		} else if !managed {
 			out[k] = v // the cloud's to choose: kept as an output
 		}
 	}
 	out["id"] = rec.ID
 	return out
-}
-
-// secretAs returns live with the values wrapped as Secret where applied, a
-// value from state, holds a sealed secret. Lists are matched by index; a
-// list whose length differs is wrapped whole when applied holds a secret
-// in it.
-func secretAs(live, applied any) any {
-	return rewriteAlong(live, applied, markedAt(isSealed), func(v, _ any) any {
-		if v == nil {
-			return nil
-		}
-		return Secret{Value: v}
-	})
 }
 
 // ApplyRefreshOnly carries out a refresh-only plan (Plan.RefreshOnly):
@@ -207,7 +195,7 @@ func refreshState(st Store, c *Change, key []byte) error {
 		for k, v := range c.After {
 			if pr, isProp := s.Root.Properties[k]; isProp && !pr.ReadOnly {
 				if _, managed := rec.Inputs[k]; managed {
-					inputs[k] = seal(v, sealer{key: key, name: c.Addr})
+					inputs[k] = value.Seal(v, value.Sealer{Key: key, Name: c.Addr})
 					continue
 				}
 			}

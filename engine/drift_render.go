@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reconcile/engine/value"
 	"strings"
 )
 
@@ -67,7 +68,7 @@ func RenderDriftText(w io.Writer, r *DriftReport) error {
 			if f.Path == "policyData" && len(it.Details) > 0 {
 				continue // the details say what changed, member by member
 			}
-			fmt.Fprintf(&b, "  ~ %-*s  applied %s, live %s\n", width, f.Path, render1(f.Applied), render1(f.Live))
+			fmt.Fprintf(&b, "  ~ %-*s  applied %s, live %s\n", width, f.Path, value.OneLine(f.Applied), value.OneLine(f.Live))
 		}
 		for _, d := range it.Details {
 			fmt.Fprintf(&b, "    %s\n", d)
@@ -144,7 +145,7 @@ func driftItemJSONOf(it DriftItem) driftItemJSON {
 		j.Details = []string{}
 	}
 	for _, f := range it.Fields {
-		sensitive := containsSecret(f.Applied) || containsSecret(f.Live)
+		sensitive := value.ContainsSecret(f.Applied) || value.ContainsSecret(f.Live)
 		fj := driftFieldJSON{Path: f.Path, Sensitive: sensitive}
 		if !sensitive {
 			fj.Applied, fj.Live = JSONValue(f.Applied), JSONValue(f.Live)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reflect"
 	"strconv"
 	"strings"
@@ -78,7 +78,7 @@ func (ev *evaluator) sizeOf(v any) int64 {
 	switch x := v.(type) {
 	case string:
 		return int64(len(x)) + 2
-	case Secret:
+	case value.Secret:
 		return ev.sizeOf(x.Value)
 	case []any:
 		if len(x) == 0 {
@@ -147,10 +147,10 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			v, s := unwrapSecret(v)
+			v, s := value.Unwrap(v)
 			secret = secret || s
-			if containsUnknown(v) {
-				return Unknown{}, nil
+			if value.ContainsUnknown(v) {
+				return value.Unknown{}, nil
 			}
 			str, err := toText(v)
 			if err != nil {
@@ -158,7 +158,7 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 			}
 			b.WriteString(str)
 		}
-		return wrapSecret(b.String(), secret), nil
+		return value.Wrap(b.String(), secret), nil
 	case *List:
 		out := make([]any, len(x.Items))
 		for i, it := range x.Items {
@@ -186,10 +186,10 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if containsUnknown(args) || ev.invoke == nil {
-			return Unknown{}, nil
+		if value.ContainsUnknown(args) || ev.invoke == nil {
+			return value.Unknown{}, nil
 		}
-		plain, secret := revealSecrets(args)
+		plain, secret := value.Reveal(args)
 		res, err := ev.invoke(x, plain.(map[string]any))
 		if err != nil {
 			return nil, err
@@ -198,7 +198,7 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 		if x.Return != "" {
 			out = res[x.Return]
 		}
-		return wrapSecret(out, secret), nil
+		return value.Wrap(out, secret), nil
 	}
 	return nil, fmt.Errorf("unknown expression %T", e)
 }
@@ -214,10 +214,10 @@ func (ev *evaluator) ref(r *Ref) (any, error) {
 	secret := false
 	for i, acc := range r.Path {
 		var s bool
-		v, s = unwrapSecret(v)
+		v, s = value.Unwrap(v)
 		secret = secret || s
-		if _, unk := v.(Unknown); unk {
-			return Unknown{}, nil
+		if _, unk := v.(value.Unknown); unk {
+			return value.Unknown{}, nil
 		}
 		switch c := v.(type) {
 		case map[string]any:
@@ -250,7 +250,7 @@ func (ev *evaluator) ref(r *Ref) (any, error) {
 			return nil, evalErrorf(r.P, "%s: cannot read %s of %s", r, accessorText(acc), describe(c))
 		}
 	}
-	return wrapSecret(v, secret), nil
+	return value.Wrap(v, secret), nil
 }
 
 // isObject reports whether name is a resource or a lookup returning its
@@ -296,16 +296,16 @@ func (ev *evaluator) call(c *Call) (any, error) {
 		return nil, err
 	}
 	if c.Name == "secret" {
-		return Secret{Value: arg}, nil
+		return value.Secret{Value: arg}, nil
 	}
 	if c.Name == "unsecret" {
-		v, _ := revealSecrets(arg)
+		v, _ := value.Reveal(arg)
 		return v, nil
 	}
 	orig := arg
-	arg, secret := revealSecrets(arg)
-	if containsUnknown(arg) {
-		return Unknown{}, nil
+	arg, secret := value.Reveal(arg)
+	if value.ContainsUnknown(arg) {
+		return value.Unknown{}, nil
 	}
 	out, err := ev.callKnown(c, arg)
 	if err != nil {
@@ -313,13 +313,13 @@ func (ev *evaluator) call(c *Call) (any, error) {
 			// The message may describe the argument: never a secret one.
 			var ee *evalError
 			if errors.As(err, &ee) {
-				return nil, &evalError{Pos: ee.Pos, Msg: redactionOf(orig).String(ee.Msg)}
+				return nil, &evalError{Pos: ee.Pos, Msg: value.RedactionOf(orig).String(ee.Msg)}
 			}
-			return nil, redactionOf(orig).Error(err)
+			return nil, value.RedactionOf(orig).Error(err)
 		}
 		return nil, err
 	}
-	return wrapSecret(out, secret), nil
+	return value.Wrap(out, secret), nil
 }
 
 func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
@@ -380,7 +380,7 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 		}
 		return items[idx], nil
 	case "toJSON":
-		return canonicalJSON(arg), nil
+		return value.CanonicalJSON(arg), nil
 	case "toBase64":
 		s, ok := arg.(string)
 		if !ok {
@@ -494,82 +494,4 @@ func toText(v any) (string, error) {
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	}
 	return "", fmt.Errorf("%s is not a string, number or boolean", describe(v))
-}
-
-// canonicalJSON encodes v as JSON with sorted keys, secrets revealed.
-func canonicalJSON(v any) string {
-	plain, _ := revealSecrets(v)
-	b, err := json.Marshal(plain)
-	if err != nil {
-		return fmt.Sprint(plain)
-	}
-	return string(b)
-}
-
-func containsUnknown(v any) bool {
-	switch x := v.(type) {
-	case Unknown:
-		return true
-	case Secret:
-		return containsUnknown(x.Value)
-	case []any:
-		for _, e := range x {
-			if containsUnknown(e) {
-				return true
-			}
-		}
-	case map[string]any:
-		for _, e := range x {
-			if containsUnknown(e) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func unwrapSecret(v any) (any, bool) {
-	if s, ok := v.(Secret); ok {
-		return s.Value, true
-	}
-	return v, false
-}
-
-func wrapSecret(v any, secret bool) any {
-	if !secret {
-		return v
-	}
-	if _, already := v.(Secret); already {
-		return v
-	}
-	return Secret{Value: v}
-}
-
-// revealSecrets returns v with every Secret unwrapped, and whether it held
-// any.
-func revealSecrets(v any) (any, bool) {
-	switch x := v.(type) {
-	case Secret:
-		inner, _ := revealSecrets(x.Value)
-		return inner, true
-	case []any:
-		out := make([]any, len(x))
-		any := false
-		for i, e := range x {
-			var s bool
-			out[i], s = revealSecrets(e)
-			any = any || s
-		}
-		return out, any
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		any := false
-		for k, e := range x {
-			var s bool
-			out[k], s = revealSecrets(e)
-			any = any || s
-		}
-		return out, any
-	}
-	return v, false
 }

@@ -7,6 +7,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 )
 
 // FuzzReadPlanFile feeds arbitrary bytes to the plan-file reader, as a
@@ -18,7 +19,7 @@ func FuzzReadPlanFile(f *testing.F) {
 	plan := &engine.Plan{Lineage: "4b7c1c1e-0000-4000-8000-000000000000", Serial: 3, SpecHash: "sha256:abc", Changes: []engine.Change{
 		{Addr: "ep", Type: "oci:AiLanguage:Endpoint", Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.x",
 			Before: map[string]any{"displayName": "a", "inferenceUnits": int64(1), "tags": map[string]any{"k": "v"}},
-			After: map[string]any{"displayName": "b", "inferenceUnits": int64(2), "id": engine.Unknown{}, "description": engine.Secret{Value: "s3cret"},
+			After: map[string]any{"displayName": "b", "inferenceUnits": int64(2), "id": value.Unknown{}, "description": value.Secret{Value: "s3cret"},
 				"list": []any{1.5, nil, true, []any{"x"}}},
 			ReplacePaths: []string{"modelId"}, Pos: diag.Pos{File: "main.yaml", Line: 3, Col: 5}},
 		{Addr: "pol", Type: "datadog:RestrictionPolicy", Kind: engine.KindResource, Action: engine.Create,

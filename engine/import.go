@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -54,7 +55,7 @@ func ImportResource(ctx context.Context, st Store, reg resources.Registry, name,
 	// Tags the cloud adds by itself (OCI's Oracle-Tags) stay the cloud's.
 	inputs := withoutVendorKeys(d, inputsOf(s, live))
 	for k, v := range inputs {
-		if compareForm(s.Root.Properties[k], v) == nil {
+		if value.CompareForm(s.Root.Properties[k], v) == nil {
 			delete(inputs, k) // empty: leave it to the cloud
 		}
 	}

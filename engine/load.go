@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/schemas"
 )
 
@@ -150,7 +151,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(h, "config\x00%s\x00%s\x00", k, canonicalJSON(l.spec.Values[k]))
+		fmt.Fprintf(h, "config\x00%s\x00%s\x00", k, value.CanonicalJSON(l.spec.Values[k]))
 	}
 	// The project and stack as given: a project named after its directory
 	// must not change the digest when the specs are read from elsewhere.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/schemas"
 	"strconv"
 	"strings"
@@ -186,7 +187,7 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 			continue
 		}
 		if !c.HasDefault && l.opts.UnsetConfigUnknown {
-			l.spec.Values[name] = Unknown{}
+			l.spec.Values[name] = value.Unknown{}
 			continue
 		}
 		if !c.HasDefault {
@@ -197,7 +198,7 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 	}
 	for _, name := range names {
 		if v, ok := l.spec.Values[name]; ok && (l.spec.Config[name].Secret || secret[name]) {
-			l.spec.Values[name] = Secret{Value: v}
+			l.spec.Values[name] = value.Secret{Value: v}
 		}
 	}
 }

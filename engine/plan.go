@@ -2,15 +2,6 @@ package engine
 
 import "reconcile/engine/diag"
 
-// Unknown stands for a value that is not known until apply: an output of a
-// resource not yet created, or anything computed from one. Renderers show
-// it as "(known after apply)".
-type Unknown struct{}
-
-// Secret wraps a value marked with fn::secret. Renderers never show the
-// wrapped value; they show "(sensitive value)".
-type Secret struct{ Value any }
-
 // Action is what apply does to one node.
 type Action int
 

@@ -13,6 +13,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -439,10 +440,10 @@ outputs:
 		}
 	}
 	b := change(t, gp, "b")
-	if _, ok := b.After["description"].(engine.Unknown); !ok {
+	if _, ok := b.After["description"].(value.Unknown); !ok {
 		t.Errorf("b.description read back as %#v, want Unknown", b.After["description"])
 	}
-	if _, ok := b.After["id"].(engine.Unknown); !ok {
+	if _, ok := b.After["id"].(value.Unknown); !ok {
 		t.Errorf("b.id read back as %#v, want Unknown", b.After["id"])
 	}
 	tags, _ := b.After["freeformTags"].(map[string]any)

@@ -12,6 +12,7 @@ import (
 	"math"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -134,7 +135,7 @@ func WritePlanFile(w io.Writer, pf PlanFile, version string, stateKey []byte) er
 	for _, c := range pf.Plan.Changes {
 		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
 			ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
-			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sealer{stateKey, c.Addr}), After: encodeValues(c.After, sealer{stateKey, c.Addr}),
+			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, value.Sealer{Key: stateKey, Name: c.Addr}), After: encodeValues(c.After, value.Sealer{Key: stateKey, Name: c.Addr}),
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos})
 	}
 	var body bytes.Buffer
@@ -149,16 +150,16 @@ func WritePlanFile(w io.Writer, pf PlanFile, version string, stateKey []byte) er
 	return err
 }
 
-func encodeValues(m map[string]any, sl sealer) map[string]any {
+func encodeValues(m map[string]any, sl value.Sealer) map[string]any {
 	if m == nil {
 		return nil
 	}
-	return encodeValue(seal(m, sl)).(map[string]any)
+	return encodeValue(value.Seal(m, sl)).(map[string]any)
 }
 
 func encodeValue(v any) any {
-	return rewrite(v, func(v any) (any, bool) {
-		if _, ok := v.(Unknown); ok {
+	return value.Rewrite(v, func(v any) (any, bool) {
+		if _, ok := v.(value.Unknown); ok {
 			return map[string]any{unknownKey: true}, true
 		}
 		return nil, false
@@ -186,7 +187,7 @@ func decodeValue(v any) any {
 		return x
 	case map[string]any:
 		if len(x) == 1 && x[unknownKey] == true {
-			return Unknown{}
+			return value.Unknown{}
 		}
 		for k, e := range x {
 			x[k] = decodeValue(e)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -58,7 +59,7 @@ func (p *planner) priorRecords() []state.Record {
 }
 
 // sealer seals the secrets of the node name.
-func (p *planner) sealer(name string) sealer { return sealer{key: p.key, name: name} }
+func (p *planner) sealer(name string) value.Sealer { return value.Sealer{Key: p.key, Name: name} }
 
 func (p *planner) lookup(name string) (any, bool) {
 	p.mu.Lock()
@@ -205,7 +206,7 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 	if p.opts.Destroy {
 		// A destroy deletes what state holds, in the order state records;
 		// it evaluates nothing the specs declare.
-		p.set(name, &nodeResult{value: Unknown{}})
+		p.set(name, &nodeResult{value: value.Unknown{}})
 		return nil
 	}
 	if v, ok := s.Variables[name]; ok {
@@ -238,23 +239,23 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 	if prior, ok := p.prior[v.Name]; ok {
 		c.Before = prior.Outputs
 	}
-	if containsUnknown(args) {
+	if value.ContainsUnknown(args) {
 		c.Deferred = true
 		c.Reason = ReasonReadDeferred
-		p.set(v.Name, &nodeResult{value: Unknown{}, change: c})
+		p.set(v.Name, &nodeResult{value: value.Unknown{}, change: c})
 		return nil
 	}
 	if msg := p.validateValues(inv.Function, inv.Args, args.(map[string]any), "fn::invoke "+inv.Function); msg {
 		return errReported
 	}
-	plain, secret := revealSecrets(args)
+	plain, secret := value.Reveal(args)
 	res, err := p.invokeNow(inv, plain.(map[string]any))
 	if err != nil {
-		return p.evalErr(redactionOf(args).Error(err), inv.P, v.Name)
+		return p.evalErr(value.RedactionOf(args).Error(err), inv.P, v.Name)
 	}
 	c.After = res
 	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == KindLookup && prior.Type == inv.Function &&
-		canonicalJSON(sealTo(args, prior.Inputs, p.sealer(v.Name))) == canonicalJSON(prior.Inputs) {
+		value.CanonicalJSON(value.SealTo(args, prior.Inputs, p.sealer(v.Name))) == value.CanonicalJSON(prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
 			c.Drift, c.DriftDetails = lookupDrift(s, prior.Outputs, res)
@@ -264,7 +265,7 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 	if inv.Return != "" {
 		val = res[inv.Return]
 	}
-	p.set(v.Name, &nodeResult{value: wrapSecret(val, secret), change: c})
+	p.set(v.Name, &nodeResult{value: value.Wrap(val, secret), change: c})
 	return nil
 }
 
@@ -291,10 +292,10 @@ func knownValue(vals map[string]any) (map[string]any, map[string]bool) {
 	var walk func(v any, path []string) (any, bool)
 	walk = func(v any, path []string) (any, bool) {
 		switch x := v.(type) {
-		case Unknown:
+		case value.Unknown:
 			dyn[strings.Join(path, "/")] = true
 			return nil, false
-		case Secret:
+		case value.Secret:
 			return walk(x.Value, path)
 		case []any:
 			out := make([]any, len(x))
@@ -329,11 +330,11 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 		c.Before = prior.Outputs
 		c.ID = prior.ID
 	}
-	idStr, _ := revealSecrets(id)
-	if containsUnknown(id) {
+	idStr, _ := value.Reveal(id)
+	if value.ContainsUnknown(id) {
 		c.Deferred = true
 		c.After = map[string]any{"id": id}
-		p.set(r.Name, &nodeResult{value: Unknown{}, change: c})
+		p.set(r.Name, &nodeResult{value: value.Unknown{}, change: c})
 		return nil
 	}
 	sid, ok := idStr.(string)
@@ -354,14 +355,14 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 		}
 		for _, en := range r.Get.State.Entries {
 			w := want.(map[string]any)[en.Key] // a secret stays wrapped: render1 hides it
-			if containsUnknown(w) {
+			if value.ContainsUnknown(w) {
 				continue
 			}
-			if got := live[en.Key]; !valuesEqual(r.Schema.Root.Properties[en.Key], w, got, p.sealer(r.Name)) {
-				if containsSecret(w) {
-					got = Secret{Value: got} // the cloud's value of a secret field is secret too
+			if got := live[en.Key]; !value.Equal(r.Schema.Root.Properties[en.Key], w, got, p.sealer(r.Name)) {
+				if value.ContainsSecret(w) {
+					got = value.Secret{Value: got} // the cloud's value of a secret field is secret too
 				}
-				p.addDiag(diag.Errorf(en.KeyPos, "get %q: state field %q is %s in the specs but %s in the cloud", r.Name, en.Raw, render1(w), render1(got)))
+				p.addDiag(diag.Errorf(en.KeyPos, "get %q: state field %q is %s in the specs but %s in the cloud", r.Name, en.Raw, value.OneLine(w), value.OneLine(got)))
 			}
 		}
 	}
@@ -456,10 +457,10 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 		// The cloud echoes secret inputs in clear: seal them as state
 		// does, so that they compare but are never shown or saved. Map
 		// entries the cloud adds by itself are its own business.
-		before = sealLike(live, desired, p.sealer(r.Name)).(map[string]any)
+		before = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
 		before = withoutVendorKeys(d, before, desired, prior.Inputs)
 	}
-	c.Before = unsealForDisplay(before).(map[string]any)
+	c.Before = value.UnsealForDisplay(before).(map[string]any)
 	if prior.Tainted != "" {
 		c.Action, c.Reason, c.ReasonDetail = Replace, ReasonTainted, prior.Tainted
 		return p.finishReplace(r, c, opts, desired)
@@ -514,7 +515,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 // sealed and After in clear, so a renderer could not tell that they match.
 func sameSecrets(c *Change, changed []string) {
 	for k, v := range c.After {
-		if containsSecret(v) && !contains(changed, k) {
+		if value.ContainsSecret(v) && !contains(changed, k) {
 			c.Before[k] = v
 		}
 	}
@@ -549,9 +550,9 @@ func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desire
 	if err != nil {
 		return p.fail(r.Options.ImportPos, "import %q: read %s %q: %v", r.Name, r.Type, r.Options.Import, err)
 	}
-	live = sealLike(live, desired, p.sealer(r.Name)).(map[string]any)
+	live = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
 	live = withoutVendorKeys(p.reg.Drivers[r.Type], live, desired)
-	c.Before, c.ID = unsealForDisplay(live).(map[string]any), r.Options.Import
+	c.Before, c.ID = value.UnsealForDisplay(live).(map[string]any), r.Options.Import
 	changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) > 0 {
 		c.Reason, c.ReasonFields = ReasonImportThenUpdate, changed
@@ -600,7 +601,7 @@ func (p *planner) evalOptionsWith(r *Resource, ev *evaluator) (evaluatedOptions,
 		if err != nil {
 			return out, p.evalErr(err, r.Pos, r.Name)
 		}
-		v, _ = revealSecrets(v)
+		v, _ = value.Reveal(v)
 		b, ok := v.(bool)
 		if !ok {
 			return out, p.fail(o.e.Pos(), "%s of %q must be true or false when planning, got %s", o.name, r.Name, describeValue(v))
@@ -611,7 +612,7 @@ func (p *planner) evalOptionsWith(r *Resource, ev *evaluator) (evaluatedOptions,
 }
 
 func describeValue(v any) string {
-	if _, ok := v.(Unknown); ok {
+	if _, ok := v.(value.Unknown); ok {
 		return "a value known only after apply"
 	}
 	return describe(v)
@@ -623,10 +624,10 @@ func (p *planner) normalize(token string, desired map[string]any) map[string]any
 		return desired
 	}
 	n, ok := d.(resources.Normalizer)
-	if !ok || containsUnknown(desired) {
+	if !ok || value.ContainsUnknown(desired) {
 		return desired
 	}
-	plain, secret := revealSecrets(desired)
+	plain, secret := value.Reveal(desired)
 	if secret {
 		return desired
 	}
@@ -748,10 +749,10 @@ func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
 	}
 	for k, pr := range s.Root.Properties {
 		if _, set := out[k]; !set && pr.ReadOnly {
-			out[k] = Unknown{}
+			out[k] = value.Unknown{}
 		}
 	}
-	out["id"] = Unknown{}
+	out["id"] = value.Unknown{}
 	return out
 }
 
@@ -762,7 +763,7 @@ func createdRefView(s *schemas.Schema, after map[string]any) map[string]any {
 	out := mergeAttrs(after)
 	for k := range s.Root.Properties {
 		if _, set := out[k]; !set {
-			out[k] = Unknown{}
+			out[k] = value.Unknown{}
 		}
 	}
 	return out

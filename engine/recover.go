@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -265,7 +266,7 @@ func recoverInputs(inputs map[string]any) (resources.Attrs, []string) {
 	want := resources.Attrs{}
 	var hidden []string
 	for k, v := range inputs {
-		if containsSealed(v) {
+		if value.ContainsSealed(v) {
 			hidden = append(hidden, k)
 			continue
 		}

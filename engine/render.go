@@ -3,11 +3,10 @@ package engine
 import (
 	"fmt"
 	"io"
+	"reconcile/engine/value"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -23,9 +22,7 @@ type RenderOptions struct {
 
 // Texts that stand in for values a renderer must not or cannot show.
 const (
-	unknownText = "(known after apply)"
-	secretText  = "(sensitive value)"
-	noChanges   = "No changes. The cloud matches the specs."
+	noChanges = "No changes. The cloud matches the specs."
 	// noDrift ends a refresh-only plan that has nothing to accept.
 	noDrift = "No changes. State matches the cloud: nothing changed outside reconcile since the last apply."
 )
@@ -114,7 +111,7 @@ func visibleChanges(p *Plan) []*Change {
 // unchangedRead reports whether c reads what state already holds, which
 // the reader is not shown.
 func unchangedRead(c *Change) bool {
-	return !c.Deferred && c.Before != nil && canonicalJSON(c.Before) == canonicalJSON(c.After)
+	return !c.Deferred && c.Before != nil && value.CanonicalJSON(c.Before) == value.CanonicalJSON(c.After)
 }
 
 // blockSymbol is the sign before a change's block: Action.Symbol, except
@@ -147,7 +144,7 @@ func verbPhrase(c *Change) string {
 		return "will be read"
 	case Import:
 		if c.ImportID != "" {
-			return "will be imported from id " + quote(c.ImportID)
+			return "will be imported from id " + value.Quote(c.ImportID)
 		}
 		return "will be imported"
 	case Forget:
@@ -336,14 +333,14 @@ func (t *textWriter) drift(drifted []*Change) {
 	}
 	t.b.WriteString(t.paint(ansiBold, driftTitle) + "\n\n")
 	for _, c := range drifted {
-		what := fmt.Sprintf("  # %s (%s) %s", plainText(c.Addr), plainText(c.Type), driftHeadlineOf(c))
+		what := fmt.Sprintf("  # %s (%s) %s", value.PlainText(c.Addr), value.PlainText(c.Type), driftHeadlineOf(c))
 		t.b.WriteString(t.paint(ansiBold, what) + "\n")
 		lines := driftLines(c)
 		if c.DeletedOutside || len(lines) == 0 {
 			t.b.WriteString("\n")
 			continue
 		}
-		t.b.WriteString("  " + t.paint(ansiYellow, "~") + " " + plainText(c.Addr) + " {\n")
+		t.b.WriteString("  " + t.paint(ansiYellow, "~") + " " + value.PlainText(c.Addr) + " {\n")
 		for _, l := range lines {
 			t.line(l, 6)
 		}
@@ -404,20 +401,20 @@ func (t *textWriter) header(p *Plan, changes []*Change) {
 
 // change writes one change: its comment lines and its block.
 func (t *textWriter) change(c *Change) {
-	what := fmt.Sprintf("  # %s (%s) %s", plainText(c.Addr), plainText(c.Type), verbPhrase(c))
+	what := fmt.Sprintf("  # %s (%s) %s", value.PlainText(c.Addr), value.PlainText(c.Type), verbPhrase(c))
 	t.b.WriteString(t.paint(ansiBold, what) + "\n")
 	if why := ReasonText(c); why != "" {
-		t.b.WriteString("  # (" + plainText(oneLine(why)) + ")\n")
+		t.b.WriteString("  # (" + value.PlainText(oneLine(why)) + ")\n")
 	}
 	for _, id := range c.Deposed {
-		t.b.WriteString("  " + t.paint(actionColor(Delete), "-") + " deposed object " + quote(id) + " (left by an earlier replacement) will be destroyed\n")
+		t.b.WriteString("  " + t.paint(actionColor(Delete), "-") + " deposed object " + value.Quote(id) + " (left by an earlier replacement) will be destroyed\n")
 	}
 	if c.Action == NoOp {
 		t.b.WriteString("\n")
 		return
 	}
 	sym := blockSymbol(c)
-	t.b.WriteString(strings.Repeat(" ", 3-len(sym)) + t.paint(actionColor(c.Action), sym) + " " + plainText(c.Addr))
+	t.b.WriteString(strings.Repeat(" ", 3-len(sym)) + t.paint(actionColor(c.Action), sym) + " " + value.PlainText(c.Addr))
 	lines := changeLines(c)
 	if len(lines) == 0 {
 		t.b.WriteString(" {}\n\n")
@@ -480,24 +477,24 @@ func scalarText(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case string:
-		return quote(x)
+		return value.Quote(x)
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
-	case Unknown:
-		return unknownText
-	case Secret:
-		return secretText
+	case value.Unknown:
+		return value.UnknownText
+	case value.Secret:
+		return value.SensitiveText
 	}
-	return quote(fmt.Sprintf("(unsupported value of type %T)", v))
+	return value.Quote(fmt.Sprintf("(unsupported value of type %T)", v))
 }
 
 // Value helpers. norm, which brings values into JSON shape, is in
 // render_json.go.
 
 func isSecret(v any) bool {
-	_, ok := v.(Secret)
+	_, ok := v.(value.Secret)
 	return ok
 }
 
@@ -515,10 +512,10 @@ func isContainer(v any) bool {
 func equalValues(a, b any) bool {
 	a, b = norm(a), norm(b)
 	switch x := a.(type) {
-	case Unknown:
+	case value.Unknown:
 		return false
-	case Secret:
-		y, ok := b.(Secret)
+	case value.Secret:
+		y, ok := b.(value.Secret)
 		return ok && equalValues(x.Value, y.Value)
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -549,66 +546,15 @@ func equalValues(a, b any) bool {
 	return a == b
 }
 
-// Quote is quote, for writers of other output that must escape values the
-// way renderers do, and for redaction, which must find them so escaped.
-func Quote(s string) string { return quote(s) }
-
-// quote returns s in double quotes, escaped as a JSON string is, and with
-// every character that is not printable (controls, bidirectional overrides,
-// invalid UTF-8) escaped as \uXXXX, so that a value can neither forge lines
-// nor send escape sequences to a terminal.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	escapeTo(&b, s, true)
-	b.WriteByte('"')
-	return b.String()
-}
-
-// plainText returns s with the characters quote escapes escaped, but
-// without quotes: for addresses, types and reasons in headers.
-func plainText(s string) string {
-	var b strings.Builder
-	escapeTo(&b, s, false)
-	return b.String()
-}
-
-func escapeTo(b *strings.Builder, s string, quoted bool) {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\ufffd`)
-		case quoted && (r == '"' || r == '\\'):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == ' ' || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r > 0xffff:
-			r1, r2 := utf16.EncodeRune(r)
-			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
-		default:
-			fmt.Fprintf(b, `\u%04x`, r)
-		}
-	}
-}
-
 // keyText renders a map key: bare when it is a plain name, quoted
 // otherwise.
 func keyText(k string) string {
 	if k == "" || strings.IndexByte("0123456789-", k[0]) >= 0 {
-		return quote(k)
+		return value.Quote(k)
 	}
 	for _, r := range k {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-			return quote(k)
+			return value.Quote(k)
 		}
 	}
 	return k

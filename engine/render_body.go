@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"reconcile/engine/value"
 	"slices"
 )
 
@@ -73,12 +74,12 @@ func changeLines(c *Change) []line {
 		b.entries(0, signNone, c.After)
 	case Forget:
 		if c.ID != "" {
-			b.add(line{kind: lineValue, key: "id", text: quote(c.ID)})
+			b.add(line{kind: lineValue, key: "id", text: value.Quote(c.ID)})
 		}
 	case Refresh:
 		if c.DeletedOutside {
 			if c.ID != "" {
-				b.add(line{kind: lineValue, sign: signRemove, key: "id", text: quote(c.ID)})
+				b.add(line{kind: lineValue, sign: signRemove, key: "id", text: value.Quote(c.ID)})
 			}
 			break
 		}
@@ -104,7 +105,7 @@ func driftLines(c *Change) []line {
 	}
 	b.align(0, 0)
 	for _, d := range c.DriftDetails {
-		b.add(line{kind: lineHidden, text: "# " + plainText(oneLine(d))})
+		b.add(line{kind: lineHidden, text: "# " + value.PlainText(oneLine(d))})
 	}
 	return b.lines
 }
@@ -244,7 +245,7 @@ func (b *body) diffValue(depth int, key string, before, after any, inBefore, inA
 	if isSecret(before) || isSecret(after) {
 		// Either side being secret hides both: an old plain value may
 		// equal the new secret one.
-		b.add(line{kind: lineValue, sign: signChange, depth: depth, key: key, text: secretText})
+		b.add(line{kind: lineValue, sign: signChange, depth: depth, key: key, text: value.SensitiveText})
 		return
 	}
 	switch bx := before.(type) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reconcile/engine/value"
 	"reflect"
 	"slices"
 	"strconv"
@@ -210,12 +211,12 @@ func jsonOutputOf(v any) jsonOutput {
 // walked in key order, so the lists are sorted the same way every time.
 func jsonValue(v any, ptr string, unknown, sensitive *[]string) any {
 	switch x := norm(v).(type) {
-	case Unknown:
+	case value.Unknown:
 		*unknown = append(*unknown, ptr)
 		return nil
-	case Secret:
+	case value.Secret:
 		*sensitive = append(*sensitive, ptr)
-		if _, ok := norm(x.Value).(Unknown); ok {
+		if _, ok := norm(x.Value).(value.Unknown); ok {
 			*unknown = append(*unknown, ptr)
 		}
 		return nil
@@ -253,7 +254,7 @@ func pointerToken(k string) string {
 // their type.
 func norm(v any) any {
 	switch x := v.(type) {
-	case nil, bool, string, int64, float64, map[string]any, []any, Unknown, Secret:
+	case nil, bool, string, int64, float64, map[string]any, []any, value.Unknown, value.Secret:
 		return x
 	case json.Number:
 		if i, err := x.Int64(); err == nil {

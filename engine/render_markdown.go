@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"reconcile/engine/value"
 	"strings"
 )
 
@@ -94,7 +95,7 @@ func mdDrift(drifted []*Change, limit int) string {
 	}
 	var code strings.Builder
 	for _, c := range drifted {
-		code.WriteString("# " + plainText(c.Addr) + " (" + plainText(c.Type) + ") " + driftHeadlineOf(c) + "\n")
+		code.WriteString("# " + value.PlainText(c.Addr) + " (" + value.PlainText(c.Type) + ") " + driftHeadlineOf(c) + "\n")
 		for _, l := range driftLines(c) {
 			mdLine(&code, l)
 		}
@@ -296,7 +297,7 @@ var mdEscaper = strings.NewReplacer(
 
 // mdEscape makes s safe as one line of Markdown or HTML text.
 func mdEscape(s string) string {
-	return mdEscaper.Replace(plainText(oneLine(s)))
+	return mdEscaper.Replace(value.PlainText(oneLine(s)))
 }
 
 // mdCode shows s as inline code. It uses an HTML tag rather than backticks,

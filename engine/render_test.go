@@ -14,6 +14,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 )
 
 // obj and list shorten the literals of hand-built plans.
@@ -43,7 +44,7 @@ var renderers = map[string]func(io.Writer, *engine.Plan, engine.RenderOptions) e
 // under testdata/render.
 func renderCases() map[string]*engine.Plan {
 	return map[string]*engine.Plan{
-		"create":               {Changes: []engine.Change{createEndpoint(), createPolicy()}, Outputs: obj{"endpointId": engine.Unknown{}}},
+		"create":               {Changes: []engine.Change{createEndpoint(), createPolicy()}, Outputs: obj{"endpointId": value.Unknown{}}},
 		"update":               {Changes: []engine.Change{updateEndpoint()}},
 		"replace_create_first": {Changes: []engine.Change{replacePolicy()}},
 		"replace_delete_first": {Changes: []engine.Change{replaceEndpoint()}},
@@ -83,11 +84,11 @@ func driftPlan() *engine.Plan {
 					{Path: "freeformTags", Applied: obj{"team": "nlp"}, Live: obj{"team": "nlp", "owner": "bob"}},
 				}},
 			{Addr: "keyed", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.keyed",
-				Before: obj{"apiKey": engine.Secret{}}, After: obj{"apiKey": engine.Secret{Value: secretValue}},
-				Drift: []engine.FieldDrift{{Path: "apiKey", Applied: engine.Secret{}, Live: engine.Secret{}}}},
+				Before: obj{"apiKey": value.Secret{}}, After: obj{"apiKey": value.Secret{Value: secretValue}},
+				Drift: []engine.FieldDrift{{Path: "apiKey", Applied: value.Secret{}, Live: value.Secret{}}}},
 			{Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
 				Reason: engine.ReasonDeletedOutside, DeletedOutside: true, DeletedID: "dashboard:abc",
-				After: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": engine.Unknown{}}},
+				After: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": value.Unknown{}}},
 		},
 	}
 }
@@ -124,17 +125,17 @@ func createEndpoint() engine.Change {
 			"modelId":        "ocid1.ailanguagemodel.oc1.iad.example",
 			"displayName":    "sentiment-prod",
 			"inferenceUnits": int64(2),
-			"id":             engine.Unknown{},
+			"id":             value.Unknown{},
 			"freeformTags":   obj{"env": "prod", "cost center": "ml"},
 			"definedTags":    obj{},
 			"aliases":        list{"a", "b"},
-			"apiKey":         engine.Secret{Value: secretValue},
+			"apiKey":         value.Secret{Value: secretValue},
 			"config": obj{
 				"enabled": true,
 				"nothing": nil,
 				"ratio":   0.25,
-				"routes":  list{obj{"name": "x", "weight": int64(3)}, obj{"name": "y", "token": engine.Secret{Value: secretValue}}},
-				"pending": list{engine.Unknown{}},
+				"routes":  list{obj{"name": "x", "weight": int64(3)}, obj{"name": "y", "token": value.Secret{Value: secretValue}}},
+				"pending": list{value.Unknown{}},
 			},
 		},
 	}
@@ -144,7 +145,7 @@ func createPolicy() engine.Change {
 	return engine.Change{
 		Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
 		After: obj{
-			"resourceId": engine.Unknown{},
+			"resourceId": value.Unknown{},
 			"bindings": list{
 				obj{"relation": "editor", "principals": list{"role:00000000-0000-0000-0000-000000000001"}},
 				obj{"relation": "viewer", "principals": list{}},
@@ -171,8 +172,8 @@ func updateEndpoint() engine.Change {
 			},
 			"aliases":   list{"a", "b", "c", "d"},
 			"labels":    list{"x"},
-			"apiKey":    engine.Secret{Value: "old-" + secretValue},
-			"token":     engine.Secret{Value: secretValue},
+			"apiKey":    value.Secret{Value: "old-" + secretValue},
+			"token":     value.Secret{Value: secretValue},
 			"plainOnce": secretValue,
 		},
 		After: obj{
@@ -180,7 +181,7 @@ func updateEndpoint() engine.Change {
 			"displayName":    "sentiment-prod",
 			"inferenceUnits": int64(2),
 			"weight":         1.0,
-			"lifecycleState": engine.Unknown{},
+			"lifecycleState": value.Unknown{},
 			"freeformTags":   obj{"env": "prod", "keep": "x", "team": "ai"},
 			"bindings": list{
 				obj{"relation": "editor", "principals": list{"role:1", "role:2", "role:4"}},
@@ -188,9 +189,9 @@ func updateEndpoint() engine.Change {
 			},
 			"aliases":   list{"a", "c", "d", "e"},
 			"labels":    obj{"x": true},
-			"apiKey":    engine.Secret{Value: secretValue},
-			"token":     engine.Secret{Value: secretValue},
-			"plainOnce": engine.Secret{Value: secretValue},
+			"apiKey":    value.Secret{Value: secretValue},
+			"token":     value.Secret{Value: secretValue},
+			"plainOnce": value.Secret{Value: secretValue},
 			"newField":  "added",
 		},
 	}
@@ -204,7 +205,7 @@ func replacePolicy() engine.Change {
 		Reason:       engine.ReasonCannotUpdate,
 		ReplacePaths: []string{"resourceId"},
 		Before:       obj{"resourceId": "dashboard:abc-def-ghi", "bindings": bindings, "id": "dashboard:abc-def-ghi"},
-		After:        obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": engine.Unknown{}},
+		After:        obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": value.Unknown{}},
 	}
 }
 
@@ -235,7 +236,7 @@ func deleteEndpoint() engine.Change {
 		Reason: engine.ReasonNotDeclared,
 		Before: obj{
 			"displayName": "old",
-			"apiKey":      engine.Secret{Value: secretValue},
+			"apiKey":      value.Secret{Value: secretValue},
 			"tags":        obj{"env": "prod", "nested": obj{"deep": list{int64(1), int64(2)}}},
 		},
 	}
@@ -265,7 +266,7 @@ func readDeferred() engine.Change {
 		Addr: "consumerPolicy", Type: "gcp:endpoints:getServiceConsumersIamPolicy", Kind: engine.KindLookup,
 		Action: engine.Read, Deferred: true,
 		Reason: engine.ReasonReadDeferred,
-		After:  obj{"serviceName": "orders.endpoints.acme.cloud.goog", "consumerId": engine.Unknown{}, "etag": engine.Unknown{}},
+		After:  obj{"serviceName": "orders.endpoints.acme.cloud.goog", "consumerId": value.Unknown{}, "etag": value.Unknown{}},
 	}
 }
 
@@ -295,9 +296,9 @@ func noChangesPlan() *engine.Plan {
 		},
 		Outputs: obj{
 			"endpointId": "ocid1.x",
-			"apiKey":     engine.Secret{Value: secretValue},
-			"pending":    engine.Unknown{},
-			"meta":       obj{"units": int64(2), "zones": list{"AD-1"}, "key": engine.Secret{Value: secretValue}},
+			"apiKey":     value.Secret{Value: secretValue},
+			"pending":    value.Unknown{},
+			"meta":       obj{"units": int64(2), "zones": list{"AD-1"}, "key": value.Secret{Value: secretValue}},
 		},
 	}
 }
@@ -308,7 +309,7 @@ func allActionsPlan() *engine.Plan {
 		Changes: []engine.Change{
 			{Addr: "same", Type: endpointType, Kind: engine.KindResource, Before: obj{"a": "b"}, After: obj{"a": "b"}},
 			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, After: obj{"serviceName": "s", "etag": "e"}},
-			{Addr: "later", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, Deferred: true, After: obj{"serviceName": engine.Unknown{}}},
+			{Addr: "later", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, Deferred: true, After: obj{"serviceName": value.Unknown{}}},
 			{Addr: "new", Type: endpointType, Kind: engine.KindResource, Action: engine.Create, After: obj{"displayName": "new"},
 				Pos: diag.Pos{File: "site.yaml", Line: 3, Col: 3}},
 			{Addr: "changed", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.changed",
@@ -321,7 +322,7 @@ func allActionsPlan() *engine.Plan {
 			{Addr: "gone", Type: endpointType, Kind: engine.KindResource, Action: engine.Delete, ID: "ocid1.gone",
 				Before: obj{"displayName": "gone"}},
 		},
-		Outputs: obj{"endpointId": engine.Unknown{}, "etag": "e", "apiKey": engine.Secret{Value: secretValue}},
+		Outputs: obj{"endpointId": value.Unknown{}, "etag": "e", "apiKey": value.Secret{Value: secretValue}},
 	}
 }
 
@@ -381,14 +382,14 @@ func TestRenderSecretsHidden(t *testing.T) {
 	cases["odd shapes"] = &engine.Plan{
 		Changes: []engine.Change{{
 			Addr: "x", Type: endpointType, Kind: engine.KindResource, Action: engine.Update,
-			Before: obj{"p": &engine.Secret{Value: secretValue}, "n": attrs{"s": engine.Secret{Value: secretValue}}},
+			Before: obj{"p": &value.Secret{Value: secretValue}, "n": attrs{"s": value.Secret{Value: secretValue}}},
 			After: obj{
-				"p": attrs{"deep": []attrs{{"s": &engine.Secret{Value: secretValue}}}},
-				"n": attrs{"s": engine.Secret{Value: engine.Secret{Value: secretValue}}},
-				"l": []any{engine.Secret{Value: list{secretValue}}},
+				"p": attrs{"deep": []attrs{{"s": &value.Secret{Value: secretValue}}}},
+				"n": attrs{"s": value.Secret{Value: value.Secret{Value: secretValue}}},
+				"l": []any{value.Secret{Value: list{secretValue}}},
 			},
 		}},
-		Outputs: obj{"o": attrs{"s": &engine.Secret{Value: secretValue}}},
+		Outputs: obj{"o": attrs{"s": &value.Secret{Value: secretValue}}},
 	}
 	for name, p := range cases {
 		for format := range renderers {
@@ -574,10 +575,10 @@ func TestRenderJSONDocExample(t *testing.T) {
 			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
 			Pos:    diag.Pos{File: "site.yaml", Line: 14, Col: 3},
 			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": live, "id": "dashboard:abc-def-ghi"},
-			After:  obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": engine.Unknown{}},
+			After:  obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": value.Unknown{}},
 			Drift:  []engine.FieldDrift{{Path: "bindings", Applied: bindings, Live: live}},
 		}},
-		Outputs: obj{"policyId": engine.Unknown{}, "apiKey": engine.Secret{Value: secretValue}},
+		Outputs: obj{"policyId": value.Unknown{}, "apiKey": value.Secret{Value: secretValue}},
 	}
 	if got := render(t, "json", p, engine.RenderOptions{Version: "0.1.0"}); got != example {
 		t.Errorf("the example in docs/plan-json.md is not what RenderJSON writes; RenderJSON wrote:\n%s", got)

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"fmt"
+	"reconcile/engine/value"
 	"sort"
 )
 
@@ -15,8 +15,8 @@ func SecretTexts(s *Spec) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(v any) {
-		for _, text := range leafTexts(v) {
-			if len(text) >= minSecretLen && !seen[text] {
+		for _, text := range value.LeafTexts(v) {
+			if len(text) >= value.MinSecretLen && !seen[text] {
 				seen[text] = true
 				out = append(out, text)
 			}
@@ -79,57 +79,4 @@ func SecretTexts(s *Spec) []string {
 	// Longest first, so that a secret containing another is replaced whole.
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) || len(out[i]) == len(out[j]) && out[i] < out[j] })
 	return out
-}
-
-// leafTexts returns the text of every scalar in v but null and booleans.
-func leafTexts(v any) []string {
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case Secret:
-			walk(x.Value)
-		case nil, bool, Unknown:
-		default:
-			out = append(out, fmt.Sprint(x))
-		}
-	}
-	walk(v)
-	return out
-}
-
-// secretLeafTexts returns the text of every scalar under a Secret in v:
-// the secrets a value computed at plan or apply time holds.
-func secretLeafTexts(v any) []string {
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case Secret:
-			out = append(out, leafTexts(x.Value)...)
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return out
-}
-
-// redactionOf is the Redaction of the secrets v holds; nil when none.
-func redactionOf(v any) *Redaction {
-	return NewRedaction(secretLeafTexts(v))
 }

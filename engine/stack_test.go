@@ -6,6 +6,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/state"
 )
 
@@ -32,7 +33,7 @@ func TestStackConfig(t *testing.T) {
 	if spec.Values["replicas"] != int64(5) {
 		t.Errorf("replicas = %v, want 5 (--config overrides the stack's settings)", spec.Values["replicas"])
 	}
-	if _, ok := spec.Values["token"].(engine.Secret); !ok {
+	if _, ok := spec.Values["token"].(value.Secret); !ok {
 		t.Errorf("token = %#v, want a secret", spec.Values["token"])
 	}
 	if spec.Stack != "dev" || spec.Project != "orders" {

@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -34,7 +35,7 @@ outputs:
 `
 	p := h.plan(src, engine.PlanOptions{Refresh: true})
 	for _, name := range []string{"description", "freeform"} {
-		if _, ok := p.Outputs[name].(engine.Unknown); !ok {
+		if _, ok := p.Outputs[name].(value.Unknown); !ok {
 			t.Errorf("planned output %s = %#v, want (known after apply)", name, p.Outputs[name])
 		}
 	}

@@ -6,11 +6,8 @@ import (
 	"io"
 	"sync"
 
-	"reconcile/engine"
+	"reconcile/engine/value"
 )
-
-// redactedText replaces a secret's clear text in the output.
-const redactedText = engine.RedactedText
 
 // redactor writes to w with the secrets of the specs redacted (see
 // engine.Redaction): the last line of defence, for free text such as a
@@ -24,7 +21,7 @@ type redactor struct {
 	structured bool
 
 	mu      sync.Mutex
-	red     *engine.Redaction
+	red     *value.Redaction
 	pending []byte // structured: the start of a token not yet complete
 }
 
@@ -129,7 +126,7 @@ func (r *redactor) redactJSONString(token []byte) []byte {
 
 // redactSecrets makes the command's output redact secrets.
 func (c *cli) redactSecrets(secrets []string) {
-	red := engine.NewRedaction(secrets)
+	red := value.NewRedaction(secrets)
 	if red == nil {
 		return
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/engine"
+	"reconcile/engine/value"
 	"reconcile/resources/emulator/server"
 )
 
@@ -217,7 +217,7 @@ outputs:
 func encodings(s string) []string {
 	forms := []string{s}
 	j, _ := json.Marshal(s)
-	for _, q := range []string{string(j), strconv.Quote(s), strconv.QuoteToASCII(s), engine.Quote(s)} {
+	for _, q := range []string{string(j), strconv.Quote(s), strconv.QuoteToASCII(s), value.Quote(s)} {
 		forms = append(forms, q[1:len(q)-1])
 	}
 	return append(forms, url.PathEscape(s), url.QueryEscape(s))

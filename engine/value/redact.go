@@ -1,4 +1,4 @@
-package engine
+package value
 
 import (
 	"bytes"
@@ -9,9 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-// RedactedText stands in for a secret's clear text in free text.
-const RedactedText = secretText
 
 // Redaction replaces the clear text of secrets in free text, such as a
 // cloud API's error message that echoes an input it refused. It is the
@@ -26,16 +23,16 @@ type Redaction struct {
 	n       int
 }
 
-// minSecretLen is the shortest secret text redacted: shorter ones ("1",
+// MinSecretLen is the shortest secret text redacted: shorter ones ("1",
 // "yes") would blank out unrelated text.
-const minSecretLen = 4
+const MinSecretLen = 4
 
 // NewRedaction returns a Redaction of secrets; nil when there are none long
 // enough to look for.
 func NewRedaction(secrets []string) *Redaction {
 	var forms []string
 	for _, s := range secrets {
-		if len(s) < minSecretLen {
+		if len(s) < MinSecretLen {
 			continue
 		}
 		for _, f := range secretForms(s) {
@@ -90,7 +87,7 @@ func secretForms(s string) []string {
 			add(string(j[1 : len(j)-1]))
 		}
 	}
-	for _, q := range []string{strconv.Quote(s), strconv.QuoteToASCII(s), quote(s)} {
+	for _, q := range []string{strconv.Quote(s), strconv.QuoteToASCII(s), Quote(s)} {
 		add(q[1 : len(q)-1])
 	}
 	add(url.PathEscape(s))
@@ -98,7 +95,7 @@ func secretForms(s string) []string {
 	return forms
 }
 
-// Bytes returns b with every match replaced by RedactedText, in one pass
+// Bytes returns b with every match replaced by SensitiveText, in one pass
 // from left to right, the longest encoding first at each place; what it
 // writes is never searched again. It returns b itself when nothing
 // matched.
@@ -114,7 +111,7 @@ func (r *Redaction) Bytes(b []byte) []byte {
 				if out == nil {
 					out = make([]byte, 0, len(b))
 				}
-				out = append(append(out, b[last:i]...), RedactedText...)
+				out = append(append(out, b[last:i]...), SensitiveText...)
 				i += len(f) - 1
 				last = i + 1
 				break

@@ -1,0 +1,78 @@
+package value
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Texts that stand in for values a renderer must not or cannot show: the
+// one place they are written.
+const (
+	UnknownText   = "(known after apply)"
+	SensitiveText = "(sensitive value)"
+)
+
+// render1 renders a value on one line for messages.
+func OneLine(v any) string {
+	if _, ok := v.(Unknown); ok {
+		return "(known after apply)"
+	}
+	if ContainsSecret(v) {
+		return "(sensitive value)"
+	}
+	s := CanonicalJSON(v)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// quote returns s in double quotes, escaped as a JSON string is, and with
+// every character that is not printable (controls, bidirectional overrides,
+// invalid UTF-8) escaped as \uXXXX, so that a value can neither forge lines
+// nor send escape sequences to a terminal.
+func Quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	escapeTo(&b, s, true)
+	b.WriteByte('"')
+	return b.String()
+}
+
+// plainText returns s with the characters quote escapes escaped, but
+// without quotes: for addresses, types and reasons in headers.
+func PlainText(s string) string {
+	var b strings.Builder
+	escapeTo(&b, s, false)
+	return b.String()
+}
+
+func escapeTo(b *strings.Builder, s string, quoted bool) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case quoted && (r == '"' || r == '\\'):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == ' ' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(b, `\u%04x`, r)
+		}
+	}
+}
