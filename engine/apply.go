@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"reconcile/engine/dag"
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -194,7 +196,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st Store, reg resources.
 		}
 	}
 	nodes, deps := a.schedule(plan)
-	errs := walkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
+	errs := dag.WalkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
 		return a.run(ctx, name)
 	})
 	res := &ApplyResult{Counts: a.counts}
@@ -215,10 +217,10 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st Store, reg resources.
 			continue
 		}
 		switch {
-		case errors.Is(err, errSkipped):
+		case errors.Is(err, dag.ErrSkipped):
 			res.Skipped = append(res.Skipped, displayName(name))
 			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: c.Action, Phase: Skipped})
-		case err == errStopped || ctx.Err() != nil && err == ctx.Err():
+		case err == dag.ErrStopped || ctx.Err() != nil && err == ctx.Err():
 			res.NotStarted = append(res.NotStarted, displayName(name))
 		}
 	}
@@ -286,9 +288,9 @@ func (a *applier) schedule(plan *Plan) ([]string, map[string][]string) {
 		a.changes[c.Addr] = c
 	}
 	if !plan.Destroy {
-		for _, name := range a.spec.graph.order {
+		for _, name := range a.spec.graph.Order() {
 			nodes = append(nodes, name)
-			deps[name] = a.spec.graph.nodes[name].deps
+			deps[name] = a.spec.graph.Deps(name)
 		}
 	}
 	for i := range plan.Changes {
@@ -301,7 +303,7 @@ func (a *applier) schedule(plan *Plan) ([]string, map[string][]string) {
 		nodes = append(nodes, node)
 		// Delete after everything that depended on it is gone or updated.
 		for _, rec := range a.prior {
-			if !contains(rec.Dependencies, c.Addr) || rec.Name == c.Addr {
+			if !slices.Contains(rec.Dependencies, c.Addr) || rec.Name == c.Addr {
 				continue
 			}
 			if deleted[rec.Name] {
@@ -516,12 +518,12 @@ func (a *applier) resourceDeps(name string) []string {
 	var out []string
 	var visit func(n string)
 	visit = func(n string) {
-		for _, d := range g.nodes[n].deps {
+		for _, d := range g.Deps(n) {
 			if seen[d] {
 				continue
 			}
 			seen[d] = true
-			if g.nodes[d].kind == nodeResource {
+			if _, isResource := a.spec.Resources[d]; isResource {
 				out = append(out, d)
 			} else {
 				visit(d)

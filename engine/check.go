@@ -59,16 +59,16 @@ func (l *loader) check() {
 	// Cycles are looked for even when other errors were found, so that all
 	// are reported at once; names that failed to load are not in the graph.
 	g := buildGraph(s)
-	for _, cyc := range g.cycles() {
+	for _, cyc := range g.Cycles() {
 		first := cyc[0]
 		parts := make([]string, 0, len(cyc)+1)
 		var where []string
 		for _, n := range cyc {
 			parts = append(parts, n)
-			where = append(where, fmt.Sprintf("%s is declared at %s", n, g.nodes[n].pos))
+			where = append(where, fmt.Sprintf("%s is declared at %s", n, declaredAt(s, n)))
 		}
 		parts = append(parts, first)
-		l.errorf(g.nodes[first].pos, "dependency cycle: %s", strings.Join(parts, " -> ")).Detail = strings.Join(where, "\n") + "\nbreak the cycle by removing one of these references"
+		l.errorf(declaredAt(s, first), "dependency cycle: %s", strings.Join(parts, " -> ")).Detail = strings.Join(where, "\n") + "\nbreak the cycle by removing one of these references"
 	}
 	s.graph = g
 }

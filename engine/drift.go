@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"reconcile/engine/dag"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -127,7 +128,7 @@ func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, key
 	for i, n := range names {
 		index[n] = i
 	}
-	walk(ctx, names, nil, parallelism, func(ctx context.Context, name string) error {
+	dag.Walk(ctx, names, nil, parallelism, func(ctx context.Context, name string) error {
 		r := refreshRecord(ctx, spec, reg, key, byName[name])
 		out[index[name]] = r // each goroutine writes its own element
 		return nil

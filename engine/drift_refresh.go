@@ -71,20 +71,6 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st Store, reg resource
 	return plan, diags.Sort()
 }
 
-// declaredAt is where the specs declare name, or the zero Pos.
-func declaredAt(spec *Spec, name string) diag.Pos {
-	if spec == nil {
-		return diag.Pos{}
-	}
-	if r, ok := spec.Resources[name]; ok {
-		return r.Pos
-	}
-	if v, ok := spec.Variables[name]; ok {
-		return v.Pos
-	}
-	return diag.Pos{}
-}
-
 // refreshedAttrs is what a Refresh writes into state for rec, given what
 // the cloud has now: for a lookup or a get, the live result; for a managed
 // resource, the live value of every input that was applied (a secret one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,7 +111,7 @@ func managedBy(recs []state.Record, typ, id string) (string, bool) {
 		if rec.Kind != KindResource || rec.Type != typ {
 			continue
 		}
-		if rec.ID == id || contains(rec.Deposed, id) {
+		if rec.ID == id || slices.Contains(rec.Deposed, id) {
 			return rec.Name, true
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reconcile/engine/dag"
+	"slices"
 	"strings"
 	"sync"
 
@@ -125,20 +127,16 @@ func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry,
 		p.prior[r.Name] = r
 	}
 	g := spec.graph
-	deps := map[string][]string{}
-	for name, n := range g.nodes {
-		deps[name] = n.deps
-	}
-	errs := walk(ctx, g.order, deps, opts.Parallelism, func(ctx context.Context, name string) error {
+	errs := dag.Walk(ctx, g.Order(), g.DepsMap(), opts.Parallelism, func(ctx context.Context, name string) error {
 		return p.planNode(ctx, name)
 	})
 	for _, name := range sortedKeys(errs) {
-		if err := errs[name]; err != nil && !errors.Is(err, errSkipped) && !errors.Is(err, errReported) {
-			p.addDiag(diag.Errorf(g.nodes[name].pos, "%s: %v", name, err))
+		if err := errs[name]; err != nil && !errors.Is(err, dag.ErrSkipped) && !errors.Is(err, errReported) {
+			p.addDiag(diag.Errorf(declaredAt(spec, name), "%s: %v", name, err))
 		}
 	}
 	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
-	for _, name := range g.order {
+	for _, name := range g.Order() {
 		if r, ok := p.results[name]; ok && r.change != nil {
 			plan.Changes = append(plan.Changes, *r.change)
 		}
@@ -515,7 +513,7 @@ func (p *planner) planResource(ctx context.Context, r *Resource) error {
 // sealed and After in clear, so a renderer could not tell that they match.
 func sameSecrets(c *Change, changed []string) {
 	for k, v := range c.After {
-		if value.ContainsSecret(v) && !contains(changed, k) {
+		if value.ContainsSecret(v) && !slices.Contains(changed, k) {
 			c.Before[k] = v
 		}
 	}
@@ -679,7 +677,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 				names = append(names, c.Addr)
 			}
 		}
-		walk(ctx, names, nil, p.opts.Parallelism, func(ctx context.Context, name string) error {
+		dag.Walk(ctx, names, nil, p.opts.Parallelism, func(ctx context.Context, name string) error {
 			c := byName[name]
 			d, ok := p.reg.Drivers[c.Type]
 			if !ok {
@@ -704,18 +702,16 @@ func reverseDeleteOrder(recs []state.Record) []state.Record {
 	for _, r := range recs {
 		byName[r.Name] = r
 	}
-	g := &graph{nodes: map[string]*gnode{}, dependents: map[string][]string{}}
+	deps := map[string][]string{}
 	for _, r := range recs {
-		n := &gnode{name: r.Name}
+		deps[r.Name] = []string{}
 		for _, d := range r.Dependencies {
 			if _, ok := byName[d]; ok && d != r.Name {
-				n.deps = append(n.deps, d)
-				g.dependents[d] = append(g.dependents[d], r.Name)
+				deps[r.Name] = append(deps[r.Name], d)
 			}
 		}
-		g.nodes[r.Name] = n
 	}
-	order := g.topo()
+	order := dag.New(deps).Order()
 	if len(order) < len(recs) { // a cycle in old state: fall back to names
 		order = sortedKeys(byName)
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"reconcile/engine/dag"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -119,7 +121,7 @@ func ResolveIntents(ctx context.Context, st Store, reg resources.Registry, opts 
 	}
 	var mu sync.Mutex
 	var writeErr error
-	walk(ctx, names, nil, opts.Parallelism, func(ctx context.Context, name string) error {
+	dag.Walk(ctx, names, nil, opts.Parallelism, func(ctx context.Context, name string) error {
 		r, err := resolveIntent(ctx, st, reg, byName[name], opts)
 		mu.Lock()
 		defer mu.Unlock()
@@ -253,7 +255,7 @@ func adoptedRecord(s *schemas.Schema, in state.Intent, prior state.Record, hasPr
 		DeleteBeforeReplace: in.DeleteBeforeReplace, Tainted: tainted}
 	if hasPrior && prior.Kind == KindResource {
 		rec.Deposed = append(rec.Deposed, prior.Deposed...)
-		if prior.ID != "" && prior.ID != id && !contains(rec.Deposed, prior.ID) {
+		if prior.ID != "" && prior.ID != id && !slices.Contains(rec.Deposed, prior.ID) {
 			rec.Deposed = append(rec.Deposed, prior.ID)
 		}
 	}

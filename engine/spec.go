@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reconcile/engine/dag"
 	"time"
 
 	"reconcile/engine/diag"
@@ -30,7 +31,7 @@ type Spec struct {
 	// Hash is a digest of every source and every config value in force.
 	Hash string
 
-	graph *graph
+	graph *dag.Graph
 }
 
 // ConfigDecl is one config entry.

@@ -1,4 +1,4 @@
-package engine
+package dag
 
 import (
 	"context"
@@ -6,30 +6,30 @@ import (
 	"sync"
 )
 
-// errSkipped marks a node that did not run because a dependency failed.
-var errSkipped = errors.New("skipped: a dependency failed")
+// ErrSkipped marks a node that did not run because a dependency failed.
+var ErrSkipped = errors.New("skipped: a dependency failed")
 
-// errStopped marks a node that did not start because the walk was stopped
+// ErrStopped marks a node that did not start because the walk was stopped
 // (its stop channel closed, or its context ended) before it could.
-var errStopped = errors.New("not started: stopped")
+var ErrStopped = errors.New("not started: stopped")
 
-// walk runs fn once per node, each after all of its dependencies, with at
+// Walk runs fn once per node, each after all of its dependencies, with at
 // most parallelism calls at once. A node whose dependency failed or was
 // skipped is not run and gets errSkipped; every other node still runs.
 // Dependencies outside nodes are ignored. It returns the error of every node
 // that did not succeed. Once ctx is done it starts nothing more: the nodes
 // not started get ctx's error.
-func walk(ctx context.Context, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) map[string]error {
-	return walkStop(ctx, nil, nodes, deps, parallelism, fn)
+func Walk(ctx context.Context, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) map[string]error {
+	return WalkStop(ctx, nil, nodes, deps, parallelism, fn)
 }
 
-// walkStop is walk with a stop channel: once stop is closed (a nil channel
+// WalkStop is Walk with a stop channel: once stop is closed (a nil channel
 // never is), it starts no new node, while the calls of fn already running
 // go on to their end. The nodes not started get errStopped, as do the ones
 // that depend on a node that did not start because of stop; the ones that
 // depend on a node that did not start, or was cut short, because ctx ended
 // get ctx's error.
-func walkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) map[string]error {
+func WalkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) map[string]error {
 	if parallelism < 1 {
 		parallelism = 1
 	}
@@ -62,7 +62,7 @@ func walkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps ma
 		}
 		select {
 		case <-stop:
-			return errStopped
+			return ErrStopped
 		default:
 			return nil
 		}
@@ -79,7 +79,7 @@ func walkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps ma
 				finish(name, ctx.Err())
 				return
 			case <-stop:
-				finish(name, errStopped)
+				finish(name, ErrStopped)
 				return
 			}
 			// select picks at random when several are ready: start
@@ -101,21 +101,21 @@ func walkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps ma
 		if err != nil {
 			results[name] = err
 			if inherit[name] == nil {
-				inherit[name] = errSkipped
+				inherit[name] = ErrSkipped
 			}
 			switch {
-			case errors.Is(err, errStopped):
+			case errors.Is(err, ErrStopped):
 				// Did not start: neither do its dependents, which are
 				// not started rather than skipped, unless another
 				// dependency of theirs failed.
-				inherit[name] = errStopped
+				inherit[name] = ErrStopped
 			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 				// Did not start, or was cut short, because ctx ended.
 				inherit[name] = ctx.Err()
 			}
 		}
 		for _, d := range dependents[name] {
-			if err != nil && inherit[d] != errSkipped {
+			if err != nil && inherit[d] != ErrSkipped {
 				inherit[d] = inherit[name]
 			}
 			pending[d]--

@@ -1,4 +1,4 @@
-package engine
+package dag
 
 import (
 	"context"
@@ -123,14 +123,14 @@ func TestWalk(t *testing.T) {
 			if par == 0 {
 				par = 4
 			}
-			errs := walk(t.Context(), nodes, tc.deps, par, w.fn)
+			errs := Walk(t.Context(), nodes, tc.deps, par, w.fn)
 			if got := w.ranSorted(); !reflect.DeepEqual(got, tc.wantRan) && (len(got) != 0 || len(tc.wantRan) != 0) {
 				t.Errorf("ran %v, want %v", got, tc.wantRan)
 			}
 			got := map[string]string{}
 			for n, err := range errs {
 				switch {
-				case errors.Is(err, errSkipped):
+				case errors.Is(err, ErrSkipped):
 					got[n] = "skipped"
 				case err != nil:
 					got[n] = "failed"
@@ -167,7 +167,7 @@ func TestWalkParallelism(t *testing.T) {
 			var running, peak, calls atomic.Int64
 			full := make(chan struct{})
 			var once sync.Once
-			errs := walk(t.Context(), nodes, deps, par, func(ctx context.Context, name string) error {
+			errs := Walk(t.Context(), nodes, deps, par, func(ctx context.Context, name string) error {
 				defer running.Add(-1)
 				cur := running.Add(1)
 				calls.Add(1)
@@ -212,7 +212,7 @@ func TestWalkCancel(t *testing.T) {
 	deps := map[string][]string{"b": {"a"}, "c": {"b"}}
 	var ran []string
 	var mu sync.Mutex
-	errs := walk(ctx, nodes, deps, 1, func(ctx context.Context, name string) error {
+	errs := Walk(ctx, nodes, deps, 1, func(ctx context.Context, name string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		ran = append(ran, name)
@@ -221,10 +221,10 @@ func TestWalkCancel(t *testing.T) {
 		}
 		return nil
 	})
-	if !errors.Is(errs["b"], context.Canceled) && !errors.Is(errs["b"], errSkipped) {
+	if !errors.Is(errs["b"], context.Canceled) && !errors.Is(errs["b"], ErrSkipped) {
 		t.Errorf("b: %v, want context.Canceled", errs["b"])
 	}
-	if !errors.Is(errs["c"], errSkipped) && !errors.Is(errs["c"], context.Canceled) {
+	if !errors.Is(errs["c"], ErrSkipped) && !errors.Is(errs["c"], context.Canceled) {
 		t.Errorf("c: %v, want it skipped", errs["c"])
 	}
 	for _, n := range ran {
@@ -247,7 +247,7 @@ func TestWalkManyIndependent(t *testing.T) {
 		}
 	}
 	counts := make([]atomic.Int32, n)
-	errs := walk(t.Context(), nodes, deps, 10, func(_ context.Context, name string) error {
+	errs := Walk(t.Context(), nodes, deps, 10, func(_ context.Context, name string) error {
 		var i int
 		fmt.Sscan(name, &i)
 		counts[i].Add(1)
