@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -209,7 +210,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st Store, reg resources.
 			res.Failed = append(res.Failed, f)
 		}
 	}
-	for _, name := range sortedKeys(errs) {
+	for _, name := range slices.Sorted(maps.Keys(errs)) {
 		err := errs[name]
 		// A delete's change is keyed by its node name, not its address.
 		c, ok := a.changes[name]
@@ -249,7 +250,7 @@ func Apply(ctx context.Context, plan *Plan, spec *Spec, st Store, reg resources.
 	if !plan.Destroy && res.Complete() {
 		ev := &evaluator{spec: spec, env: envFunc(a.lookup)}
 		res.Outputs = map[string]any{}
-		for _, name := range sortedKeys(spec.Outputs) {
+		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
 			if v, err := ev.eval(spec.Outputs[name].Expr); err == nil {
 				res.Outputs[name] = v
 			}
@@ -288,9 +289,9 @@ func (a *applier) schedule(plan *Plan) ([]string, map[string][]string) {
 		a.changes[c.Addr] = c
 	}
 	if !plan.Destroy {
-		for _, name := range a.spec.graph.Order() {
+		for _, name := range a.spec.Graph().Order() {
 			nodes = append(nodes, name)
-			deps[name] = a.spec.graph.Deps(name)
+			deps[name] = a.spec.Graph().Deps(name)
 		}
 	}
 	for i := range plan.Changes {
@@ -513,7 +514,7 @@ func sameRecord(a, b state.Record) bool {
 
 // resourceDeps lists the resources name depends on, through variables.
 func (a *applier) resourceDeps(name string) []string {
-	g := a.spec.graph
+	g := a.spec.Graph()
 	seen := map[string]bool{}
 	var out []string
 	var visit func(n string)

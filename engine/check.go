@@ -65,10 +65,10 @@ func (l *loader) check() {
 		var where []string
 		for _, n := range cyc {
 			parts = append(parts, n)
-			where = append(where, fmt.Sprintf("%s is declared at %s", n, declaredAt(s, n)))
+			where = append(where, fmt.Sprintf("%s is declared at %s", n, s.DeclaredAt(n)))
 		}
 		parts = append(parts, first)
-		l.errorf(declaredAt(s, first), "dependency cycle: %s", strings.Join(parts, " -> ")).Detail = strings.Join(where, "\n") + "\nbreak the cycle by removing one of these references"
+		l.errorf(s.DeclaredAt(first), "dependency cycle: %s", strings.Join(parts, " -> ")).Detail = strings.Join(where, "\n") + "\nbreak the cycle by removing one of these references"
 	}
 	s.graph = g
 }
@@ -83,7 +83,7 @@ func (l *loader) checkRefs(e Expr, self string) {
 // name to lowerCamelCase. It reports whether the root exists.
 func (l *loader) checkRef(r *Ref, self string) bool {
 	s := l.spec
-	if r.Root == builtinRoot {
+	if r.Root == BuiltinRoot {
 		if len(r.Path) != 1 || r.Path[0].IsIndex || !builtinVars[r.Path[0].Key] {
 			l.errorf(r.P, "unknown built-in %s", r).Detail = "valid: ${pulumi.stack}, ${pulumi.project}, ${pulumi.organization}, ${pulumi.cwd}, ${pulumi.rootDirectory}"
 		}
@@ -178,10 +178,10 @@ func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
 // reportViolations turns schema violations into diagnostics at the
 // positions of the expressions that produced the values.
 func (l *loader) reportViolations(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) {
-	l.diags = append(l.diags, violationDiags(s, obj, inst, dyn, what)...)
+	l.diags = append(l.diags, Violations(s, obj, inst, dyn, what)...)
 }
 
-func violationDiags(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) diag.Diagnostics {
+func Violations(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) diag.Diagnostics {
 	var out diag.Diagnostics
 	vs := s.Validate(inst)
 	// A misspelt field is reported as unknown; the required field it was

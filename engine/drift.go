@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"reconcile/engine/dag"
@@ -397,7 +399,7 @@ func policyCanon(text string) (string, bool) {
 		if len(members) == 0 {
 			continue
 		}
-		bindings = append(bindings, value.CanonicalJSON(map[string]any{"role": b.Role, "members": sortedKeys(members), "condition": b.Condition}))
+		bindings = append(bindings, value.CanonicalJSON(map[string]any{"role": b.Role, "members": slices.Sorted(maps.Keys(members)), "condition": b.Condition}))
 	}
 	sort.Strings(bindings)
 	var audits []string
@@ -439,7 +441,7 @@ func policyDataChanges(before, after string) []string {
 		roles[r] = true
 	}
 	var lines []string
-	for _, role := range sortedKeys(roles) {
+	for _, role := range slices.Sorted(maps.Keys(roles)) {
 		var added, removed []string
 		for m := range b[role] {
 			if !a[role][m] {

@@ -41,7 +41,7 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st Store, reg resource
 	var diags diag.Diagnostics
 	for _, r := range refreshRecords(ctx, spec, reg, key, recs, opts.Parallelism) {
 		rec := r.rec
-		pos := declaredAt(spec, rec.Name)
+		pos := spec.DeclaredAt(rec.Name)
 		if r.err != nil {
 			diags = append(diags, diag.Errorf(pos, "refresh %q: read %s %q: %v", rec.Name, rec.Type, rec.ID, r.err))
 			continue

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
+	"reconcile/schemas"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -204,7 +207,7 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 }
 
 func (ev *evaluator) ref(r *Ref) (any, error) {
-	if r.Root == builtinRoot {
+	if r.Root == BuiltinRoot {
 		return ev.builtin(r)
 	}
 	v, ok := ev.env.lookup(r.Root)
@@ -226,10 +229,10 @@ func (ev *evaluator) ref(r *Ref) (any, error) {
 			}
 			next, ok := c[acc.Key]
 			if !ok && i == 0 {
-				next, ok = c[snakeToCamel(acc.Key)]
+				next, ok = c[schemas.CamelCase(acc.Key)]
 			}
 			if !ok && !(i == 0 && ev.isObject(r.Root)) {
-				return nil, evalErrorf(r.P, "%s: no key %q (keys: %s)", r, acc.Key, strings.Join(sortedKeys(c), ", "))
+				return nil, evalErrorf(r.P, "%s: no key %q (keys: %s)", r, acc.Key, strings.Join(slices.Sorted(maps.Keys(c)), ", "))
 			}
 			// A field of a resource or lookup that has no value (an
 			// optional input left unset, which the cloud did not fill
@@ -247,7 +250,7 @@ func (ev *evaluator) ref(r *Ref) (any, error) {
 		case nil:
 			return nil, evalErrorf(r.P, "%s: cannot read %s of null", r, accessorText(acc))
 		default:
-			return nil, evalErrorf(r.P, "%s: cannot read %s of %s", r, accessorText(acc), describe(c))
+			return nil, evalErrorf(r.P, "%s: cannot read %s of %s", r, accessorText(acc), value.Describe(c))
 		}
 	}
 	return value.Wrap(v, secret), nil
@@ -326,7 +329,7 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 	pair := func() (any, any, error) {
 		l, ok := arg.([]any)
 		if !ok || len(l) != 2 {
-			return nil, nil, evalErrorf(c.P, "fn::%s takes a list of two items, got %s", c.Name, describe(arg))
+			return nil, nil, evalErrorf(c.P, "fn::%s takes a list of two items, got %s", c.Name, value.Describe(arg))
 		}
 		return l[0], l[1], nil
 	}
@@ -339,7 +342,7 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 		sep, ok := d.(string)
 		items, ok2 := l.([]any)
 		if !ok || !ok2 {
-			return nil, evalErrorf(c.P, "fn::join takes [delimiter, list of values], got [%s, %s]", describe(d), describe(l))
+			return nil, evalErrorf(c.P, "fn::join takes [delimiter, list of values], got [%s, %s]", value.Describe(d), value.Describe(l))
 		}
 		parts := make([]string, len(items))
 		for i, it := range items {
@@ -358,7 +361,7 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 		sep, ok := d.(string)
 		str, ok2 := s.(string)
 		if !ok || !ok2 {
-			return nil, evalErrorf(c.P, "fn::split takes [delimiter, string], got [%s, %s]", describe(d), describe(s))
+			return nil, evalErrorf(c.P, "fn::split takes [delimiter, string], got [%s, %s]", value.Describe(d), value.Describe(s))
 		}
 		var out []any
 		for _, p := range strings.Split(str, sep) {
@@ -373,7 +376,7 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 		idx, ok := i.(int64)
 		items, ok2 := l.([]any)
 		if !ok || !ok2 {
-			return nil, evalErrorf(c.P, "fn::select takes [index, list], got [%s, %s]", describe(i), describe(l))
+			return nil, evalErrorf(c.P, "fn::select takes [index, list], got [%s, %s]", value.Describe(i), value.Describe(l))
 		}
 		if idx < 0 || int(idx) >= len(items) {
 			return nil, evalErrorf(c.P, "fn::select index %d out of range (length %d)", idx, len(items))
@@ -384,13 +387,13 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 	case "toBase64":
 		s, ok := arg.(string)
 		if !ok {
-			return nil, evalErrorf(c.P, "fn::toBase64 takes a string, got %s", describe(arg))
+			return nil, evalErrorf(c.P, "fn::toBase64 takes a string, got %s", value.Describe(arg))
 		}
 		return base64.StdEncoding.EncodeToString([]byte(s)), nil
 	case "fromBase64":
 		s, ok := arg.(string)
 		if !ok {
-			return nil, evalErrorf(c.P, "fn::fromBase64 takes a string, got %s", describe(arg))
+			return nil, evalErrorf(c.P, "fn::fromBase64 takes a string, got %s", value.Describe(arg))
 		}
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
@@ -409,7 +412,7 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 func (ev *evaluator) readFile(c *Call, arg any) (any, error) {
 	p, ok := arg.(string)
 	if !ok {
-		return nil, evalErrorf(c.P, "fn::readFile takes a path, got %s", describe(arg))
+		return nil, evalErrorf(c.P, "fn::readFile takes a path, got %s", value.Describe(arg))
 	}
 	b, err := readProjectFile(ev.spec.Dir, p)
 	if err != nil {
@@ -493,5 +496,5 @@ func toText(v any) (string, error) {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	}
-	return "", fmt.Errorf("%s is not a string, number or boolean", describe(v))
+	return "", fmt.Errorf("%s is not a string, number or boolean", value.Describe(v))
 }

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/schemas"
 )
 
@@ -147,7 +148,7 @@ func parseTemplate(s string, pos diag.Pos, offset func(int) diag.Pos) (Expr, []d
 		}
 		ref, n, err := parseAccess(s[i+2:])
 		if err != "" {
-			diags = append(diags, diag.Diagnostic{Pos: offset(i), Summary: "invalid interpolation " + quoteTrunc(s[i:]) + ": " + err,
+			diags = append(diags, diag.Diagnostic{Pos: offset(i), Summary: "invalid interpolation " + value.QuoteTrunc(s[i:]) + ": " + err,
 				Detail: `write ${name}, ${name.field}, ${name.list[0]} or ${name["key"]}; write $${ for a literal "${"`})
 			return &badExpr{P: pos}, diags
 		}
@@ -171,13 +172,6 @@ func parseTemplate(s string, pos diag.Pos, offset func(int) diag.Pos) (Expr, []d
 		return &Lit{P: pos, Value: parts[0].Text}, nil
 	}
 	return &Template{P: pos, Parts: parts}, nil
-}
-
-func quoteTrunc(s string) string {
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return strconv.Quote(s)
 }
 
 // parseAccess parses the inside of ${...} up to and including the closing

@@ -17,7 +17,7 @@ func buildGraph(s *Spec) *dag.Graph {
 				continue
 			}
 			refs(e, func(r *Ref) {
-				if r.Root != builtinRoot && r.Root != name {
+				if r.Root != BuiltinRoot && r.Root != name {
 					set[r.Root] = true
 				}
 				if r.Root == name {
@@ -55,8 +55,8 @@ func buildGraph(s *Spec) *dag.Graph {
 	return dag.New(deps)
 }
 
-// declaredAt is where s declares name, or the zero Pos.
-func declaredAt(s *Spec, name string) diag.Pos {
+// DeclaredAt is where s declares name, or the zero Pos.
+func (s *Spec) DeclaredAt(name string) diag.Pos {
 	if s == nil {
 		return diag.Pos{}
 	}

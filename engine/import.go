@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ import (
 func ImportResource(ctx context.Context, st Store, reg resources.Registry, name, typ, id string) (state.Record, error) {
 	s, ok := schemas.Lookup(typ)
 	if !ok {
-		return state.Record{}, fmt.Errorf("unknown type %q%s", typ, diag.DidYouMean(typ, allTokens()))
+		return state.Record{}, fmt.Errorf("unknown type %q%s", typ, diag.DidYouMean(typ, schemas.Names()))
 	}
 	if s.Kind != schemas.Resource {
 		return state.Record{}, fmt.Errorf("%s is a lookup; only resources can be imported", s.Token)
@@ -79,7 +80,7 @@ func ImportResource(ctx context.Context, st Store, reg resources.Registry, name,
 // the next plan shows no changes for it.
 func DeclarationYAML(rec state.Record) (string, error) {
 	props := &yaml.Node{Kind: yaml.MappingNode}
-	for _, k := range sortedKeys(rec.Inputs) {
+	for _, k := range slices.Sorted(maps.Keys(rec.Inputs)) {
 		v := &yaml.Node{}
 		if err := v.Encode(rec.Inputs[k]); err != nil {
 			return "", err

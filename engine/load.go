@@ -32,8 +32,8 @@ const (
 var projectKeys = map[string]bool{"name": true, "runtime": true, "description": true, "pulumi": true,
 	"main": true, "backend": true, "stackConfigDir": true, "options": true, "template": true, "plugins": true, "packages": true}
 
-// builtinRoot is the reserved name of Pulumi's built-in variables.
-const builtinRoot = "pulumi"
+// BuiltinRoot is the reserved name of Pulumi's built-in variables.
+const BuiltinRoot = "pulumi"
 
 type loader struct {
 	opts  LoadOptions
@@ -334,7 +334,7 @@ func (l *loader) declare(k *yaml.Node) bool {
 	if !l.printableName(k) {
 		return false
 	}
-	if name == builtinRoot {
+	if name == BuiltinRoot {
 		l.errorf(l.pos(k), "%q is a reserved name", name)
 		return false
 	}

@@ -40,7 +40,7 @@ func (l *loader) loadConfig(n *yaml.Node) {
 				return // declared, required
 			}
 			c.Default, c.HasDefault = l.literal(v), true
-			c.Type = typeOf(c.Default)
+			c.Type = value.TypeName(c.Default)
 			return
 		}
 		l.eachKey(v, func(dk, dv *yaml.Node) {
@@ -97,44 +97,13 @@ func configType(s string) (string, bool) {
 	return "", false
 }
 
-func typeOf(v any) string {
-	switch v.(type) {
-	case string:
-		return "string"
-	case int64:
-		return "integer"
-	case float64:
-		return "number"
-	case bool:
-		return "boolean"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return ""
-}
-
 // checkType returns "" when v fits the config type t.
 func checkType(t string, v any) string {
-	got := typeOf(v)
+	got := value.TypeName(v)
 	if got == t || t == "" || (t == "number" && got == "integer") {
 		return ""
 	}
-	return fmt.Sprintf("expected %s, got %s", t, describe(v))
-}
-
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string " + quoteTrunc(x)
-	}
-	if t := typeOf(v); t != "" {
-		return t
-	}
-	return fmt.Sprintf("%T", v)
+	return fmt.Sprintf("expected %s, got %s", t, value.Describe(v))
 }
 
 // resolveConfig fills Spec.Values from overrides and defaults.

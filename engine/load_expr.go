@@ -353,7 +353,7 @@ func (l *loader) funcRoot(inv *Invoke) *schemas.Prop {
 func (l *loader) resolveFunction(inv *Invoke, token string, pos diag.Pos) {
 	s, ok := schemas.Lookup(token)
 	if !ok {
-		l.errorf(pos, "unknown function %q%s", token, diag.DidYouMean(token, allTokens())).Detail = "known functions: " + strings.Join(functionTokens(), ", ")
+		l.errorf(pos, "unknown function %q%s", token, diag.DidYouMean(token, schemas.Names())).Detail = "known functions: " + strings.Join(functionTokens(), ", ")
 		return
 	}
 	if s.Kind != schemas.Function {
@@ -361,16 +361,6 @@ func (l *loader) resolveFunction(inv *Invoke, token string, pos diag.Pos) {
 		return
 	}
 	inv.Function = s.Token
-}
-
-func allTokens() []string {
-	var out []string
-	for _, t := range schemas.Tokens() {
-		s, _ := schemas.Lookup(t)
-		out = append(out, t)
-		out = append(out, s.Aliases...)
-	}
-	return out
 }
 
 func functionTokens() []string {

@@ -58,7 +58,7 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			l.errorf(r.TypePos, "provider resources are not needed: %q", r.Type).Detail = "credentials come from each vendor's usual places; remove this resource"
 			return nil
 		}
-		l.errorf(r.TypePos, "unknown resource type %q%s", r.Type, diag.DidYouMean(r.Type, allTokens())).Detail = "known types: " + strings.Join(schemas.Tokens(), ", ")
+		l.errorf(r.TypePos, "unknown resource type %q%s", r.Type, diag.DidYouMean(r.Type, schemas.Names())).Detail = "known types: " + strings.Join(schemas.Tokens(), ", ")
 		return nil
 	}
 	if s.Kind == schemas.Function {

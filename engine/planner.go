@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reconcile/engine/dag"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ type planner struct {
 // priorRecords returns the records of state, sorted by name.
 func (p *planner) priorRecords() []state.Record {
 	out := make([]state.Record, 0, len(p.prior))
-	for _, name := range sortedKeys(p.prior) {
+	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
 		out = append(out, p.prior[name])
 	}
 	return out
@@ -126,13 +127,13 @@ func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry,
 	for _, r := range records {
 		p.prior[r.Name] = r
 	}
-	g := spec.graph
+	g := spec.Graph()
 	errs := dag.Walk(ctx, g.Order(), g.DepsMap(), opts.Parallelism, func(ctx context.Context, name string) error {
 		return p.planNode(ctx, name)
 	})
-	for _, name := range sortedKeys(errs) {
+	for _, name := range slices.Sorted(maps.Keys(errs)) {
 		if err := errs[name]; err != nil && !errors.Is(err, dag.ErrSkipped) && !errors.Is(err, errReported) {
-			p.addDiag(diag.Errorf(declaredAt(spec, name), "%s: %v", name, err))
+			p.addDiag(diag.Errorf(spec.DeclaredAt(name), "%s: %v", name, err))
 		}
 	}
 	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
@@ -276,7 +277,7 @@ func (p *planner) validateValues(token string, obj *Object, vals map[string]any,
 		return false
 	}
 	inst, dyn := knownValue(vals)
-	ds := violationDiags(s, obj, inst, dyn, what)
+	ds := Violations(s, obj, inst, dyn, what)
 	for _, d := range ds {
 		p.addDiag(d)
 	}
@@ -337,7 +338,7 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 	}
 	sid, ok := idStr.(string)
 	if !ok || sid == "" {
-		return p.fail(r.Get.ID.Pos(), "get.id of %q must be a non-empty string, got %s", r.Name, describe(idStr))
+		return p.fail(r.Get.ID.Pos(), "get.id of %q must be a non-empty string, got %s", r.Name, value.Describe(idStr))
 	}
 	live, err := p.read(ctx, r, sid)
 	if errors.Is(err, resources.ErrNotFound) {
@@ -613,7 +614,7 @@ func describeValue(v any) string {
 	if _, ok := v.(value.Unknown); ok {
 		return "a value known only after apply"
 	}
-	return describe(v)
+	return value.Describe(v)
 }
 
 func (p *planner) normalize(token string, desired map[string]any) map[string]any {
@@ -637,7 +638,7 @@ func (p *planner) normalize(token string, desired map[string]any) map[string]any
 // order.
 func (p *planner) planDeletes(ctx context.Context) []Change {
 	var gone []state.Record
-	for _, name := range sortedKeys(p.prior) {
+	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
 		rec := p.prior[name]
 		if rec.Kind != KindResource || rec.ID == "" && len(rec.Deposed) == 0 {
 			continue
@@ -713,7 +714,7 @@ func reverseDeleteOrder(recs []state.Record) []state.Record {
 	}
 	order := dag.New(deps).Order()
 	if len(order) < len(recs) { // a cycle in old state: fall back to names
-		order = sortedKeys(byName)
+		order = slices.Sorted(maps.Keys(byName))
 	}
 	out := make([]state.Record, 0, len(order))
 	for i := len(order) - 1; i >= 0; i-- {
@@ -724,7 +725,7 @@ func reverseDeleteOrder(recs []state.Record) []state.Record {
 
 func (p *planner) outputs() map[string]any {
 	out := map[string]any{}
-	for _, name := range sortedKeys(p.spec.Outputs) {
+	for _, name := range slices.Sorted(maps.Keys(p.spec.Outputs)) {
 		o := p.spec.Outputs[name]
 		v, err := p.evaluator().eval(o.Expr)
 		if err != nil {

@@ -102,3 +102,7 @@ type PathOpt struct {
 
 // IsGet reports whether the resource is read with get and never managed.
 func (r *Resource) IsGet() bool { return r.Get != nil }
+
+// Graph is the dependency graph of the spec's config entries, variables
+// and resources.
+func (s *Spec) Graph() *dag.Graph { return s.graph }

@@ -356,3 +356,15 @@ func withoutReadOnly(node any) any {
 func escapeToken(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
+
+// Names returns every type token and every alias, for suggesting one close
+// to a misspelt name.
+func Names() []string {
+	var out []string
+	for _, t := range Tokens() {
+		s, _ := Lookup(t)
+		out = append(out, t)
+		out = append(out, s.Aliases...)
+	}
+	return out
+}
