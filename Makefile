@@ -49,8 +49,8 @@ bench:
 # the state decoder, one after the other (FUZZTIME=10m for a long run).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./engine/specs -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./engine/specs -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzReadPlanFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./state -run '^$$' -fuzz '^FuzzStateDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 

@@ -14,6 +14,7 @@ import (
 
 	"reconcile/engine/dag"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
@@ -109,7 +110,7 @@ func (r *ApplyResult) Complete() bool {
 const deletePrefix = "\x00delete:"
 
 type applier struct {
-	spec    *Spec
+	spec    *specs.Spec
 	st      Store
 	reg     resources.Registry
 	opts    ApplyOptions
@@ -161,7 +162,7 @@ func (a *applier) emit(e Event) {
 // written after every operation. A failed node stops only its dependents.
 // The returned error is for problems that prevent applying at all; failures
 // of single nodes are in the result.
-func Apply(ctx context.Context, plan *Plan, spec *Spec, st Store, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st Store, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -367,7 +368,7 @@ func (a *applier) redaction(name string) *value.Redaction {
 }
 
 func (a *applier) evaluator(ctx context.Context) *evaluator {
-	return &evaluator{spec: a.spec, env: envFunc(a.lookup), invoke: func(inv *Invoke, args map[string]any) (map[string]any, error) {
+	return &evaluator{spec: a.spec, env: envFunc(a.lookup), invoke: func(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
 		fn, ok := a.reg.Functions[inv.Function]
 		if !ok {
 			return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
@@ -380,10 +381,10 @@ func (a *applier) evaluator(ctx context.Context) *evaluator {
 	}}
 }
 
-func (a *applier) runVariable(ctx context.Context, v *Variable) error {
+func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 	c, isLookup := a.changes[v.Name]
 	if isLookup && !c.Deferred && c.After != nil {
-		inv := v.Expr.(*Invoke)
+		inv := v.Expr.(*specs.Invoke)
 		val := any(c.After)
 		if inv.Return != "" {
 			val = c.After[inv.Return]
@@ -398,7 +399,7 @@ func (a *applier) runVariable(ctx context.Context, v *Variable) error {
 		return a.recordLookup(c, args.(map[string]any), c.After)
 	}
 	if isLookup {
-		inv := v.Expr.(*Invoke)
+		inv := v.Expr.(*specs.Invoke)
 		ev := a.evaluator(ctx)
 		args, err := ev.eval(inv.Args)
 		if err != nil {
@@ -436,7 +437,7 @@ func (a *applier) recordLookup(c *Change, args, res map[string]any) error {
 	return a.put(c.Addr, c.Pos, rec)
 }
 
-func (a *applier) runGet(ctx context.Context, r *Resource, c *Change) error {
+func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *Change) error {
 	live := c.After
 	if c.Deferred || live == nil {
 		id, err := a.evaluator(ctx).eval(r.Get.ID)
@@ -456,7 +457,7 @@ func (a *applier) runGet(ctx context.Context, r *Resource, c *Change) error {
 	return a.put(r.Name, r.Pos, rec)
 }
 
-func (a *applier) driverRead(ctx context.Context, r *Resource, id string) (map[string]any, error) {
+func (a *applier) driverRead(ctx context.Context, r *specs.Resource, id string) (map[string]any, error) {
 	return readObject(ctx, a.reg, r, id)
 }
 

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
 )
 
 // runResource carries out the planned action of one managed resource.
-func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err error) {
+func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change) (err error) {
 	val, err := a.evaluator(ctx).eval(r.Properties)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, err)
@@ -181,7 +182,7 @@ func (a *applier) runResource(ctx context.Context, r *Resource, c *Change) (err 
 // deleteDeposed deletes the objects that an earlier replacement left in
 // state as deposed because their delete failed, and records the ones that
 // still could not be deleted.
-func (a *applier) deleteDeposed(ctx context.Context, r *Resource, c *Change, d resources.Driver, timeout time.Duration) error {
+func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *Change, d resources.Driver, timeout time.Duration) error {
 	cur, ok, err := a.st.Get(r.Name)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("read state: %w", err))
@@ -231,7 +232,7 @@ func (a *applier) deleteDeposed(ctx context.Context, r *Resource, c *Change, d r
 // what it finds is recorded as this create's result; a driver without
 // Recover gets the create with the interrupted create's token. With other
 // inputs the node is not created at all (see unresolvedError).
-func (a *applier) create(ctx context.Context, r *Resource, c *Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
+func (a *applier) create(ctx context.Context, r *specs.Resource, c *Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
 	sealed := value.Seal(desired, a.sealer(r.Name)).(map[string]any)
 	token := newToken()
 	if in, ok := a.intents[r.Name]; ok {
@@ -272,7 +273,7 @@ func (a *applier) create(ctx context.Context, r *Resource, c *Change, d resource
 // finishCreate records the outcome of a create (id, got, err, as the
 // driver's Create returns them) made with token and clears its intent when
 // the outcome is known.
-func (a *applier) finishCreate(ctx context.Context, r *Resource, rec state.Record, token string, sealed, desired map[string]any, id string, got resources.Attrs, err error) error {
+func (a *applier) finishCreate(ctx context.Context, r *specs.Resource, rec state.Record, token string, sealed, desired map[string]any, id string, got resources.Attrs, err error) error {
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && id == "" {
 		// What the create made is the driver's verdict: a refusal made
@@ -324,7 +325,7 @@ func (a *applier) finishCreate(ctx context.Context, r *Resource, rec state.Recor
 
 // intentOf is the intent of a create of r with token and inputs, to be
 // recorded as rec.
-func (a *applier) intentOf(r *Resource, rec state.Record, token string, inputs map[string]any) state.Intent {
+func (a *applier) intentOf(r *specs.Resource, rec state.Record, token string, inputs map[string]any) state.Intent {
 	return state.Intent{Name: r.Name, Type: r.Type, Token: token, Inputs: inputs, Time: time.Now().UTC(),
 		Dependencies: rec.Dependencies, Protect: rec.Protect, RetainOnDelete: rec.RetainOnDelete, DeleteBeforeReplace: rec.DeleteBeforeReplace}
 }
@@ -355,7 +356,7 @@ func (a *applier) update(ctx context.Context, c *Change, d resources.Driver, id 
 
 // record writes the resource's new state and publishes its value. act is
 // counted unless negative.
-func (a *applier) record(r *Resource, rec state.Record, id string, desired map[string]any, got resources.Attrs, act Action) error {
+func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired map[string]any, got resources.Attrs, act Action) error {
 	attrs := map[string]any(resources.CanonAttrs(got))
 	if attrs == nil {
 		attrs = map[string]any{}
@@ -406,7 +407,7 @@ func outputsOf(attrs, managed map[string]any) map[string]any {
 
 // checkAgainstPlan refuses to apply values that differ from what the plan
 // showed as known.
-func checkAgainstPlan(r *Resource, c *Change, desired map[string]any, sl value.Sealer) error {
+func checkAgainstPlan(r *specs.Resource, c *Change, desired map[string]any, sl value.Sealer) error {
 	if c.After == nil || c.Action == NoOp {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -106,9 +107,9 @@ func writeRecords(tb testing.TB, path string, recs []state.Record) {
 	}
 }
 
-func loadGenerated(tb testing.TB, src []byte) *engine.Spec {
+func loadGenerated(tb testing.TB, src []byte) *specs.Spec {
 	tb.Helper()
-	spec, diags := engine.Load(tb.TempDir(), []engine.Source{{Name: "bench.yaml", Data: src}}, nil)
+	spec, diags := specs.Load(tb.TempDir(), []specs.Source{{Name: "bench.yaml", Data: src}}, nil)
 	if diags.HasErrors() {
 		tb.Fatalf("load: %v", diags.Err())
 	}
@@ -165,12 +166,12 @@ func BenchmarkValidate(b *testing.B) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			src := genSpec(n)
 			dir := b.TempDir()
-			srcs := []engine.Source{{Name: "bench.yaml", Data: src}}
+			srcs := []specs.Source{{Name: "bench.yaml", Data: src}}
 			runtime.GC()
 			peak := startPeakHeap()
 			b.ResetTimer()
 			for b.Loop() {
-				spec, diags := engine.Load(dir, srcs, nil)
+				spec, diags := specs.Load(dir, srcs, nil)
 				if diags.HasErrors() || len(spec.Resources) != n {
 					b.Fatalf("load: %v, %d resources", diags.Err(), len(spec.Resources))
 				}

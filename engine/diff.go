@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/schemas"
 )
@@ -28,7 +29,7 @@ func managedInputs(s *schemas.Schema, attrs, desired, applied map[string]any) ma
 // diffInputs compares the prior inputs with the desired ones and returns the
 // sorted names of the top-level inputs that differ. Fields named by
 // ignoreChanges take their prior value in desired.
-func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []PathOpt, sl value.Sealer) []string {
+func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []specs.PathOpt, sl value.Sealer) []string {
 	for _, po := range ignore {
 		applyIgnore(po, prior, desired)
 	}
@@ -46,7 +47,7 @@ func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []PathO
 // applyIgnore copies the prior value at an ignoreChanges path into desired.
 // Paths are a top-level field, optionally followed by one map key
 // (tags["env"] or tags.env); anything deeper ignores the whole field.
-func applyIgnore(po PathOpt, prior, desired map[string]any) {
+func applyIgnore(po specs.PathOpt, prior, desired map[string]any) {
 	rest := strings.TrimPrefix(po.Path, po.Top)
 	key := ""
 	switch {

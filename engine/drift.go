@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"reconcile/engine/dag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -69,7 +70,7 @@ func (r *DriftReport) HasDrift() bool { return len(r.Items) > 0 }
 // after the driver's normalisation; output-only fields, map entries the
 // cloud adds by itself (resources.VendorKeys) and fields named by
 // ignoreChanges in spec (which may be nil) are left out.
-func Drift(ctx context.Context, spec *Spec, st Store, reg resources.Registry, parallelism int) (*DriftReport, error) {
+func Drift(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, parallelism int) (*DriftReport, error) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
@@ -114,7 +115,7 @@ type refreshed struct {
 // refreshRecords reads every record that can be read (all but resources
 // without an id) from the cloud, up to parallelism at once, and returns
 // what each one found, sorted by name.
-func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, key []byte, recs []state.Record, parallelism int) []refreshed {
+func refreshRecords(ctx context.Context, spec *specs.Spec, reg resources.Registry, key []byte, recs []state.Record, parallelism int) []refreshed {
 	var names []string
 	byName := map[string]state.Record{}
 	for _, r := range recs {
@@ -148,7 +149,7 @@ func refreshRecords(ctx context.Context, spec *Spec, reg resources.Registry, key
 
 // refreshRecord reads one record's object (or lookup result) from the
 // cloud and compares it with what state holds.
-func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key []byte, rec state.Record) refreshed {
+func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry, key []byte, rec state.Record) refreshed {
 	sl := value.Sealer{Key: key, Name: rec.Name}
 	out := refreshed{rec: rec}
 	s, ok := schemas.Lookup(rec.Type)
@@ -181,7 +182,7 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key 
 			out.err = fmt.Errorf("no driver is configured for %s", rec.Type)
 			return out
 		}
-		var r *Resource
+		var r *specs.Resource
 		if spec != nil {
 			r = spec.Resources[rec.Name]
 		}
@@ -214,7 +215,7 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key 
 			item.Fields = getDrift(s, sl, rec.Outputs, out.live)
 			break
 		}
-		var ignore []PathOpt
+		var ignore []specs.PathOpt
 		if r != nil && r.Get == nil && r.Type == rec.Type {
 			ignore = r.Options.IgnoreChanges
 		}
@@ -233,7 +234,7 @@ func refreshRecord(ctx context.Context, spec *Spec, reg resources.Registry, key 
 // entries the cloud adds by itself, and with the fields named by ignore
 // left out. Values secret in applied (sealed) are sealed alike in live, and
 // shown as secrets. The result is sorted by path.
-func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []PathOpt) []FieldDrift {
+func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) []FieldDrift {
 	liveIn := withoutVendorKeys(d, inputsOf(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -24,7 +25,7 @@ import (
 // ignoreChanges (ignored fields are not drift) and for positions only: a
 // refresh-only plan never creates, updates or deletes anything in the
 // cloud. A node that cannot be read is an error diagnostic.
-func makeRefreshOnlyPlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}

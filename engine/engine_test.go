@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -251,9 +252,9 @@ func newHarness(t *testing.T) *harness {
 		}}
 }
 
-func (h *harness) load(src string) *engine.Spec {
+func (h *harness) load(src string) *specs.Spec {
 	h.t.Helper()
-	spec, diags := engine.Load(h.t.TempDir(), []engine.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
+	spec, diags := specs.Load(h.t.TempDir(), []specs.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
 	if diags.HasErrors() {
 		h.t.Fatalf("load: %v", diags.Err())
 	}

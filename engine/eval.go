@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/schemas"
 	"reflect"
@@ -38,11 +39,11 @@ type env interface {
 
 // evaluator evaluates expressions of one spec.
 type evaluator struct {
-	spec *Spec
+	spec *specs.Spec
 	env  env
 	// invoke performs a lookup whose arguments are known; nil means lookups
 	// are not performed and yield Unknown.
-	invoke func(inv *Invoke, args map[string]any) (map[string]any, error)
+	invoke func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
 	// sizes remembers the size of each list and map measured (by the
 	// address of its contents), so that shared parts are measured once;
 	// measured keeps them alive, so that no address is reused meanwhile.
@@ -59,13 +60,13 @@ const maxValueBytes = 16 << 20
 // eval evaluates e. Unknown values propagate; Secret marks propagate
 // outward to the smallest value that contains them. A value larger than
 // maxValueBytes is an error at the expression that made it so.
-func (ev *evaluator) eval(e Expr) (any, error) {
+func (ev *evaluator) eval(e specs.Expr) (any, error) {
 	v, err := ev.evalExpr(e)
 	if err != nil {
 		return nil, err
 	}
 	switch e.(type) {
-	case *Template, *List, *Object, *Call, *Invoke:
+	case *specs.Template, *specs.List, *specs.Object, *specs.Call, *specs.Invoke:
 		if n := ev.sizeOf(v); n > maxValueBytes {
 			return nil, evalErrorf(e.Pos(), "this expression makes a value of more than %d MiB, the limit of any one value", maxValueBytes>>20)
 		}
@@ -130,15 +131,15 @@ func (ev *evaluator) remember(key uintptr, n int64, v any) {
 }
 
 // evalExpr evaluates e; see eval.
-func (ev *evaluator) evalExpr(e Expr) (any, error) {
+func (ev *evaluator) evalExpr(e specs.Expr) (any, error) {
 	switch x := e.(type) {
 	case nil:
 		return nil, nil
-	case *Lit:
+	case *specs.Lit:
 		return x.Value, nil
-	case *Ref:
+	case *specs.Ref:
 		return ev.ref(x)
-	case *Template:
+	case *specs.Template:
 		var b strings.Builder
 		secret := false
 		for _, p := range x.Parts {
@@ -162,7 +163,7 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 			b.WriteString(str)
 		}
 		return value.Wrap(b.String(), secret), nil
-	case *List:
+	case *specs.List:
 		out := make([]any, len(x.Items))
 		for i, it := range x.Items {
 			v, err := ev.eval(it)
@@ -172,7 +173,7 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 			out[i] = v
 		}
 		return out, nil
-	case *Object:
+	case *specs.Object:
 		out := make(map[string]any, len(x.Entries))
 		for _, en := range x.Entries {
 			v, err := ev.eval(en.Value)
@@ -182,9 +183,9 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 			out[en.Key] = v
 		}
 		return out, nil
-	case *Call:
+	case *specs.Call:
 		return ev.call(x)
-	case *Invoke:
+	case *specs.Invoke:
 		args, err := ev.eval(x.Args)
 		if err != nil {
 			return nil, err
@@ -206,8 +207,8 @@ func (ev *evaluator) evalExpr(e Expr) (any, error) {
 	return nil, fmt.Errorf("unknown expression %T", e)
 }
 
-func (ev *evaluator) ref(r *Ref) (any, error) {
-	if r.Root == BuiltinRoot {
+func (ev *evaluator) ref(r *specs.Ref) (any, error) {
+	if r.Root == specs.BuiltinRoot {
 		return ev.builtin(r)
 	}
 	v, ok := ev.env.lookup(r.Root)
@@ -263,20 +264,20 @@ func (ev *evaluator) isObject(name string) bool {
 		return true
 	}
 	if v, ok := ev.spec.Variables[name]; ok {
-		inv, isInvoke := v.Expr.(*Invoke)
+		inv, isInvoke := v.Expr.(*specs.Invoke)
 		return isInvoke && inv.Return == ""
 	}
 	return false
 }
 
-func accessorText(a Accessor) string {
+func accessorText(a specs.Accessor) string {
 	if a.IsIndex {
 		return "[" + strconv.Itoa(a.Index) + "]"
 	}
 	return strconv.Quote(a.Key)
 }
 
-func (ev *evaluator) builtin(r *Ref) (any, error) {
+func (ev *evaluator) builtin(r *specs.Ref) (any, error) {
 	switch r.Path[0].Key {
 	case "stack":
 		return ev.spec.Stack, nil
@@ -293,7 +294,7 @@ func (ev *evaluator) builtin(r *Ref) (any, error) {
 	return nil, evalErrorf(r.P, "unknown built-in %s", r)
 }
 
-func (ev *evaluator) call(c *Call) (any, error) {
+func (ev *evaluator) call(c *specs.Call) (any, error) {
 	arg, err := ev.eval(c.Arg)
 	if err != nil {
 		return nil, err
@@ -325,7 +326,7 @@ func (ev *evaluator) call(c *Call) (any, error) {
 	return value.Wrap(out, secret), nil
 }
 
-func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
+func (ev *evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 	pair := func() (any, any, error) {
 		l, ok := arg.([]any)
 		if !ok || len(l) != 2 {
@@ -409,7 +410,7 @@ func (ev *evaluator) callKnown(c *Call, arg any) (any, error) {
 	return nil, evalErrorf(c.P, "unknown function fn::%s", c.Name)
 }
 
-func (ev *evaluator) readFile(c *Call, arg any) (any, error) {
+func (ev *evaluator) readFile(c *specs.Call, arg any) (any, error) {
 	p, ok := arg.(string)
 	if !ok {
 		return nil, evalErrorf(c.P, "fn::readFile takes a path, got %s", value.Describe(arg))

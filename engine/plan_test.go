@@ -13,6 +13,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
@@ -118,7 +119,7 @@ resources:
 func TestLoadRefusesBothSpellings(t *testing.T) {
 	t.Parallel()
 	src := resourcesOf(endpoint("a", "a", "display_name: other"))
-	_, diags := engine.Load(t.TempDir(), []engine.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
+	_, diags := specs.Load(t.TempDir(), []specs.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
 	if !diags.HasErrors() || !strings.Contains(diagText(diags), "display") {
 		t.Errorf("Load of a spec with displayName and display_name = %q, want an error naming the field", diagText(diags))
 	}
@@ -331,7 +332,7 @@ func TestCheckPlan(t *testing.T) {
 	h.mustApply(resourcesOf(endpoint("a", "moved on")))
 	for name, tc := range map[string]struct {
 		meta state.Meta
-		spec *engine.Spec
+		spec *specs.Spec
 		want string
 	}{
 		"state changed":   {meta: h.meta(), spec: spec, want: "the state changed since the plan was made"},

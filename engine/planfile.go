@@ -12,6 +12,7 @@ import (
 	"math"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
@@ -327,7 +328,7 @@ func (e *stalePlanError) Is(target error) bool { return target == ErrStalePlan }
 // Verify), and an error matching ErrStalePlan when the plan was made for
 // another state (lineage), when the state changed since (serial), or when
 // the specs or config values changed (spec hash).
-func CheckPlan(pf *PlanFile, meta state.Meta, stateKey []byte, spec *Spec) error {
+func CheckPlan(pf *PlanFile, meta state.Meta, stateKey []byte, spec *specs.Spec) error {
 	if err := pf.Verify(stateKey); err != nil {
 		return err
 	}

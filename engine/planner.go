@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reconcile/engine/dag"
+	"reconcile/engine/specs"
 	"slices"
 	"strings"
 	"sync"
@@ -40,7 +41,7 @@ type nodeResult struct {
 
 type planner struct {
 	ctx     context.Context // for lookups run while evaluating
-	spec    *Spec
+	spec    *specs.Spec
 	reg     resources.Registry
 	opts    PlanOptions
 	prior   map[string]state.Record
@@ -93,7 +94,7 @@ func (p *planner) set(name string, r *nodeResult) {
 //
 // A plan interrupted by the end of ctx (a signal) returns one error
 // diagnostic saying so, not one per node that the interruption reached.
-func MakePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func MakePlan(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -110,7 +111,7 @@ func MakePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry,
 	return plan, diags
 }
 
-func makePlan(ctx context.Context, spec *Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func makePlan(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
@@ -180,7 +181,7 @@ type envFunc func(string) (any, bool)
 
 func (f envFunc) lookup(name string) (any, bool) { return f(name) }
 
-func (p *planner) invokeNow(inv *Invoke, args map[string]any) (map[string]any, error) {
+func (p *planner) invokeNow(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
 	fn, ok := p.reg.Functions[inv.Function]
 	if !ok {
 		return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
@@ -218,8 +219,8 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 	return p.planResource(ctx, r)
 }
 
-func (p *planner) planVariable(ctx context.Context, v *Variable) error {
-	inv, isLookup := v.Expr.(*Invoke)
+func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
+	inv, isLookup := v.Expr.(*specs.Invoke)
 	if !isLookup {
 		val, err := p.evaluator().eval(v.Expr)
 		if err != nil {
@@ -271,13 +272,13 @@ func (p *planner) planVariable(ctx context.Context, v *Variable) error {
 // validateValues checks evaluated inputs against the schema and reports
 // violations at the positions of the expressions. It reports whether any
 // was found.
-func (p *planner) validateValues(token string, obj *Object, vals map[string]any, what string) bool {
+func (p *planner) validateValues(token string, obj *specs.Object, vals map[string]any, what string) bool {
 	s, ok := schemas.Lookup(token)
 	if !ok {
 		return false
 	}
 	inst, dyn := knownValue(vals)
-	ds := Violations(s, obj, inst, dyn, what)
+	ds := specs.Violations(s, obj, inst, dyn, what)
 	for _, d := range ds {
 		p.addDiag(d)
 	}
@@ -318,7 +319,7 @@ func knownValue(vals map[string]any) (map[string]any, map[string]bool) {
 	return m, dyn
 }
 
-func (p *planner) planGet(ctx context.Context, r *Resource) error {
+func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	ev := p.evaluator()
 	id, err := ev.eval(r.Get.ID)
 	if err != nil {
@@ -374,13 +375,13 @@ func (p *planner) planGet(ctx context.Context, r *Resource) error {
 }
 
 // read calls the driver's Read with the resource's read timeout.
-func (p *planner) read(ctx context.Context, r *Resource, id string) (map[string]any, error) {
+func (p *planner) read(ctx context.Context, r *specs.Resource, id string) (map[string]any, error) {
 	return readObject(ctx, p.reg, r, id)
 }
 
 // readObject reads the object id of r's type, within r's read timeout, in
 // canonical form and always with its "id".
-func readObject(ctx context.Context, reg resources.Registry, r *Resource, id string) (map[string]any, error) {
+func readObject(ctx context.Context, reg resources.Registry, r *specs.Resource, id string) (map[string]any, error) {
 	d, ok := reg.Drivers[r.Type]
 	if !ok {
 		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
@@ -401,7 +402,7 @@ func readObject(ctx context.Context, reg resources.Registry, r *Resource, id str
 	return out, nil
 }
 
-func (p *planner) planResource(ctx context.Context, r *Resource) error {
+func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	ev := p.evaluator()
 	val, err := ev.eval(r.Properties)
 	if err != nil {
@@ -520,7 +521,7 @@ func sameSecrets(c *Change, changed []string) {
 	}
 }
 
-func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, desired map[string]any) error {
+func (p *planner) finishReplace(r *specs.Resource, c *Change, opts evaluatedOptions, desired map[string]any) error {
 	if opts.protect {
 		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", ReasonText(c)), "resource %q is protected and cannot be replaced", r.Name)
 	}
@@ -529,7 +530,7 @@ func (p *planner) finishReplace(r *Resource, c *Change, opts evaluatedOptions, d
 	return nil
 }
 
-func (p *planner) planImport(ctx context.Context, r *Resource, c *Change, desired map[string]any) error {
+func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, desired map[string]any) error {
 	c.Action, c.ImportID = Import, r.Options.Import
 	if owner, ok := managedBy(p.priorRecords(), r.Type, r.Options.Import); ok && owner != r.Name {
 		return p.failDetail(r.Options.ImportPos, fmt.Sprintf("two names would own one object; to rename it, run 'reconcile state mv %s %s' and remove options.import", owner, r.Name),
@@ -582,15 +583,15 @@ func optionChanges(prior state.Record, now evaluatedOptions) []OptionChange {
 	return out
 }
 
-func (p *planner) evalOptions(r *Resource) (evaluatedOptions, error) {
+func (p *planner) evalOptions(r *specs.Resource) (evaluatedOptions, error) {
 	return p.evalOptionsWith(r, p.evaluator())
 }
 
-func (p *planner) evalOptionsWith(r *Resource, ev *evaluator) (evaluatedOptions, error) {
+func (p *planner) evalOptionsWith(r *specs.Resource, ev *evaluator) (evaluatedOptions, error) {
 	var out evaluatedOptions
 	for _, o := range []struct {
 		name string
-		e    Expr
+		e    specs.Expr
 		dst  *bool
 	}{{"protect", r.Options.Protect, &out.protect}, {"deleteBeforeReplace", r.Options.DeleteBeforeReplace, &out.deleteBeforeReplace}, {"retainOnDelete", r.Options.RetainOnDelete, &out.retainOnDelete}} {
 		if o.e == nil {

@@ -6,6 +6,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/state"
 )
@@ -18,11 +19,11 @@ func TestStackConfig(t *testing.T) {
 	t.Parallel()
 	src := "config:\n  replicas:\n    type: integer\n    default: 1\n  token:\n    type: string\noutputs:\n  r: ${replicas}\n  t: ${token}\n  e: ${extra}\n  s: ${pulumi.stack}\n  p: ${pulumi.project}\n"
 	at := diag.Pos{File: "Pulumi.dev.yaml", Line: 3, Col: 3}
-	load := func(cfg map[string]engine.StackValue, overrides map[string]string) (*engine.Spec, diag.Diagnostics) {
-		return engine.LoadWith(t.TempDir(), []engine.Source{{Name: "spec.yaml", Data: []byte(src)}}, overrides,
-			engine.LoadOptions{Project: "orders", Stack: "dev", StackConfig: cfg})
+	load := func(cfg map[string]specs.StackValue, overrides map[string]string) (*specs.Spec, diag.Diagnostics) {
+		return specs.LoadWith(t.TempDir(), []specs.Source{{Name: "spec.yaml", Data: []byte(src)}}, overrides,
+			specs.LoadOptions{Project: "orders", Stack: "dev", StackConfig: cfg})
 	}
-	spec, diags := load(map[string]engine.StackValue{
+	spec, diags := load(map[string]specs.StackValue{
 		"replicas": {Value: int64(3), Pos: at},
 		"token":    {Value: "s3cr3t", Secret: true, Pos: at},
 		"extra":    {Value: map[string]any{"a": true}, Pos: at},
@@ -46,7 +47,7 @@ func TestStackConfig(t *testing.T) {
 		t.Errorf("outputs %v (%v)", p.Outputs, diags)
 	}
 
-	_, diags = load(map[string]engine.StackValue{"replicas": {Value: "three", Pos: at}, "token": {Value: "x", Pos: at}}, nil)
+	_, diags = load(map[string]specs.StackValue{"replicas": {Value: "three", Pos: at}, "token": {Value: "x", Pos: at}}, nil)
 	if !diags.HasErrors() || diags[0].Pos != at || !strings.Contains(diags[0].Summary, `config "replicas": expected integer`) {
 		t.Errorf("a setting of the wrong type: %v, want an error at %s", diags, at)
 	}

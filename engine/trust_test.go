@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/state"
@@ -243,7 +244,7 @@ func TestReadFileConfined(t *testing.T) {
 		"missing.txt":  "error: ",
 	} {
 		src := fmt.Sprintf("variables:\n  v:\n    fn::readFile: %q\noutputs:\n  o: ${v}\n", path)
-		spec, diags := engine.Load(dir, []engine.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
+		spec, diags := specs.Load(dir, []specs.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
 		if diags.HasErrors() {
 			t.Fatalf("load: %v", diags.Err())
 		}

@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/project"
 	"reconcile/schemas"
 )
@@ -182,7 +183,7 @@ func (c *cli) renderPlan(plan *engine.Plan) error {
 	return engine.RenderText(c.stdout, plan, opts)
 }
 
-func (c *cli) savePlan(path string, plan *engine.Plan, spec *engine.Spec, st store) error {
+func (c *cli) savePlan(path string, plan *engine.Plan, spec *specs.Spec, st store) error {
 	key, err := st.SecretKey()
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/project"
 )
 
@@ -213,7 +213,7 @@ func (b backend) localStacks() ([]string, error) {
 // returns the config values it gives the project: its keys of the
 // project's namespace and its plain keys. Secure values are decrypted with
 // the passphrase of PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE.
-func (ws *workspace) stackConfig() (map[string]engine.StackValue, error) {
+func (ws *workspace) stackConfig() (map[string]specs.StackValue, error) {
 	dir := ws.dir
 	if ws.project.StackConfigDir != "" {
 		dir = filepath.Join(dir, ws.project.StackConfigDir)
@@ -239,12 +239,12 @@ func (ws *workspace) stackConfig() (map[string]engine.StackValue, error) {
 			return nil, err
 		}
 	}
-	out := map[string]engine.StackValue{}
+	out := map[string]specs.StackValue{}
 	for _, set := range st.Config {
 		if set.Namespace != "" && set.Namespace != ws.project.Name {
 			continue // another package's (a provider's) settings
 		}
-		out[set.Name] = engine.StackValue{Value: set.Value, Secret: set.Secure,
+		out[set.Name] = specs.StackValue{Value: set.Value, Secret: set.Secure,
 			Pos: diag.Pos{File: set.File, Line: set.Line, Col: set.Col}}
 	}
 	return out, nil

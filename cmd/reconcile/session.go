@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"reconcile/engine"
+	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -12,7 +13,7 @@ import (
 // session is what plan, apply, destroy and drift work on: the loaded specs,
 // the drivers and the open state.
 type session struct {
-	spec *engine.Spec
+	spec *specs.Spec
 	reg  resources.Registry
 	st   store
 	stop func()

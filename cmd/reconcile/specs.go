@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/project"
 )
 
@@ -19,7 +19,7 @@ const maxSpecFiles = 10_000
 // readSources reads the spec file at path, or every *.yaml and *.yml file
 // directly inside the directory at path, sorted by name. It returns the
 // project directory too.
-func readSources(path string) (string, []engine.Source, error) {
+func readSources(path string) (string, []specs.Source, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", nil, fmt.Errorf("read specs: %w", err)
@@ -30,7 +30,7 @@ func readSources(path string) (string, []engine.Source, error) {
 			return "", nil, err
 		}
 		dir, _ := filepath.Abs(filepath.Dir(path))
-		return dir, []engine.Source{{Name: path, Data: b}}, nil
+		return dir, []specs.Source{{Name: path, Data: b}}, nil
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
@@ -58,13 +58,13 @@ func readSources(path string) (string, []engine.Source, error) {
 		return "", nil, fmt.Errorf("read specs: %s holds %d spec files, over the limit of %d", path, len(names), maxSpecFiles)
 	}
 	sort.Strings(names)
-	var srcs []engine.Source
+	var srcs []specs.Source
 	for _, n := range names {
 		b, err := readLimited(n)
 		if err != nil {
 			return "", nil, err
 		}
-		srcs = append(srcs, engine.Source{Name: n, Data: b})
+		srcs = append(srcs, specs.Source{Name: n, Data: b})
 	}
 	dir, _ := filepath.Abs(path)
 	return dir, srcs, nil
@@ -105,7 +105,7 @@ func readLimited(path string) ([]byte, error) {
 
 // readSpec reads and loads the specs named by -f. The error is for specs
 // that cannot be read at all; problems in them are diagnostics.
-func (c *cli) readSpec() (*engine.Spec, diag.Diagnostics, error) {
+func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 	ws, err := c.workspace()
 	if err != nil {
 		return nil, nil, err
@@ -117,21 +117,21 @@ func (c *cli) readSpec() (*engine.Spec, diag.Diagnostics, error) {
 	// destroy and drift evaluate none of the specs' inputs: they must not
 	// demand config values, secrets least of all, that they never use.
 	lenient := c.cmd == "destroy" || c.cmd == "drift"
-	opts := engine.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack}
+	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack}
 	if !lenient {
 		if opts.StackConfig, err = ws.stackConfig(); err != nil {
 			return nil, nil, err
 		}
 	}
-	spec, diags := engine.LoadWith(dir, srcs, c.g.config, opts)
+	spec, diags := specs.LoadWith(dir, srcs, c.g.config, opts)
 	if spec != nil {
-		c.redactSecrets(engine.SecretTexts(spec))
+		c.redactSecrets(specs.SecretTexts(spec))
 	}
 	return spec, diags, nil
 }
 
 // loadSpec reads and loads the specs named by -f, printing diagnostics.
-func (c *cli) loadSpec() (*engine.Spec, bool) {
+func (c *cli) loadSpec() (*specs.Spec, bool) {
 	spec, diags, err := c.readSpec()
 	if err != nil {
 		c.errorf("%v", err)

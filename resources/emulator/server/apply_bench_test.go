@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator/server"
@@ -33,7 +34,7 @@ func applyEndpoints(tb testing.TB, srv *server.Server, dataDir string, n, parall
 			ConfigFile: filepath.Join(dataDir, "credentials", "oci_config"), Host: srv.URL, PollInterval: 100 * time.Millisecond,
 		}),
 	}}
-	spec, diags := engine.Load(tb.TempDir(), []engine.Source{{Name: "bench.yaml", Data: []byte(endpointsSpec(n))}}, nil)
+	spec, diags := specs.Load(tb.TempDir(), []specs.Source{{Name: "bench.yaml", Data: []byte(endpointsSpec(n))}}, nil)
 	if diags.HasErrors() {
 		tb.Fatal(diags.Err())
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator/server"
@@ -36,7 +37,7 @@ func BenchmarkDrift1000Endpoints(b *testing.B) {
 			b.Fatal(err)
 		}
 		reg, driver := ociRegistry(srv, dir)
-		spec, diags := engine.Load(b.TempDir(), []engine.Source{{Name: "bench.yaml", Data: []byte(endpointsSpec(n))}}, nil)
+		spec, diags := specs.Load(b.TempDir(), []specs.Source{{Name: "bench.yaml", Data: []byte(endpointsSpec(n))}}, nil)
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}

@@ -1,4 +1,4 @@
-package engine
+package specs
 
 // Loading config declarations and resolving their values.
 

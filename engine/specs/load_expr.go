@@ -1,4 +1,4 @@
-package engine
+package specs
 
 // Parsing YAML values into expressions: interpolations with exact
 // positions, built-in function calls and fn::invoke.

@@ -1,4 +1,4 @@
-package engine_test
+package specs_test
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 )
 
 // errorsDir holds the diagnostics fixtures: one case per file, or per
 // directory for a spec split over several files.
-var errorsDir = filepath.Join("..", "testdata", "errors")
+var errorsDir = filepath.Join("..", "..", "testdata", "errors")
 
 // errMarker is one expectation written in a fixture as a trailing comment:
 //
@@ -88,8 +88,8 @@ func (m errMarker) matches(d diag.Diagnostic) bool {
 // errorCase is one fixture: a file, or a directory of files loaded together.
 type errorCase struct {
 	name string
-	dir  string // passed to engine.Load
-	srcs []engine.Source
+	dir  string // passed to specs.Load
+	srcs []specs.Source
 }
 
 func readErrorCases(t *testing.T) []errorCase {
@@ -103,7 +103,7 @@ func readErrorCases(t *testing.T) []errorCase {
 		path := filepath.Join(errorsDir, e.Name())
 		if !e.IsDir() {
 			if errIsSpecFile(e.Name()) {
-				cases = append(cases, errorCase{name: e.Name(), dir: errorsDir, srcs: []engine.Source{errReadSource(t, path, e.Name())}})
+				cases = append(cases, errorCase{name: e.Name(), dir: errorsDir, srcs: []specs.Source{errReadSource(t, path, e.Name())}})
 			}
 			continue
 		}
@@ -129,13 +129,13 @@ func errIsSpecFile(name string) bool {
 	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 }
 
-func errReadSource(t *testing.T, path, name string) engine.Source {
+func errReadSource(t *testing.T, path, name string) specs.Source {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.Source{Name: name, Data: b}
+	return specs.Source{Name: name, Data: b}
 }
 
 // TestErrors loads every fixture under testdata/errors and checks that each
@@ -165,7 +165,7 @@ func TestErrors(t *testing.T) {
 				t.Fatalf("%s: no # ERROR errMarker; name the fixture valid_* if it is meant to load", c.name)
 			}
 
-			spec, diags := engine.Load(c.dir, c.srcs, nil)
+			spec, diags := specs.Load(c.dir, c.srcs, nil)
 
 			var all strings.Builder
 			for _, d := range diags {

@@ -1,4 +1,4 @@
-package engine
+package specs
 
 import (
 	"reconcile/engine/diag"

@@ -1,4 +1,4 @@
-package engine_test
+package specs_test
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 )
 
 // fuzzSeeds are small valid specs, beside the fixtures of testdata.
@@ -92,7 +92,7 @@ func fuzzSeedFiles(f *testing.F) [][]byte {
 	return out
 }
 
-// FuzzLoad checks the invariants of engine.Load on any input, as one file
+// FuzzLoad checks the invariants of specs.Load on any input, as one file
 // and split in two: it does not panic, the Spec is nil exactly when there
 // are errors, every diagnostic has a position inside the files and renders,
 // and a second load gives the same result.
@@ -104,9 +104,9 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzCheckLoad(t, []engine.Source{{Name: "fuzz.yaml", Data: data}})
+		fuzzCheckLoad(t, []specs.Source{{Name: "fuzz.yaml", Data: data}})
 		cut := fuzzSplitPoint(data)
-		fuzzCheckLoad(t, []engine.Source{{Name: "fuzz-a.yaml", Data: data[:cut]}, {Name: "fuzz-b.yaml", Data: data[cut:]}})
+		fuzzCheckLoad(t, []specs.Source{{Name: "fuzz-a.yaml", Data: data[:cut]}, {Name: "fuzz-b.yaml", Data: data[cut:]}})
 	})
 }
 
@@ -126,9 +126,9 @@ func fuzzSplitPoint(data []byte) int {
 }
 
 // fuzzCheckLoad loads srcs twice and checks the invariants of the result.
-func fuzzCheckLoad(t *testing.T, srcs []engine.Source) (*engine.Spec, diag.Diagnostics) {
+func fuzzCheckLoad(t *testing.T, srcs []specs.Source) (*specs.Spec, diag.Diagnostics) {
 	t.Helper()
-	spec, diags := engine.Load(".", srcs, nil)
+	spec, diags := specs.Load(".", srcs, nil)
 	if (spec == nil) != diags.HasErrors() {
 		t.Fatalf("Load: spec is nil: %v, but HasErrors() = %v:\n%s", spec == nil, diags.HasErrors(), fuzzRender(diags))
 	}
@@ -161,7 +161,7 @@ func fuzzCheckLoad(t *testing.T, srcs []engine.Source) (*engine.Spec, diag.Diagn
 			t.Errorf("Load: diagnostics not sorted by position:\n%s", fuzzRender(diags))
 		}
 	}
-	spec2, diags2 := engine.Load(".", srcs, nil)
+	spec2, diags2 := specs.Load(".", srcs, nil)
 	if !reflect.DeepEqual(diags, diags2) {
 		t.Fatalf("Load is not deterministic:\n%s\nthen:\n%s", fuzzRender(diags), fuzzRender(diags2))
 	}
@@ -196,7 +196,7 @@ variables:
   list: [a, b]
   v: `
 
-// FuzzTemplate checks the interpolation parser through engine.Load: the
+// FuzzTemplate checks the interpolation parser through specs.Load: the
 // string is written as the value of a variable in every YAML style that can
 // hold it. A string without a ${ access (after $$ escapes) must load as
 // that text with each $$ made one $. Every diagnostic about an access must
@@ -217,7 +217,7 @@ func FuzzTemplate(f *testing.F) {
 		}
 		for style, enc := range fuzzEncodings(s) {
 			src := fuzzTemplateDoc + enc + "\n"
-			spec, diags := fuzzCheckLoad(t, []engine.Source{{Name: "t.yaml", Data: []byte(src)}})
+			spec, diags := fuzzCheckLoad(t, []specs.Source{{Name: "t.yaml", Data: []byte(src)}})
 			want, ok := fuzzDecodeV(t, src)
 			if !ok {
 				continue // this style cannot hold the string after all
@@ -239,7 +239,7 @@ func FuzzTemplate(f *testing.F) {
 			if spec == nil {
 				t.Fatalf("%s: %q has no access but does not load:\n%s%s", style, want, fuzzRender(diags), src)
 			}
-			lit, isLit := spec.Variables["v"].Expr.(*engine.Lit)
+			lit, isLit := spec.Variables["v"].Expr.(*specs.Lit)
 			if !isLit || lit.Value != text {
 				t.Errorf("%s: %q loads as %#v, want the text %q", style, want, spec.Variables["v"].Expr, text)
 			}
