@@ -249,10 +249,10 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st Store, reg reso
 		}
 	}
 	if !plan.Destroy && res.Complete() {
-		ev := &evaluator{spec: spec, env: envFunc(a.lookup)}
+		ev := &evaluator{Spec: spec, Env: envFunc(a.lookup)}
 		res.Outputs = map[string]any{}
 		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
-			if v, err := ev.eval(spec.Outputs[name].Expr); err == nil {
+			if v, err := ev.Eval(spec.Outputs[name].Expr); err == nil {
 				res.Outputs[name] = v
 			}
 		}
@@ -368,7 +368,7 @@ func (a *applier) redaction(name string) *value.Redaction {
 }
 
 func (a *applier) evaluator(ctx context.Context) *evaluator {
-	return &evaluator{spec: a.spec, env: envFunc(a.lookup), invoke: func(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
+	return &evaluator{Spec: a.spec, Env: envFunc(a.lookup), Invoke: func(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
 		fn, ok := a.reg.Functions[inv.Function]
 		if !ok {
 			return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
@@ -391,7 +391,7 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 		}
 		// The plan read it: record its arguments (known, as they were then)
 		// with the result, so that drift can read it again.
-		args, err := (&evaluator{spec: a.spec, env: envFunc(a.lookup)}).eval(inv.Args)
+		args, err := (&evaluator{Spec: a.spec, Env: envFunc(a.lookup)}).Eval(inv.Args)
 		if err != nil {
 			return a.fail(v.Name, v.Pos, err)
 		}
@@ -401,7 +401,7 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 	if isLookup {
 		inv := v.Expr.(*specs.Invoke)
 		ev := a.evaluator(ctx)
-		args, err := ev.eval(inv.Args)
+		args, err := ev.Eval(inv.Args)
 		if err != nil {
 			return a.fail(v.Name, v.Pos, err)
 		}
@@ -409,7 +409,7 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 		start := time.Now()
 		a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Started, Pos: v.Pos})
 		plain, _ := value.Reveal(args)
-		res, err := ev.invoke(inv, plain.(map[string]any))
+		res, err := ev.Invoke(inv, plain.(map[string]any))
 		if err != nil {
 			a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Failed, Message: err.Error(), Elapsed: time.Since(start)})
 			return a.fail(v.Name, v.Pos, err)
@@ -423,7 +423,7 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 		a.setValue(v.Name, val)
 		return a.recordLookup(c, args.(map[string]any), res)
 	}
-	val, err := a.evaluator(ctx).eval(v.Expr)
+	val, err := a.evaluator(ctx).Eval(v.Expr)
 	if err != nil {
 		return a.fail(v.Name, v.Pos, err)
 	}
@@ -440,7 +440,7 @@ func (a *applier) recordLookup(c *Change, args, res map[string]any) error {
 func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *Change) error {
 	live := c.After
 	if c.Deferred || live == nil {
-		id, err := a.evaluator(ctx).eval(r.Get.ID)
+		id, err := a.evaluator(ctx).Eval(r.Get.ID)
 		if err != nil {
 			return a.fail(r.Name, r.Pos, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/engine/diag"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -15,7 +14,7 @@ import (
 
 // runResource carries out the planned action of one managed resource.
 func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change) (err error) {
-	val, err := a.evaluator(ctx).eval(r.Properties)
+	val, err := a.evaluator(ctx).Eval(r.Properties)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
@@ -24,7 +23,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 	if value.ContainsUnknown(desired) {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
 	}
-	desired = (&planner{reg: a.reg}).normalize(r.Type, desired)
+	desired = normalize(a.reg, r.Type, desired)
 	// Ignored fields keep the value the plan compared against (the prior or
 	// live one, or the imported object's), as the plan shows them.
 	switch c.Action {
@@ -38,16 +37,12 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 	if err := checkAgainstPlan(r, c, desired, a.sealer(r.Name)); err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
-	pl := &planner{spec: a.spec, reg: a.reg, results: map[string]*nodeResult{}}
-	opts, err := pl.evalOptionsWith(r, a.evaluator(ctx))
+	opts, err := evalResourceOptions(r, a.evaluator(ctx))
 	if err != nil {
-		if len(pl.diags) > 0 {
-			err = diag.Errors(pl.diags)
-		}
 		return a.fail(r.Name, r.Pos, err)
 	}
 	rec := state.Record{Name: r.Name, Type: r.Type, Kind: KindResource, Dependencies: a.resourceDeps(r.Name),
-		Protect: opts.protect, RetainOnDelete: opts.retainOnDelete, DeleteBeforeReplace: opts.deleteBeforeReplace}
+		Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace}
 	d, ok := a.reg.Drivers[r.Type]
 	if !ok && c.Action != NoOp {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
@@ -118,7 +113,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 		return a.record(r, rec, c.ImportID, desired, got, -1)
 
 	case Replace:
-		if c.DeleteBeforeReplace || opts.deleteBeforeReplace {
+		if c.DeleteBeforeReplace || opts.DeleteBeforeReplace {
 			if prior.ID != "" && prior.Tainted == "" || prior.ID != "" {
 				if _, err := a.operation(ctx, c, Delete, timeout("delete"), func(ctx context.Context) (string, error) {
 					err := d.Delete(ctx, prior.ID)
@@ -386,20 +381,6 @@ func sealAt(attrs, desired map[string]any, sl value.Sealer) map[string]any {
 	for k, v := range desired {
 		if value.ContainsSecret(v) {
 			out[k] = value.Seal(v, sl)
-		}
-	}
-	return out
-}
-
-// outputsOf is what state keeps as a resource's outputs: every attribute
-// but the inputs the specs manage (which it keeps as inputs), so also the
-// cloud's value of an input the specs leave to it (a generated
-// displayName), which references read.
-func outputsOf(attrs, managed map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range attrs {
-		if _, isInput := managed[k]; !isInput {
-			out[k] = v
 		}
 	}
 	return out

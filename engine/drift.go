@@ -308,62 +308,6 @@ func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) 
 	return out
 }
 
-// withoutVendorKeys returns attrs without the map entries the driver d
-// says the cloud adds by itself (resources.VendorKeys) whose key no map of
-// refs sets under the same field. attrs is not modified; a map left empty
-// is dropped.
-func withoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[string]any {
-	vk, ok := d.(resources.VendorKeys)
-	if !ok || attrs == nil {
-		return attrs
-	}
-	var out map[string]any
-	for field, v := range attrs {
-		m, ok := v.(map[string]any)
-		if !ok {
-			continue
-		}
-		var kept map[string]any
-		for k := range m {
-			if !vk.VendorKey(field, k) || refSets(refs, field, k) {
-				continue
-			}
-			if kept == nil {
-				kept = mergeAttrs(m)
-			}
-			delete(kept, k)
-		}
-		if kept == nil {
-			continue
-		}
-		if out == nil {
-			out = mergeAttrs(attrs)
-		}
-		if len(kept) == 0 {
-			delete(out, field)
-		} else {
-			out[field] = kept
-		}
-	}
-	if out == nil {
-		return attrs
-	}
-	return out
-}
-
-// refSets reports whether any of refs sets key in its map field.
-func refSets(refs []map[string]any, field, key string) bool {
-	for _, r := range refs {
-		v, _ := value.Reveal(r[field])
-		if m, ok := v.(map[string]any); ok {
-			if _, set := m[key]; set {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // policyEqual reports whether two IAM policies (policyData JSON text) hold
 // the same role bindings and audit configs, whatever the order of bindings
 // and members. Text that does not parse compares as text.

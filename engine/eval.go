@@ -34,16 +34,16 @@ func evalErrorf(pos diag.Pos, format string, args ...any) error {
 
 // env resolves reference roots to values during evaluation.
 type env interface {
-	lookup(name string) (any, bool)
+	Lookup(name string) (any, bool)
 }
 
 // evaluator evaluates expressions of one spec.
 type evaluator struct {
-	spec *specs.Spec
-	env  env
+	Spec *specs.Spec
+	Env  env
 	// invoke performs a lookup whose arguments are known; nil means lookups
 	// are not performed and yield Unknown.
-	invoke func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
+	Invoke func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
 	// sizes remembers the size of each list and map measured (by the
 	// address of its contents), so that shared parts are measured once;
 	// measured keeps them alive, so that no address is reused meanwhile.
@@ -60,7 +60,7 @@ const maxValueBytes = 16 << 20
 // eval evaluates e. Unknown values propagate; Secret marks propagate
 // outward to the smallest value that contains them. A value larger than
 // maxValueBytes is an error at the expression that made it so.
-func (ev *evaluator) eval(e specs.Expr) (any, error) {
+func (ev *evaluator) Eval(e specs.Expr) (any, error) {
 	v, err := ev.evalExpr(e)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (ev *evaluator) evalExpr(e specs.Expr) (any, error) {
 	case *specs.List:
 		out := make([]any, len(x.Items))
 		for i, it := range x.Items {
-			v, err := ev.eval(it)
+			v, err := ev.Eval(it)
 			if err != nil {
 				return nil, err
 			}
@@ -176,7 +176,7 @@ func (ev *evaluator) evalExpr(e specs.Expr) (any, error) {
 	case *specs.Object:
 		out := make(map[string]any, len(x.Entries))
 		for _, en := range x.Entries {
-			v, err := ev.eval(en.Value)
+			v, err := ev.Eval(en.Value)
 			if err != nil {
 				return nil, err
 			}
@@ -186,15 +186,15 @@ func (ev *evaluator) evalExpr(e specs.Expr) (any, error) {
 	case *specs.Call:
 		return ev.call(x)
 	case *specs.Invoke:
-		args, err := ev.eval(x.Args)
+		args, err := ev.Eval(x.Args)
 		if err != nil {
 			return nil, err
 		}
-		if value.ContainsUnknown(args) || ev.invoke == nil {
+		if value.ContainsUnknown(args) || ev.Invoke == nil {
 			return value.Unknown{}, nil
 		}
 		plain, secret := value.Reveal(args)
-		res, err := ev.invoke(x, plain.(map[string]any))
+		res, err := ev.Invoke(x, plain.(map[string]any))
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +211,7 @@ func (ev *evaluator) ref(r *specs.Ref) (any, error) {
 	if r.Root == specs.BuiltinRoot {
 		return ev.builtin(r)
 	}
-	v, ok := ev.env.lookup(r.Root)
+	v, ok := ev.Env.Lookup(r.Root)
 	if !ok {
 		return nil, evalErrorf(r.P, "%s has no value", r)
 	}
@@ -260,10 +260,10 @@ func (ev *evaluator) ref(r *specs.Ref) (any, error) {
 // isObject reports whether name is a resource or a lookup returning its
 // whole result: an object with the fields of its schema.
 func (ev *evaluator) isObject(name string) bool {
-	if _, ok := ev.spec.Resources[name]; ok {
+	if _, ok := ev.Spec.Resources[name]; ok {
 		return true
 	}
-	if v, ok := ev.spec.Variables[name]; ok {
+	if v, ok := ev.Spec.Variables[name]; ok {
 		inv, isInvoke := v.Expr.(*specs.Invoke)
 		return isInvoke && inv.Return == ""
 	}
@@ -280,22 +280,22 @@ func accessorText(a specs.Accessor) string {
 func (ev *evaluator) builtin(r *specs.Ref) (any, error) {
 	switch r.Path[0].Key {
 	case "stack":
-		return ev.spec.Stack, nil
+		return ev.Spec.Stack, nil
 	case "project":
-		return ev.spec.Project, nil
+		return ev.Spec.Project, nil
 	case "organization":
 		return "organization", nil
 	case "cwd":
 		wd, _ := os.Getwd()
 		return wd, nil
 	case "rootDirectory":
-		return ev.spec.Dir, nil
+		return ev.Spec.Dir, nil
 	}
 	return nil, evalErrorf(r.P, "unknown built-in %s", r)
 }
 
 func (ev *evaluator) call(c *specs.Call) (any, error) {
-	arg, err := ev.eval(c.Arg)
+	arg, err := ev.Eval(c.Arg)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +415,7 @@ func (ev *evaluator) readFile(c *specs.Call, arg any) (any, error) {
 	if !ok {
 		return nil, evalErrorf(c.P, "fn::readFile takes a path, got %s", value.Describe(arg))
 	}
-	b, err := readProjectFile(ev.spec.Dir, p)
+	b, err := readProjectFile(ev.Spec.Dir, p)
 	if err != nil {
 		return nil, evalErrorf(c.P, "fn::readFile %q: %v", p, err)
 	}

@@ -174,12 +174,8 @@ func (p *planner) evalErr(err error, fallback diag.Pos, name string) error {
 }
 
 func (p *planner) evaluator() *evaluator {
-	return &evaluator{spec: p.spec, env: envFunc(p.lookup), invoke: p.invokeNow}
+	return &evaluator{Spec: p.spec, Env: envFunc(p.lookup), Invoke: p.invokeNow}
 }
-
-type envFunc func(string) (any, bool)
-
-func (f envFunc) lookup(name string) (any, bool) { return f(name) }
 
 func (p *planner) invokeNow(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
 	fn, ok := p.reg.Functions[inv.Function]
@@ -222,7 +218,7 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	inv, isLookup := v.Expr.(*specs.Invoke)
 	if !isLookup {
-		val, err := p.evaluator().eval(v.Expr)
+		val, err := p.evaluator().Eval(v.Expr)
 		if err != nil {
 			return p.evalErr(err, v.Pos, v.Name)
 		}
@@ -231,7 +227,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	}
 	// A lookup: read now when its arguments are known, else at apply.
 	ev := p.evaluator()
-	args, err := ev.eval(inv.Args)
+	args, err := ev.Eval(inv.Args)
 	if err != nil {
 		return p.evalErr(err, v.Pos, v.Name)
 	}
@@ -321,7 +317,7 @@ func knownValue(vals map[string]any) (map[string]any, map[string]bool) {
 
 func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	ev := p.evaluator()
-	id, err := ev.eval(r.Get.ID)
+	id, err := ev.Eval(r.Get.ID)
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
@@ -349,7 +345,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 		return p.fail(r.Pos, "get %q: read %s %q: %v", r.Name, r.Type, sid, err)
 	}
 	if r.Get.State != nil {
-		want, err := ev.eval(r.Get.State)
+		want, err := ev.Eval(r.Get.State)
 		if err != nil {
 			return p.evalErr(err, r.Pos, r.Name)
 		}
@@ -404,7 +400,7 @@ func readObject(ctx context.Context, reg resources.Registry, r *specs.Resource, 
 
 func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	ev := p.evaluator()
-	val, err := ev.eval(r.Properties)
+	val, err := ev.Eval(r.Properties)
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
@@ -412,12 +408,12 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if p.validateValues(r.Type, r.Properties, desired, fmt.Sprintf("%s %q", r.Type, r.Name)) {
 		return errReported
 	}
-	desired = p.normalize(r.Type, desired)
+	desired = normalize(p.reg, r.Type, desired)
 	opts, err := p.evalOptions(r)
 	if err != nil {
 		return err
 	}
-	c := &Change{Addr: r.Name, Type: r.Type, Kind: KindResource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.deleteBeforeReplace}
+	c := &Change{Addr: r.Name, Type: r.Type, Kind: KindResource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace}
 	prior, hasPrior := p.prior[r.Name]
 	if hasPrior && (prior.Kind != KindResource || prior.Type != r.Type) {
 		// The name now declares something else: the old object goes.
@@ -521,8 +517,8 @@ func sameSecrets(c *Change, changed []string) {
 	}
 }
 
-func (p *planner) finishReplace(r *specs.Resource, c *Change, opts evaluatedOptions, desired map[string]any) error {
-	if opts.protect {
+func (p *planner) finishReplace(r *specs.Resource, c *Change, opts resourceOptions, desired map[string]any) error {
+	if opts.Protect {
 		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", ReasonText(c)), "resource %q is protected and cannot be replaced", r.Name)
 	}
 	c.After = createdView(r.Schema, desired)
@@ -563,18 +559,14 @@ func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, 
 	return nil
 }
 
-type evaluatedOptions struct {
-	protect, deleteBeforeReplace, retainOnDelete bool
-}
-
 // optionChanges lists the options that differ between what state records
 // and what the specs now say, sorted by name.
-func optionChanges(prior state.Record, now evaluatedOptions) []OptionChange {
+func optionChanges(prior state.Record, now resourceOptions) []OptionChange {
 	var out []OptionChange
 	for _, o := range []OptionChange{
-		{"deleteBeforeReplace", prior.DeleteBeforeReplace, now.deleteBeforeReplace},
-		{"protect", prior.Protect, now.protect},
-		{"retainOnDelete", prior.RetainOnDelete, now.retainOnDelete},
+		{"deleteBeforeReplace", prior.DeleteBeforeReplace, now.DeleteBeforeReplace},
+		{"protect", prior.Protect, now.Protect},
+		{"retainOnDelete", prior.RetainOnDelete, now.RetainOnDelete},
 	} {
 		if o.Before != o.After {
 			out = append(out, o)
@@ -583,55 +575,12 @@ func optionChanges(prior state.Record, now evaluatedOptions) []OptionChange {
 	return out
 }
 
-func (p *planner) evalOptions(r *specs.Resource) (evaluatedOptions, error) {
-	return p.evalOptionsWith(r, p.evaluator())
-}
-
-func (p *planner) evalOptionsWith(r *specs.Resource, ev *evaluator) (evaluatedOptions, error) {
-	var out evaluatedOptions
-	for _, o := range []struct {
-		name string
-		e    specs.Expr
-		dst  *bool
-	}{{"protect", r.Options.Protect, &out.protect}, {"deleteBeforeReplace", r.Options.DeleteBeforeReplace, &out.deleteBeforeReplace}, {"retainOnDelete", r.Options.RetainOnDelete, &out.retainOnDelete}} {
-		if o.e == nil {
-			continue
-		}
-		v, err := ev.eval(o.e)
-		if err != nil {
-			return out, p.evalErr(err, r.Pos, r.Name)
-		}
-		v, _ = value.Reveal(v)
-		b, ok := v.(bool)
-		if !ok {
-			return out, p.fail(o.e.Pos(), "%s of %q must be true or false when planning, got %s", o.name, r.Name, describeValue(v))
-		}
-		*o.dst = b
+func (p *planner) evalOptions(r *specs.Resource) (resourceOptions, error) {
+	opts, err := evalResourceOptions(r, p.evaluator())
+	if err != nil {
+		return opts, p.evalErr(err, r.Pos, r.Name)
 	}
-	return out, nil
-}
-
-func describeValue(v any) string {
-	if _, ok := v.(value.Unknown); ok {
-		return "a value known only after apply"
-	}
-	return value.Describe(v)
-}
-
-func (p *planner) normalize(token string, desired map[string]any) map[string]any {
-	d, ok := p.reg.Drivers[token]
-	if !ok {
-		return desired
-	}
-	n, ok := d.(resources.Normalizer)
-	if !ok || value.ContainsUnknown(desired) {
-		return desired
-	}
-	plain, secret := value.Reveal(desired)
-	if secret {
-		return desired
-	}
-	return map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(plain.(map[string]any)))))
+	return opts, nil
 }
 
 // planDeletes plans the deletion of every managed resource in state that the
@@ -728,79 +677,12 @@ func (p *planner) outputs() map[string]any {
 	out := map[string]any{}
 	for _, name := range slices.Sorted(maps.Keys(p.spec.Outputs)) {
 		o := p.spec.Outputs[name]
-		v, err := p.evaluator().eval(o.Expr)
+		v, err := p.evaluator().Eval(o.Expr)
 		if err != nil {
 			_ = p.evalErr(err, o.Pos, name)
 			continue
 		}
 		out[name] = v
-	}
-	return out
-}
-
-// createdView is what references to a resource being created see: its
-// inputs, and Unknown for every output the cloud assigns.
-func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
-	out := make(map[string]any, len(s.Root.Properties)+1)
-	for k, v := range desired {
-		out[k] = v
-	}
-	for k, pr := range s.Root.Properties {
-		if _, set := out[k]; !set && pr.ReadOnly {
-			out[k] = value.Unknown{}
-		}
-	}
-	out["id"] = value.Unknown{}
-	return out
-}
-
-// createdRefView is what references to a resource being created see: its
-// planned view, and Unknown for every input the specs leave unset too, since
-// the cloud may choose it (OCI names an endpoint given no displayName).
-func createdRefView(s *schemas.Schema, after map[string]any) map[string]any {
-	out := mergeAttrs(after)
-	for k := range s.Root.Properties {
-		if _, set := out[k]; !set {
-			out[k] = value.Unknown{}
-		}
-	}
-	return out
-}
-
-// updatedView is a resource after an in-place update: the prior outputs
-// and unmanaged inputs (see managedInputs) with the desired inputs; an input
-// removed from the specs since the last apply is gone.
-func updatedView(s *schemas.Schema, before, desired, applied map[string]any) map[string]any {
-	out := make(map[string]any, len(before)+len(desired))
-	for k, v := range before {
-		_, had := applied[k]
-		if pr, ok := s.Root.Properties[k]; !ok || pr.ReadOnly || !had {
-			out[k] = v
-		}
-	}
-	for k, v := range desired {
-		out[k] = v
-	}
-	return out
-}
-
-func mergeAttrs(ms ...map[string]any) map[string]any {
-	out := map[string]any{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// inputsOf keeps the input fields of attrs.
-func inputsOf(s *schemas.Schema, attrs map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range attrs {
-		if pr, ok := s.Root.Properties[k]; ok && !pr.ReadOnly {
-			out[k] = v
-		}
 	}
 	return out
 }

@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"reconcile/engine/specs"
+	"reconcile/engine/value"
+	"reconcile/resources"
+	"reconcile/schemas"
+	"sort"
+	"strings"
+)
+
+// outputsOf is what state keeps as a resource's outputs: every attribute
+// but the inputs the specs manage (which it keeps as inputs), so also the
+// cloud's value of an input the specs leave to it (a generated
+// displayName), which references read.
+func outputsOf(attrs, managed map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range attrs {
+		if _, isInput := managed[k]; !isInput {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// managedInputs keeps the inputs of attrs that reconcile manages: those the
+// specs set now (desired) or set at the last apply (applied). An input the
+// specs never set is the cloud's to choose (OCI names an endpoint when no
+// displayName is given), so it is never a difference; an input removed from
+// the specs since the last apply still is, so that apply clears it.
+func managedInputs(s *schemas.Schema, attrs, desired, applied map[string]any) map[string]any {
+	out := inputsOf(s, attrs)
+	for k := range out {
+		_, want := desired[k]
+		_, had := applied[k]
+		if !want && !had {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// diffInputs compares the prior inputs with the desired ones and returns the
+// sorted names of the top-level inputs that differ. Fields named by
+// ignoreChanges take their prior value in desired.
+func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []specs.PathOpt, sl value.Sealer) []string {
+	for _, po := range ignore {
+		applyIgnore(po, prior, desired)
+	}
+	var changed []string
+	for _, k := range s.Inputs() {
+		pr := s.Root.Properties[k]
+		if !value.Equal(pr, desired[k], prior[k], sl) {
+			changed = append(changed, k)
+		}
+	}
+	sort.Strings(changed)
+	return changed
+}
+
+// applyIgnore copies the prior value at an ignoreChanges path into desired.
+// Paths are a top-level field, optionally followed by one map key
+// (tags["env"] or tags.env); anything deeper ignores the whole field.
+func applyIgnore(po specs.PathOpt, prior, desired map[string]any) {
+	rest := strings.TrimPrefix(po.Path, po.Top)
+	key := ""
+	switch {
+	case strings.HasPrefix(rest, `["`) && strings.HasSuffix(rest, `"]`) && !strings.Contains(rest[2:len(rest)-2], `"`):
+		key = rest[2 : len(rest)-2]
+	case strings.HasPrefix(rest, ".") && !strings.ContainsAny(rest[1:], ".[]"):
+		key = rest[1:]
+	}
+	if key == "" {
+		if v, ok := prior[po.Top]; ok {
+			desired[po.Top] = v
+		} else {
+			delete(desired, po.Top)
+		}
+		return
+	}
+	pm, _ := prior[po.Top].(map[string]any)
+	dm, ok := desired[po.Top].(map[string]any)
+	if !ok {
+		if pm == nil {
+			return
+		}
+		dm = map[string]any{}
+	}
+	dm = mergeAttrs(dm)
+	if v, ok := pm[key]; ok {
+		dm[key] = v
+	} else {
+		delete(dm, key)
+	}
+	desired[po.Top] = dm
+}
+
+// withoutVendorKeys returns attrs without the map entries the driver d
+// says the cloud adds by itself (resources.VendorKeys) whose key no map of
+// refs sets under the same field. attrs is not modified; a map left empty
+// is dropped.
+func withoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[string]any {
+	vk, ok := d.(resources.VendorKeys)
+	if !ok || attrs == nil {
+		return attrs
+	}
+	var out map[string]any
+	for field, v := range attrs {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		var kept map[string]any
+		for k := range m {
+			if !vk.VendorKey(field, k) || refSets(refs, field, k) {
+				continue
+			}
+			if kept == nil {
+				kept = mergeAttrs(m)
+			}
+			delete(kept, k)
+		}
+		if kept == nil {
+			continue
+		}
+		if out == nil {
+			out = mergeAttrs(attrs)
+		}
+		if len(kept) == 0 {
+			delete(out, field)
+		} else {
+			out[field] = kept
+		}
+	}
+	if out == nil {
+		return attrs
+	}
+	return out
+}
+
+// refSets reports whether any of refs sets key in its map field.
+func refSets(refs []map[string]any, field, key string) bool {
+	for _, r := range refs {
+		v, _ := value.Reveal(r[field])
+		if m, ok := v.(map[string]any); ok {
+			if _, set := m[key]; set {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type envFunc func(string) (any, bool)
+
+func (f envFunc) Lookup(name string) (any, bool) { return f(name) }
+
+// resourceOptions are a resource's options as the specs set them now.
+type resourceOptions struct {
+	Protect, DeleteBeforeReplace, RetainOnDelete bool
+}
+
+// evalResourceOptions evaluates r's boolean options with ev. An option that
+// is not true or false (yet: known only after apply) is an *evalError at
+// its expression.
+func evalResourceOptions(r *specs.Resource, ev *evaluator) (resourceOptions, error) {
+	var out resourceOptions
+	for _, o := range []struct {
+		name string
+		e    specs.Expr
+		dst  *bool
+	}{{"protect", r.Options.Protect, &out.Protect}, {"deleteBeforeReplace", r.Options.DeleteBeforeReplace, &out.DeleteBeforeReplace}, {"retainOnDelete", r.Options.RetainOnDelete, &out.RetainOnDelete}} {
+		if o.e == nil {
+			continue
+		}
+		v, err := ev.Eval(o.e)
+		if err != nil {
+			return out, err
+		}
+		v, _ = value.Reveal(v)
+		b, ok := v.(bool)
+		if !ok {
+			return out, evalErrorf(o.e.Pos(), "%s of %q must be true or false when planning, got %s", o.name, r.Name, describeValue(v))
+		}
+		*o.dst = b
+	}
+	return out, nil
+}
+
+func describeValue(v any) string {
+	if _, ok := v.(value.Unknown); ok {
+		return "a value known only after apply"
+	}
+	return value.Describe(v)
+}
+
+// normalize applies the driver's Normalizer, when it has one, to desired
+// inputs that are known and hold no secret.
+func normalize(reg resources.Registry, token string, desired map[string]any) map[string]any {
+	d, ok := reg.Drivers[token]
+	if !ok {
+		return desired
+	}
+	n, ok := d.(resources.Normalizer)
+	if !ok || value.ContainsUnknown(desired) {
+		return desired
+	}
+	plain, secret := value.Reveal(desired)
+	if secret {
+		return desired
+	}
+	return map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(plain.(map[string]any)))))
+}
+
+// createdView is what references to a resource being created see: its
+// inputs, and Unknown for every output the cloud assigns.
+func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
+	out := make(map[string]any, len(s.Root.Properties)+1)
+	for k, v := range desired {
+		out[k] = v
+	}
+	for k, pr := range s.Root.Properties {
+		if _, set := out[k]; !set && pr.ReadOnly {
+			out[k] = value.Unknown{}
+		}
+	}
+	out["id"] = value.Unknown{}
+	return out
+}
+
+// createdRefView is what references to a resource being created see: its
+// planned view, and Unknown for every input the specs leave unset too, since
+// the cloud may choose it (OCI names an endpoint given no displayName).
+func createdRefView(s *schemas.Schema, after map[string]any) map[string]any {
+	out := mergeAttrs(after)
+	for k := range s.Root.Properties {
+		if _, set := out[k]; !set {
+			out[k] = value.Unknown{}
+		}
+	}
+	return out
+}
+
+// updatedView is a resource after an in-place update: the prior outputs
+// and unmanaged inputs (see managedInputs) with the desired inputs; an input
+// removed from the specs since the last apply is gone.
+func updatedView(s *schemas.Schema, before, desired, applied map[string]any) map[string]any {
+	out := make(map[string]any, len(before)+len(desired))
+	for k, v := range before {
+		_, had := applied[k]
+		if pr, ok := s.Root.Properties[k]; !ok || pr.ReadOnly || !had {
+			out[k] = v
+		}
+	}
+	for k, v := range desired {
+		out[k] = v
+	}
+	return out
+}
+
+func mergeAttrs(ms ...map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// inputsOf keeps the input fields of attrs.
+func inputsOf(s *schemas.Schema, attrs map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range attrs {
+		if pr, ok := s.Root.Properties[k]; ok && !pr.ReadOnly {
+			out[k] = v
+		}
+	}
+	return out
+}
