@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/oci"
 	"reconcile/resources/endpointsiam"
 	"reconcile/resources/restrictionpolicy"
 )
@@ -24,7 +24,7 @@ const maxSeedFile = 16 << 20
 // --seed): objects to create besides the built-in seed data, by vendor.
 // Every section is optional; unknown keys are an error.
 type SeedFile struct {
-	OCI     *aiendpoint.SeedData        `json:"oci,omitempty"`
+	OCI     *oci.SeedData               `json:"oci,omitempty"`
 	GCP     *endpointsiam.SeedData      `json:"gcp,omitempty"`
 	Datadog *restrictionpolicy.SeedData `json:"datadog,omitempty"`
 }

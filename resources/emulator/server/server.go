@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/oci"
 	"reconcile/resources/endpointsiam"
 	"reconcile/resources/restrictionpolicy"
 )
@@ -65,7 +65,7 @@ type Server struct {
 	store *emulator.Store
 	srv   *http.Server
 	ln    net.Listener
-	oci   *aiendpoint.Emulator
+	oci   *oci.Emulator
 	gcp   *endpointsiam.Emulator
 	dd    *restrictionpolicy.Emulator
 
@@ -104,7 +104,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Creds: creds, store: store,
-		oci: aiendpoint.NewEmulator(store, creds), gcp: endpointsiam.NewEmulator(store, creds), dd: restrictionpolicy.NewEmulator(store, creds)}
+		oci: oci.New(store, creds), gcp: endpointsiam.NewEmulator(store, creds), dd: restrictionpolicy.NewEmulator(store, creds)}
 	// The seed file comes after the built-in OCI and GCP data, which its
 	// objects may refer to, and before the built-in Datadog user, which
 	// its user replaces in a fresh data directory.

@@ -1,4 +1,4 @@
-package aiendpoint
+package oci
 
 import (
 	"crypto/rand"
@@ -63,7 +63,7 @@ type Emulator struct {
 	store *emulator.Store
 	creds emulator.Credentials
 	pub   *rsa.PublicKey // nil when creds.OCIPublicKey does not parse: every request is refused
-	// now is the clock of lifecycles and timestamps; tests replace it before
+	// now is the clock of lifecycles and timestamps, set by SetClock before
 	// serving. Signature dates are always checked against the real clock.
 	now func() time.Time
 
@@ -82,10 +82,10 @@ type seedIDs struct {
 	FailedModel      string `json:"failedModel"`
 }
 
-// NewEmulator returns an emulator serving the data in store and accepting
-// requests signed with creds' OCI key. The ids of an earlier Seed on the same
-// store and tenancy are reloaded; call Seed to create them otherwise.
-func NewEmulator(store *emulator.Store, creds emulator.Credentials) *Emulator {
+// New returns an emulator serving the data in store and accepting requests
+// signed with creds' OCI key. The ids of an earlier Seed on the same store
+// and tenancy are reloaded; call Seed to create them otherwise.
+func New(store *emulator.Store, creds emulator.Credentials) *Emulator {
 	e := &Emulator{store: store, creds: creds, now: time.Now}
 	if block, _ := pem.Decode([]byte(creds.OCIPublicKey)); block != nil {
 		if k, err := x509.ParsePKIXPublicKey(block.Bytes); err == nil {
@@ -101,6 +101,13 @@ func NewEmulator(store *emulator.Store, creds emulator.Credentials) *Emulator {
 	}
 	return e
 }
+
+// SetClock replaces the clock of lifecycles and timestamps (time.Now by
+// default), so that a test can step an endpoint through its transitions
+// without waiting. Call it before Seed and before serving: it is not safe
+// to call while requests are served. Signature dates are still checked
+// against the real clock.
+func (e *Emulator) SetClock(now func() time.Time) { e.now = now }
 
 // SetDelays sets how long newly started operations stay CREATING, UPDATING
 // (update and change of compartment) and DELETING. Zero, the default, means
