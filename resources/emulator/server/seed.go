@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/gcp"
 	"reconcile/resources/emulator/oci"
-	"reconcile/resources/endpointsiam"
 	"reconcile/resources/restrictionpolicy"
 )
 
@@ -25,7 +25,7 @@ const maxSeedFile = 16 << 20
 // Every section is optional; unknown keys are an error.
 type SeedFile struct {
 	OCI     *oci.SeedData               `json:"oci,omitempty"`
-	GCP     *endpointsiam.SeedData      `json:"gcp,omitempty"`
+	GCP     *gcp.SeedData               `json:"gcp,omitempty"`
 	Datadog *restrictionpolicy.SeedData `json:"datadog,omitempty"`
 }
 

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/gcp"
 	"reconcile/resources/emulator/oci"
-	"reconcile/resources/endpointsiam"
 	"reconcile/resources/restrictionpolicy"
 )
 
@@ -66,7 +66,7 @@ type Server struct {
 	srv   *http.Server
 	ln    net.Listener
 	oci   *oci.Emulator
-	gcp   *endpointsiam.Emulator
+	gcp   *gcp.Emulator
 	dd    *restrictionpolicy.Emulator
 
 	mu       sync.Mutex
@@ -104,7 +104,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Creds: creds, store: store,
-		oci: oci.New(store, creds), gcp: endpointsiam.NewEmulator(store, creds), dd: restrictionpolicy.NewEmulator(store, creds)}
+		oci: oci.New(store, creds), gcp: gcp.New(store, creds), dd: restrictionpolicy.NewEmulator(store, creds)}
 	// The seed file comes after the built-in OCI and GCP data, which its
 	// objects may refer to, and before the built-in Datadog user, which
 	// its user replaces in a fresh data directory.

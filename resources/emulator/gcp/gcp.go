@@ -1,4 +1,4 @@
-package endpointsiam
+package gcp
 
 import (
 	"bytes"
@@ -41,8 +41,9 @@ const (
 	SeedConsumer        = "acme-consumer"
 )
 
-// Emulator serves the Service Management calls the lookups make, and the
-// ones a test or another user needs to change what they read, under /v1/:
+// Emulator serves the Service Management calls the gcp:endpoints lookups
+// make, and the ones a test or another user needs to change what they read,
+// under /v1/:
 //
 //	GET  /v1/services                                       services.list
 //	GET  /v1/services/{s}                                   services.get
@@ -54,33 +55,16 @@ const (
 // alt=json is served; prettyPrint=false gives compact JSON, as the Go SDK
 // asks for.
 //
-// Choices where Google's behaviour is not documented:
-//   - An unknown service answers 403 PERMISSION_DENIED "Service 'NAME' not
-//     found or permission denied." (observed), for every call on it and its
-//     consumers.
-//   - Any consumer of a known service exists: one whose policy was never set
-//     answers the empty policy {"etag":"ACAB"} rather than 403 or 404, and
-//     setIamPolicy on it creates the policy.
-//   - setIamPolicy stores bindings as given (members deduplicated, bindings
-//     without members dropped), without merging or sorting; it sets version
-//     1 when the request gives none. A policy etag that is not the current one
-//     is refused with 409 ABORTED; an empty etag overwrites unconditionally.
-//     Every change gets a fresh random etag.
-//   - getIamPolicy returns the stored version whatever requestedPolicyVersion
-//     asks for (0, 1 or 3; other values are 400 INVALID_ARGUMENT).
-//   - services.list's deprecated consumerId filter ("project:ID") keeps the
-//     services on which that project has a consumer policy; page tokens are
-//     opaque.
-//   - testIamPermissions grants every servicemanagement.* permission asked
-//     for: the caller owns everything.
+// Where it departs from the real API is listed in the package
+// documentation.
 type Emulator struct {
 	store *emulator.Store
 	creds emulator.Credentials
 }
 
-// NewEmulator returns an emulator keeping its data in store and accepting
-// the access token of creds. Call Seed to create the seed data.
-func NewEmulator(store *emulator.Store, creds emulator.Credentials) *Emulator {
+// New returns an emulator keeping its data in store and accepting the
+// access token of creds. Call Seed to create the seed data.
+func New(store *emulator.Store, creds emulator.Credentials) *Emulator {
 	return &Emulator{store: store, creds: creds}
 }
 
