@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/datadog"
 	"reconcile/resources/emulator/gcp"
 	"reconcile/resources/emulator/oci"
-	"reconcile/resources/restrictionpolicy"
 )
 
 // Fixed identities of the emulated OCI tenancy, so that specs written for
@@ -67,7 +67,7 @@ type Server struct {
 	ln    net.Listener
 	oci   *oci.Emulator
 	gcp   *gcp.Emulator
-	dd    *restrictionpolicy.Emulator
+	dd    *datadog.Emulator
 
 	mu       sync.Mutex
 	settings Settings
@@ -104,7 +104,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Creds: creds, store: store,
-		oci: oci.New(store, creds), gcp: gcp.New(store, creds), dd: restrictionpolicy.NewEmulator(store, creds)}
+		oci: oci.New(store, creds), gcp: gcp.New(store, creds), dd: datadog.New(store, creds)}
 	// The seed file comes after the built-in OCI and GCP data, which its
 	// objects may refer to, and before the built-in Datadog user, which
 	// its user replaces in a fresh data directory.
