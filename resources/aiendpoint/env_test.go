@@ -1,10 +1,7 @@
 package aiendpoint
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,10 +11,10 @@ import (
 	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
-	"github.com/oracle/oci-go-sdk/v65/common"
 
 	"reconcile/resources"
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/oci"
 )
 
 // RSA key generation is the slowest part of a test environment: generate
@@ -48,7 +45,7 @@ type testEnv struct {
 	dir    string
 	creds  emulator.Credentials
 	store  *emulator.Store
-	emu    *Emulator
+	emu    *oci.Emulator
 	srv    *httptest.Server
 	config string // OCI config file trusted by the emulator
 	driver *Driver
@@ -75,9 +72,9 @@ func newEnv(t *testing.T, opts envOptions) *testEnv {
 	}
 	env.store = store
 	t.Cleanup(func() { env.closeStore() })
-	env.emu = NewEmulator(store, creds)
+	env.emu = oci.New(store, creds)
 	if opts.now != nil {
-		env.emu.now = opts.now
+		env.emu.SetClock(opts.now)
 	}
 	if err := env.emu.Seed(); err != nil {
 		t.Fatal(err)
@@ -154,100 +151,6 @@ func (env *testEnv) create(want resources.Attrs) (string, resources.Attrs) {
 	return id, got
 }
 
-// signer signs raw requests with creds' key, exactly as the SDK does.
-func signer(t *testing.T, creds emulator.Credentials, keyPEM string) common.HTTPRequestSigner {
-	t.Helper()
-	return common.DefaultRequestSigner(common.NewRawConfigurationProvider(
-		creds.OCITenancy, creds.OCIUser, creds.OCIRegion, creds.OCIFingerprint, keyPEM, nil))
-}
-
-// rawResponse is an answer to a raw request.
-type rawResponse struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// code returns the OCI error code of the body.
-func (r rawResponse) code() string {
-	var e struct{ Code string }
-	_ = json.Unmarshal(r.body, &e)
-	return e.Code
-}
-
-func (r rawResponse) decode(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("decode %s: %v", r.body, err)
-	}
-}
-
-// request builds a signed request; tweak, when set, may change it after
-// signing (to tamper with it).
-func (env *testEnv) request(method, path string, body any, header map[string]string, sign common.HTTPRequestSigner, tweak func(*http.Request)) rawResponse {
-	env.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, ok := body.([]byte)
-		if !ok {
-			var err error
-			if raw, err = json.Marshal(body); err != nil {
-				env.t.Fatal(err)
-			}
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(env.t.Context(), method, env.srv.URL+path, rd)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	req.Header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	if sign != nil {
-		if err := sign.Sign(req); err != nil {
-			env.t.Fatal(err)
-		}
-	}
-	if tweak != nil {
-		tweak(req)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		env.t.Fatal(err)
-	}
-	return rawResponse{status: resp.StatusCode, header: resp.Header, body: raw}
-}
-
-// do sends a request signed with the trusted key.
-func (env *testEnv) do(method, path string, body any, header map[string]string) rawResponse {
-	env.t.Helper()
-	return env.request(method, path, body, header, signer(env.t, env.creds, env.creds.OCIPrivateKey), nil)
-}
-
-// fakeClock is a settable clock for the emulator's lifecycles.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Now().UTC().Truncate(time.Millisecond)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
 // steppingClock advances by step on every reading, so that an emulated
 // lifecycle progresses with the number of requests, not with wall time.
 type steppingClock struct {
@@ -261,10 +164,4 @@ func (c *steppingClock) Now() time.Time {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(c.step)
 	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
+	"reconcile/resources/emulator/gcp"
 	"reconcile/resources/emulator/server"
-	"reconcile/resources/endpointsiam"
 )
 
 // gcpService is the official Service Management client pointed at the
@@ -73,7 +73,7 @@ func TestGCPServiceManagement(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("services.list: %v", err)
 	}
-	for _, want := range []string{endpointsiam.SeedService, endpointsiam.SeedEmptyService} {
+	for _, want := range []string{gcp.SeedService, gcp.SeedEmptyService} {
 		if !slices.Contains(names, want) {
 			t.Errorf("services.list: %v lacks %s", names, want)
 		}
@@ -81,16 +81,16 @@ func TestGCPServiceManagement(t *testing.T) {
 	if unique := slices.Compact(slices.Sorted(slices.Values(names))); len(unique) != len(names) {
 		t.Errorf("services.list page by page repeats services: %v", names)
 	}
-	consumed, err := svc.Services.List().ConsumerId("project:" + endpointsiam.SeedConsumer).Do()
+	consumed, err := svc.Services.List().ConsumerId("project:" + gcp.SeedConsumer).Do()
 	if err != nil {
 		t.Fatalf("services.list(consumerId): %v", err)
 	}
-	if !slices.ContainsFunc(consumed.Services, func(s *servicemanagement.ManagedService) bool { return s.ServiceName == endpointsiam.SeedService }) {
-		t.Errorf("services.list(consumerId=project:%s): %+v lacks %s", endpointsiam.SeedConsumer, consumed.Services, endpointsiam.SeedService)
+	if !slices.ContainsFunc(consumed.Services, func(s *servicemanagement.ManagedService) bool { return s.ServiceName == gcp.SeedService }) {
+		t.Errorf("services.list(consumerId=project:%s): %+v lacks %s", gcp.SeedConsumer, consumed.Services, gcp.SeedService)
 	}
 
 	// services.getIamPolicy, with every body the SDK can send.
-	resource := "services/" + endpointsiam.SeedService
+	resource := "services/" + gcp.SeedService
 	policy, err := svc.Services.GetIamPolicy(resource, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
 	if err != nil {
 		t.Fatalf("services.getIamPolicy: %v", err)
@@ -112,7 +112,7 @@ func TestGCPServiceManagement(t *testing.T) {
 	}
 	_, err = svc.Services.GetIamPolicy(resource, &servicemanagement.GetIamPolicyRequest{Options: &servicemanagement.GetPolicyOptions{RequestedPolicyVersion: 2}}).Context(ctx).Do()
 	wantGoogleError(t, "services.getIamPolicy with requestedPolicyVersion 2", err, 400, "INVALID_ARGUMENT", "")
-	empty, err := svc.Services.GetIamPolicy("services/"+endpointsiam.SeedEmptyService, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	empty, err := svc.Services.GetIamPolicy("services/"+gcp.SeedEmptyService, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
 	if err != nil {
 		t.Fatalf("services.getIamPolicy of a service without policy: %v", err)
 	}
@@ -121,7 +121,7 @@ func TestGCPServiceManagement(t *testing.T) {
 	}
 
 	// services.consumers.getIamPolicy.
-	consumerResource := resource + "/consumers/" + endpointsiam.SeedConsumer
+	consumerResource := resource + "/consumers/" + gcp.SeedConsumer
 	cp, err := svc.Services.Consumers.GetIamPolicy(consumerResource, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
 	if err != nil {
 		t.Fatalf("services.consumers.getIamPolicy: %v", err)
@@ -173,7 +173,7 @@ func TestGCPServiceManagement(t *testing.T) {
 	_, err = svc.Services.GetIamPolicy("services/"+unknown, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
 	wantGoogleError(t, "services.getIamPolicy of an unknown service", err, 403, "PERMISSION_DENIED",
 		"Service '"+unknown+"' not found or permission denied.")
-	_, err = svc.Services.Consumers.GetIamPolicy("services/"+unknown+"/consumers/"+endpointsiam.SeedConsumer, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	_, err = svc.Services.Consumers.GetIamPolicy("services/"+unknown+"/consumers/"+gcp.SeedConsumer, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
 	wantGoogleError(t, "services.consumers.getIamPolicy of an unknown service", err, 403, "PERMISSION_DENIED",
 		"Service '"+unknown+"' not found or permission denied.")
 }
@@ -184,6 +184,6 @@ func TestGCPBadToken(t *testing.T) {
 	bad := gcpService(t, ctx, srv, "ya29.not-the-emulator-token")
 	_, err := bad.Services.List().Context(ctx).Do()
 	wantGoogleError(t, "services.list with a bad token", err, 401, "UNAUTHENTICATED", "invalid authentication credentials")
-	_, err = bad.Services.GetIamPolicy("services/"+endpointsiam.SeedService, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	_, err = bad.Services.GetIamPolicy("services/"+gcp.SeedService, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
 	wantGoogleError(t, "services.getIamPolicy with a bad token", err, 401, "UNAUTHENTICATED", "invalid authentication credentials")
 }

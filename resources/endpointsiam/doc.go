@@ -1,7 +1,6 @@
 // Package endpointsiam implements the lookups gcp:endpoints:getServiceIamPolicy
 // and gcp:endpoints:getServiceConsumersIamPolicy on the Service Management
-// API (google.golang.org/api/servicemanagement/v1), and an emulator of the
-// part of that API they use.
+// API (google.golang.org/api/servicemanagement/v1).
 //
 // # Lookups
 //
@@ -37,11 +36,9 @@
 // Google's message. Service Management answers an unknown service with 403
 // PERMISSION_DENIED, not 404, so a lookup never returns resources.ErrNotFound.
 //
-// # Emulator
+// # Tests
 //
-// Emulator serves, under /v1/, services.list, services.get, and
-// getIamPolicy, setIamPolicy and testIamPermissions on services and on
-// service consumers, with Google's JSON error bodies, bearer-token
-// authentication and etag checks. Its choices where the real behaviour is not
-// documented are listed on Emulator.
+// The tests run the lookups over HTTP against the emulator of Service
+// Management in reconcile/resources/emulator/gcp, which declares its own
+// wire types; the package's own code never imports an emulator.
 package endpointsiam

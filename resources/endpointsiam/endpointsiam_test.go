@@ -16,13 +16,14 @@ import (
 
 	"reconcile/resources"
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/gcp"
 	"reconcile/resources/endpointsiam"
 )
 
 const (
-	orders    = endpointsiam.SeedService
-	inventory = endpointsiam.SeedEmptyService
-	consumer  = endpointsiam.SeedConsumer
+	orders    = gcp.SeedService
+	inventory = gcp.SeedEmptyService
+	consumer  = gcp.SeedConsumer
 
 	ordersPolicyData = `{"bindings":[` +
 		`{"members":["group:orders-clients@acme.example","user:alice@acme.example"],"role":"roles/servicemanagement.serviceConsumer"},` +
@@ -35,7 +36,6 @@ const (
 type env struct {
 	url   string
 	creds emulator.Credentials
-	store *emulator.Store
 }
 
 // newEnv starts a seeded emulator; wrap, when not nil, wraps its handler
@@ -51,7 +51,7 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	em := endpointsiam.NewEmulator(store, creds)
+	em := gcp.New(store, creds)
 	if err := em.Seed(); err != nil {
 		t.Fatalf("Seed() = %v", err)
 	}
@@ -61,7 +61,7 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &env{url: srv.URL, creds: creds, store: store}
+	return &env{url: srv.URL, creds: creds}
 }
 
 func (e *env) config() endpointsiam.Config {

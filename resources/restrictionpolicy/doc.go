@@ -1,6 +1,6 @@
 // Package restrictionpolicy implements the datadog:RestrictionPolicy driver,
-// the datadog:getCurrentUser lookup, a small typed client for the Datadog
-// calls they make, and an emulator of those calls.
+// the datadog:getCurrentUser lookup, and a small typed client for the
+// Datadog calls they make.
 //
 // # Client
 //
@@ -38,4 +38,12 @@
 // restriction), and Read of a resource without bindings returns
 // resources.ErrNotFound. Bindings are a set: Normalize and Read put them in
 // one canonical order.
+//
+// # Tests
+//
+// The tests run the client, the driver and the lookup over HTTP against the
+// Datadog emulator in reconcile/resources/emulator/datadog, which declares
+// its own wire types from Datadog's API specification, so that a field the
+// client gets wrong is not mirrored on both sides; the package's own code
+// never imports an emulator.
 package restrictionpolicy

@@ -15,6 +15,7 @@ import (
 
 	"reconcile/resources"
 	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/datadog"
 	"reconcile/resources/restrictionpolicy"
 )
 
@@ -31,7 +32,7 @@ const (
 type env struct {
 	url   string
 	creds emulator.Credentials
-	em    *restrictionpolicy.Emulator
+	em    *datadog.Emulator
 }
 
 // newEnv starts a seeded emulator on a store at path (a fresh one when
@@ -54,7 +55,7 @@ func newEnv(t *testing.T, path string, creds *emulator.Credentials, wrap func(ht
 		}
 		creds = &c
 	}
-	em := restrictionpolicy.NewEmulator(store, *creds)
+	em := datadog.New(store, *creds)
 	if err := em.Seed(); err != nil {
 		t.Fatalf("Seed() = %v", err)
 	}
@@ -549,7 +550,7 @@ func TestRestartPersistence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	em := restrictionpolicy.NewEmulator(store, creds)
+	em := datadog.New(store, creds)
 	if err := em.Seed(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator"
-	"reconcile/resources/endpointsiam"
-	"reconcile/resources/restrictionpolicy"
+	"reconcile/resources/emulator/datadog"
+	"reconcile/resources/emulator/gcp"
+	"reconcile/resources/emulator/oci"
 )
 
 // maxSeedFile bounds the size of a seed file.
@@ -24,9 +24,9 @@ const maxSeedFile = 16 << 20
 // --seed): objects to create besides the built-in seed data, by vendor.
 // Every section is optional; unknown keys are an error.
 type SeedFile struct {
-	OCI     *aiendpoint.SeedData        `json:"oci,omitempty"`
-	GCP     *endpointsiam.SeedData      `json:"gcp,omitempty"`
-	Datadog *restrictionpolicy.SeedData `json:"datadog,omitempty"`
+	OCI     *oci.SeedData     `json:"oci,omitempty"`
+	GCP     *gcp.SeedData     `json:"gcp,omitempty"`
+	Datadog *datadog.SeedData `json:"datadog,omitempty"`
 }
 
 // SeedReport says what Start did with a seed file.

@@ -2,7 +2,8 @@ package server_test
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,10 +17,7 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources"
 	"reconcile/resources/emulator/server"
-	"reconcile/resources/endpointsiam"
-	"reconcile/resources/restrictionpolicy"
 )
 
 const (
@@ -86,13 +84,13 @@ func startSeeded(t *testing.T, dir, seed string) *server.Server {
 	return srv
 }
 
-// clients of the three APIs, configured as the emulator's users are.
+// clients of the three APIs, configured as the emulator's users are: the
+// official OCI and Service Management clients, and plain HTTP for Datadog.
 type clients struct {
 	oci     ailanguage.AIServiceLanguageClient
 	gcp     *servicemanagement.APIService
-	gcpCfg  endpointsiam.Config
-	ddCfg   restrictionpolicy.Config
-	ddDrv   *restrictionpolicy.Driver
+	ddURL   string
+	ddKeys  [2]string // DD-API-KEY, DD-APPLICATION-KEY
 	context context.Context
 }
 
@@ -115,53 +113,138 @@ func newClients(t *testing.T, srv *server.Server, dir string) clients {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dd := restrictionpolicy.Config{BaseURL: srv.URL, APIKey: env["DD_API_KEY"], AppKey: env["DD_APP_KEY"]}
 	return clients{
 		oci: oci, gcp: gcp,
-		gcpCfg:  endpointsiam.Config{Endpoint: srv.URL + "/", AccessToken: env["GOOGLE_OAUTH_ACCESS_TOKEN"]},
-		ddCfg:   dd,
-		ddDrv:   restrictionpolicy.New(dd),
+		ddURL:   srv.URL,
+		ddKeys:  [2]string{env["DD_API_KEY"], env["DD_APP_KEY"]},
 		context: t.Context(),
 	}
 }
 
+// policyData is the JSON of a policy's auditConfigs and bindings, as the
+// gcp:endpoints lookups render it.
+func policyData(t *testing.T, p *servicemanagement.Policy) string {
+	t.Helper()
+	b, err := json.Marshal(&servicemanagement.Policy{AuditConfigs: p.AuditConfigs, Bindings: p.Bindings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func (c clients) servicePolicy(t *testing.T, service string) string {
 	t.Helper()
-	got, err := endpointsiam.NewServiceIamPolicy(c.gcpCfg).Invoke(c.context, resources.Attrs{"serviceName": service})
+	p, err := c.gcp.Services.GetIamPolicy("services/"+service, &servicemanagement.GetIamPolicyRequest{}).Context(c.context).Do()
 	if err != nil {
-		t.Fatalf("getServiceIamPolicy(%s): %v", service, err)
+		t.Fatalf("getIamPolicy(services/%s): %v", service, err)
 	}
-	return got["policyData"].(string)
+	return policyData(t, p)
 }
 
 func (c clients) consumerPolicy(t *testing.T, service, consumer string) string {
 	t.Helper()
-	got, err := endpointsiam.NewConsumersIamPolicy(c.gcpCfg).Invoke(c.context, resources.Attrs{"serviceName": service, "consumerProject": consumer})
+	name := "services/" + service + "/consumers/" + consumer
+	p, err := c.gcp.Services.Consumers.GetIamPolicy(name, &servicemanagement.GetIamPolicyRequest{}).Context(c.context).Do()
 	if err != nil {
-		t.Fatalf("getServiceConsumersIamPolicy(%s, %s): %v", service, consumer, err)
+		t.Fatalf("getIamPolicy(%s): %v", name, err)
 	}
-	return got["policyData"].(string)
+	return policyData(t, p)
 }
 
-func (c clients) ddPolicy(t *testing.T, rid string) []any {
+// dd makes a Datadog API call with the emulator's keys, fails the test
+// unless it answers want, and decodes the answer into out when not nil.
+func (c clients) dd(t *testing.T, method, path, body string, want int, out any) {
 	t.Helper()
-	got, err := c.ddDrv.Read(c.context, rid)
-	if errors.Is(err, resources.ErrNotFound) {
-		return nil // no bindings: no policy
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
 	}
+	req, err := http.NewRequestWithContext(c.context, method, c.ddURL+path, rd)
 	if err != nil {
-		t.Fatalf("read restriction policy %s: %v", rid, err)
+		t.Fatal(err)
 	}
-	return got["bindings"].([]any)
+	req.Header.Set("DD-API-KEY", c.ddKeys[0])
+	req.Header.Set("DD-APPLICATION-KEY", c.ddKeys[1])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s = %d %s, want %d", method, path, resp.StatusCode, raw, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
 }
 
-func (c clients) currentUser(t *testing.T) resources.Attrs {
+// ddBinding is a binding of a restriction policy as the API answers it.
+type ddBinding struct {
+	Relation   string   `json:"relation"`
+	Principals []string `json:"principals"`
+}
+
+// ddPolicy returns the bindings of the restriction policy of rid: none when
+// it has no policy.
+func (c clients) ddPolicy(t *testing.T, rid string) []ddBinding {
 	t.Helper()
-	got, err := restrictionpolicy.NewCurrentUser(c.ddCfg).Invoke(c.context, nil)
-	if err != nil {
-		t.Fatalf("current user: %v", err)
+	var doc struct {
+		Data struct {
+			Attributes struct {
+				Bindings []ddBinding `json:"bindings"`
+			} `json:"attributes"`
+		} `json:"data"`
 	}
-	return got
+	c.dd(t, http.MethodGet, "/api/v2/restriction_policy/"+rid, "", http.StatusOK, &doc)
+	return doc.Data.Attributes.Bindings
+}
+
+// setDDPolicy replaces the restriction policy of rid with bindings.
+func (c clients) setDDPolicy(t *testing.T, rid string, bindings ...ddBinding) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"data": map[string]any{
+		"id": rid, "type": "restriction_policy", "attributes": map[string]any{"bindings": bindings},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.dd(t, http.MethodPost, "/api/v2/restriction_policy/"+rid, string(body), http.StatusOK, nil)
+}
+
+// ddUser is the current user as GET /api/v2/current_user answers it.
+type ddUser struct {
+	ID, Email, Handle, Name, OrgID string
+}
+
+func (c clients) currentUser(t *testing.T) ddUser {
+	t.Helper()
+	var doc struct {
+		Data struct {
+			ID         string `json:"id"`
+			Attributes struct {
+				Email  string `json:"email"`
+				Handle string `json:"handle"`
+				Name   string `json:"name"`
+			} `json:"attributes"`
+			Relationships struct {
+				Org struct {
+					Data struct {
+						ID string `json:"id"`
+					} `json:"data"`
+				} `json:"org"`
+			} `json:"relationships"`
+		} `json:"data"`
+	}
+	c.dd(t, http.MethodGet, "/api/v2/current_user", "", http.StatusOK, &doc)
+	d := doc.Data
+	return ddUser{ID: d.ID, Email: d.Attributes.Email, Handle: d.Attributes.Handle, Name: d.Attributes.Name, OrgID: d.Relationships.Org.Data.ID}
 }
 
 func TestSeedFileObjectsAreServed(t *testing.T) {
@@ -229,10 +312,10 @@ func TestSeedFileObjectsAreServed(t *testing.T) {
 
 	// Datadog: the current user and the policies.
 	u := c.currentUser(t)
-	if u["id"] != seedUserID || u["email"] != "dev@acme.example" || u["handle"] != "dev@acme.example" || u["name"] != "Acme Dev" || u["orgId"] == "" {
-		t.Errorf("current user = %v, want the seeded one", u)
+	if u.ID != seedUserID || u.Email != "dev@acme.example" || u.Handle != "dev@acme.example" || u.Name != "Acme Dev" || u.OrgID == "" {
+		t.Errorf("current user = %+v, want the seeded one", u)
 	}
-	if b := c.ddPolicy(t, "dashboard:xyz"); len(b) != 1 || b[0].(map[string]any)["relation"] != "viewer" {
+	if b := c.ddPolicy(t, "dashboard:xyz"); len(b) != 1 || b[0].Relation != "viewer" {
 		t.Errorf("policy of dashboard:xyz = %v", b)
 	}
 }
@@ -255,15 +338,8 @@ func TestSeedFileKeepsChangesAcrossRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("setIamPolicy: %v", err)
 	}
-	want := resources.Attrs{"resourceId": "dashboard:xyz", "bindings": []any{
-		map[string]any{"relation": "editor", "principals": []any{seedTeam}},
-	}}
-	if _, err := c.ddDrv.Update(ctx, "dashboard:xyz", nil, want); err != nil {
-		t.Fatalf("update restriction policy: %v", err)
-	}
-	if err := c.ddDrv.Delete(ctx, "notebook:42"); err != nil {
-		t.Fatalf("delete restriction policy: %v", err)
-	}
+	c.setDDPolicy(t, "dashboard:xyz", ddBinding{Relation: "editor", Principals: []string{seedTeam}})
+	c.dd(t, http.MethodDelete, "/api/v2/restriction_policy/notebook:42", "", http.StatusNoContent, nil)
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -278,14 +354,14 @@ func TestSeedFileKeepsChangesAcrossRestarts(t *testing.T) {
 	if p := c.servicePolicy(t, seedService); !strings.Contains(p, "user:carol@acme.example") || strings.Contains(p, "user:a@acme.example") {
 		t.Errorf("policy of %s after a restart = %s, want the change kept", seedService, p)
 	}
-	if b := c.ddPolicy(t, "dashboard:xyz"); len(b) != 1 || b[0].(map[string]any)["relation"] != "editor" {
+	if b := c.ddPolicy(t, "dashboard:xyz"); len(b) != 1 || b[0].Relation != "editor" {
 		t.Errorf("policy of dashboard:xyz after a restart = %v, want the change kept", b)
 	}
 	if b := c.ddPolicy(t, "notebook:42"); len(b) != 0 {
 		t.Errorf("policy of notebook:42 after a restart = %v, want it still deleted", b)
 	}
-	if u := c.currentUser(t); u["id"] != seedUserID {
-		t.Errorf("current user after a restart = %v", u)
+	if u := c.currentUser(t); u.ID != seedUserID {
+		t.Errorf("current user after a restart = %+v", u)
 	}
 }
 
@@ -294,14 +370,14 @@ func TestSeedFileUserOnlyForFreshData(t *testing.T) {
 	dir := t.TempDir()
 	srv := startSeeded(t, dir, "")
 	c := newClients(t, srv, dir)
-	builtin := c.currentUser(t)["id"]
+	builtin := c.currentUser(t).ID
 	srv.Close()
 	srv = startSeeded(t, dir, writeSeed(t, `{"datadog": {"user": {"id": "`+seedUserID+`"}}}`))
 	defer srv.Close()
 	if srv.Seeded != (server.SeedReport{Kept: 1}) {
 		t.Errorf("Seeded = %+v, want the user kept", srv.Seeded)
 	}
-	if got := newClients(t, srv, dir).currentUser(t)["id"]; got != builtin {
+	if got := newClients(t, srv, dir).currentUser(t).ID; got != builtin {
 		t.Errorf("current user %v, want the one the data already had, %v", got, builtin)
 	}
 }

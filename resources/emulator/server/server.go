@@ -18,10 +18,10 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator"
-	"reconcile/resources/endpointsiam"
-	"reconcile/resources/restrictionpolicy"
+	"reconcile/resources/emulator/datadog"
+	"reconcile/resources/emulator/gcp"
+	"reconcile/resources/emulator/oci"
 )
 
 // Fixed identities of the emulated OCI tenancy, so that specs written for
@@ -65,9 +65,9 @@ type Server struct {
 	store *emulator.Store
 	srv   *http.Server
 	ln    net.Listener
-	oci   *aiendpoint.Emulator
-	gcp   *endpointsiam.Emulator
-	dd    *restrictionpolicy.Emulator
+	oci   *oci.Emulator
+	gcp   *gcp.Emulator
+	dd    *datadog.Emulator
 
 	mu       sync.Mutex
 	settings Settings
@@ -104,7 +104,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Creds: creds, store: store,
-		oci: aiendpoint.NewEmulator(store, creds), gcp: endpointsiam.NewEmulator(store, creds), dd: restrictionpolicy.NewEmulator(store, creds)}
+		oci: oci.New(store, creds), gcp: gcp.New(store, creds), dd: datadog.New(store, creds)}
 	// The seed file comes after the built-in OCI and GCP data, which its
 	// objects may refer to, and before the built-in Datadog user, which
 	// its user replaces in a fresh data directory.

@@ -1,4 +1,4 @@
-package server_test
+package aiendpoint_test
 
 import (
 	"path/filepath"
@@ -27,7 +27,7 @@ func ociRegistry(srv *server.Server, dataDir string) (resources.Registry, *aiend
 // (the best of three), the drift's wall time, and how far that is from the
 // ideal 1000/10 x one read (ratio 1.00 is ideal). Run it with
 //
-//	go test ./resources/emulator/server -run '^$' -bench Drift1000 -benchtime 1x
+//	go test ./resources/aiendpoint -run '^$' -bench Drift1000 -benchtime 1x
 func BenchmarkDrift1000Endpoints(b *testing.B) {
 	const n, parallelism = 1000, 10
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package server_test
+package aiendpoint_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package server_test
+package aiendpoint_test
 
 import (
 	"encoding/json"
@@ -8,13 +8,17 @@ import (
 	"reconcile/resources/emulator/server"
 )
 
-// TestApplyAbsorbsFaults applies endpoints while a fifth of the cloud calls
-// fail with 429, 500, 503 or a dropped connection: the drivers' retries must
-// absorb every one.
+// TestApplyAbsorbsFaults applies endpoints through the engine against the
+// emulator server while a fifth of the cloud calls fail with 429, 500, 503
+// or a dropped connection: the driver's retries must absorb every one.
 func TestApplyAbsorbsFaults(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	srv := start(t, dir)
+	srv, err := server.Start(server.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	srv.Apply(server.Settings{FaultRate: 0.2, FaultStatuses: []int{429, 500, 503, 0}})
 	applyEndpoints(t, srv, dir, 12, 4)
 	resp, err := http.Get(srv.URL + "/_emulator/stats")

@@ -1,46 +1,13 @@
-package restrictionpolicy_test
+package datadog_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 )
 
-// call makes a raw request to the emulator with the given keys.
-func (e *env) call(t *testing.T, method, path, apiKey, appKey, body string) (*http.Response, string) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if apiKey != "" {
-		req.Header.Set("DD-API-KEY", apiKey)
-	}
-	if appKey != "" {
-		req.Header.Set("DD-APPLICATION-KEY", appKey)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
-}
-
 func TestEmulatorWire(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "", nil, nil)
+	e := newEnv(t)
 	api, app := e.creds.DatadogAPIKey, e.creds.DatadogAppKey
 	const rp = "/api/v2/restriction_policy/"
 	body := func(bindings string) string {
@@ -97,7 +64,7 @@ func TestEmulatorWire(t *testing.T) {
 
 func TestEmulatorCurrentUserShape(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "", nil, nil)
+	e := newEnv(t)
 	resp, body := e.call(t, "GET", "/api/v2/current_user", e.creds.DatadogAPIKey, e.creds.DatadogAppKey, "")
 	var doc struct {
 		Data struct {

@@ -1,4 +1,4 @@
-package aiendpoint
+package oci
 
 import (
 	"encoding/json"
@@ -533,7 +533,7 @@ func TestEmulatorSeedIsIdempotent(t *testing.T) {
 	if err := env.emu.Seed(); err != nil {
 		t.Fatal(err)
 	}
-	reopened := NewEmulator(env.store, env.creds)
+	reopened := New(env.store, env.creds)
 	after := [5]string{}
 	after[0], after[1], after[2], after[3], after[4] = reopened.SeedIDs()
 	if before != after {

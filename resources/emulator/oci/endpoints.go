@@ -1,4 +1,4 @@
-package aiendpoint
+package oci
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package endpointsiam_test
+package gcp_test
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
 	"reconcile/resources/emulator"
-	"reconcile/resources/endpointsiam"
+	"reconcile/resources/emulator/gcp"
 )
 
 // call makes a raw request to the emulator and returns status and body.
@@ -44,7 +44,7 @@ func (e *env) call(t *testing.T, method, path, token, body string) (int, string)
 
 func TestEmulatorGetIamPolicyBodies(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnv(t)
 	tok := e.creds.GoogleAccessToken
 	path := "/v1/services/" + inventory + ":getIamPolicy?alt=json&prettyPrint=false"
 	for name, tc := range map[string]struct {
@@ -86,7 +86,7 @@ func TestEmulatorGetIamPolicyBodies(t *testing.T) {
 
 func TestEmulatorErrorBody(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnv(t)
 	status, body := e.call(t, http.MethodPost, "/v1/services/nope:getIamPolicy?alt=json&prettyPrint=false", e.creds.GoogleAccessToken, "")
 	var got struct {
 		Error struct {
@@ -113,7 +113,7 @@ func TestEmulatorErrorBody(t *testing.T) {
 
 func TestEmulatorServicesListAndGet(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnv(t)
 	svc := e.sdk(t)
 	ctx := t.Context()
 
@@ -123,8 +123,8 @@ func TestEmulatorServicesListAndGet(t *testing.T) {
 			t.Errorf("page of %d services, want at most 1", len(r.Services))
 		}
 		for _, s := range r.Services {
-			if s.ProducerProjectId != endpointsiam.SeedProducerProject {
-				t.Errorf("service %s producerProjectId = %q, want %q", s.ServiceName, s.ProducerProjectId, endpointsiam.SeedProducerProject)
+			if s.ProducerProjectId != gcp.SeedProducerProject {
+				t.Errorf("service %s producerProjectId = %q, want %q", s.ServiceName, s.ProducerProjectId, gcp.SeedProducerProject)
 			}
 			names = append(names, s.ServiceName)
 		}
@@ -148,7 +148,7 @@ func TestEmulatorServicesListAndGet(t *testing.T) {
 	}
 
 	got, err := svc.Services.Get(orders).Context(ctx).Do()
-	if err != nil || got.ServiceName != orders || got.ProducerProjectId != endpointsiam.SeedProducerProject {
+	if err != nil || got.ServiceName != orders || got.ProducerProjectId != gcp.SeedProducerProject {
 		t.Errorf("services.get(%s) = %+v, %v", orders, got, err)
 	}
 	if _, err := svc.Services.Get("nope").Context(ctx).Do(); httpStatus(err) != http.StatusForbidden {
@@ -158,7 +158,7 @@ func TestEmulatorServicesListAndGet(t *testing.T) {
 
 func TestEmulatorSetIamPolicyValidation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnv(t)
 	tok := e.creds.GoogleAccessToken
 	for name, tc := range map[string]struct {
 		body       string
@@ -190,7 +190,7 @@ func TestEmulatorSetIamPolicyValidation(t *testing.T) {
 
 func TestEmulatorTestIamPermissions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	e := newEnv(t)
 	r, err := e.sdk(t).Services.TestIamPermissions("services/"+orders, &servicemanagement.TestIamPermissionsRequest{
 		Permissions: []string{"servicemanagement.services.get", "storage.buckets.get"},
 	}).Context(t.Context()).Do()
@@ -211,12 +211,12 @@ func TestEmulatorSeedIdempotentAndPersistent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		em := endpointsiam.NewEmulator(store, creds)
+		em := gcp.New(store, creds)
 		if err := em.Seed(); err != nil {
 			t.Fatalf("Seed() = %v", err)
 		}
 		srv := httptest.NewServer(em)
-		return &env{url: srv.URL, creds: creds, store: store}, func() { srv.Close(); store.Close() }
+		return &env{url: srv.URL, creds: creds}, func() { srv.Close(); store.Close() }
 	}
 
 	e, stop := start()
@@ -233,12 +233,12 @@ func TestEmulatorSeedIdempotentAndPersistent(t *testing.T) {
 	// A restart seeds again; the change made before survives.
 	e, stop = start()
 	defer stop()
-	got, err := endpointsiam.NewServiceIamPolicy(e.config()).Invoke(t.Context(), map[string]any{"serviceName": orders})
+	got, err := e.sdk(t).Services.GetIamPolicy("services/"+orders, &servicemanagement.GetIamPolicyRequest{}).Context(t.Context()).Do()
 	if err != nil {
-		t.Fatalf("Invoke after restart: %v", err)
+		t.Fatalf("getIamPolicy after restart: %v", err)
 	}
-	want := `{"bindings":[{"members":["user:carol@acme.example"],"role":"roles/servicemanagement.serviceConsumer"}]}`
-	if got["etag"] != set.Etag || got["policyData"] != want {
-		t.Errorf("after restart: etag %v policyData %v\nwant etag %v policyData %v", got["etag"], got["policyData"], set.Etag, want)
+	if got.Etag != set.Etag || len(got.Bindings) != 1 || got.Bindings[0].Role != "roles/servicemanagement.serviceConsumer" ||
+		strings.Join(got.Bindings[0].Members, ",") != "user:carol@acme.example" {
+		t.Errorf("after restart: etag %q bindings %+v\nwant etag %q and only user:carol@acme.example as serviceConsumer", got.Etag, got.Bindings, set.Etag)
 	}
 }

@@ -1,0 +1,180 @@
+package datadog
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"reconcile/resources/emulator"
+)
+
+// Store buckets of the emulator. Every Datadog bucket is prefixed "dd.".
+const (
+	bucketPolicies = "dd.restrictionPolicies" // resource id → storedPolicy
+	bucketAccount  = "dd.account"             // accountKey → account
+	accountKey     = "current"
+)
+
+// Rate limit the emulator announces (and enforces) per endpoint family, in
+// requests per calendar-aligned period.
+const (
+	rateLimit  = 1000
+	ratePeriod = 60 // seconds
+)
+
+// relations lists the relations each resource type supports, from the
+// restriction-policy API reference (v2.67.0 of the Go client's spec).
+var relations = map[string][]string{
+	"dashboard":                   {"viewer", "editor"},
+	"integration-service":         {"viewer", "editor"},
+	"integration-webhook":         {"viewer", "editor"},
+	"notebook":                    {"viewer", "editor"},
+	"powerpack":                   {"viewer", "editor"},
+	"reference-table":             {"viewer", "editor"},
+	"security-rule":               {"viewer", "editor"},
+	"slo":                         {"viewer", "editor"},
+	"synthetics-global-variable":  {"viewer", "editor"},
+	"synthetics-test":             {"viewer", "editor"},
+	"synthetics-private-location": {"viewer", "editor"},
+	"monitor":                     {"viewer", "editor"},
+	"workflow":                    {"viewer", "runner", "editor"},
+	"app-builder-app":             {"viewer", "editor"},
+	"connection":                  {"viewer", "resolver", "editor"},
+	"connection-group":            {"viewer", "editor"},
+	"rum-application":             {"viewer", "editor"},
+	"cross-org-connection":        {"viewer", "editor"},
+	"spreadsheet":                 {"viewer", "editor"},
+	"on-call-schedule":            {"viewer", "overrider", "editor"},
+	"on-call-escalation-policy":   {"viewer", "editor"},
+	"on-call-team-routing-rules":  {"viewer", "editor"},
+	"logs-pipeline":               {"viewer", "processors_editor", "editor"},
+	"case-management-project":     {"viewer", "contributor", "manager"},
+	"monitor-notification-rule":   {"viewer", "editor"},
+	"status-page":                 {"viewer", "responder", "manager"},
+	"feature-flag":                {"viewer", "contributor", "editor"},
+	"network-path-config":         {"viewer", "editor"},
+}
+
+var principalRE = regexp.MustCompile(`^(role|team|user|org):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// Emulator serves the Datadog calls the datadog:RestrictionPolicy driver and
+// the datadog:getCurrentUser lookup make, under /api/v2/:
+//
+//	POST   /api/v2/restriction_policy/{resource_id}   upsert (full replacement), 200
+//	GET    /api/v2/restriction_policy/{resource_id}   200, "bindings": [] when there is no policy
+//	DELETE /api/v2/restriction_policy/{resource_id}   204, even when there was no policy
+//	GET    /api/v2/current_user                       the seeded user, in its org, with its role
+//
+// The resource id may carry ":" literally or as %3A. Requests need both
+// DD-API-KEY and DD-APPLICATION-KEY of the credentials, else 403
+// {"errors":["Forbidden"]}. Authenticated responses carry X-RateLimit-Limit,
+// -Period, -Remaining, -Reset and -Name; a client above the limit gets 429.
+//
+// Where it departs from the real API is listed in the package
+// documentation.
+type Emulator struct {
+	store *emulator.Store
+	creds emulator.Credentials
+
+	mu    sync.Mutex
+	rates map[string]*window // by X-RateLimit-Name
+}
+
+type window struct {
+	start int64 // unix seconds, a multiple of ratePeriod
+	count int
+}
+
+// New returns an emulator keeping its data in store and accepting the
+// Datadog keys of creds. Call Seed to create the current user.
+func New(store *emulator.Store, creds emulator.Credentials) *Emulator {
+	return &Emulator{store: store, creds: creds, rates: map[string]*window{}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"errors":["Internal Server Error"]}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func writeErrors(w http.ResponseWriter, status int, msgs ...string) {
+	writeJSON(w, status, errorResponse{Errors: msgs})
+}
+
+// ServeHTTP serves the routes listed on Emulator.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	var route, rid string
+	switch {
+	case path == "/api/v2/current_user":
+		route = "current_user"
+	case strings.HasPrefix(path, "/api/v2/restriction_policy/"):
+		seg := strings.TrimPrefix(path, "/api/v2/restriction_policy/")
+		var err error
+		if rid, err = url.PathUnescape(seg); err != nil || seg == "" || strings.Contains(seg, "/") {
+			writeErrors(w, http.StatusNotFound, "Not found")
+			return
+		}
+		route = "restriction_policy"
+	default:
+		writeErrors(w, http.StatusNotFound, "Not found")
+		return
+	}
+	if !e.authorized(r) {
+		writeErrors(w, http.StatusForbidden, "Forbidden")
+		return
+	}
+	if !e.countRate(w, route) {
+		writeErrors(w, http.StatusTooManyRequests, "Too many requests")
+		return
+	}
+	switch {
+	case route == "current_user" && r.Method == http.MethodGet:
+		e.currentUser(w)
+	case route == "restriction_policy" && (r.Method == http.MethodGet || r.Method == http.MethodPost || r.Method == http.MethodDelete):
+		e.restrictionPolicy(w, r, rid)
+	default:
+		writeErrors(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+	}
+}
+
+func (e *Emulator) authorized(r *http.Request) bool {
+	match := func(got, want string) bool {
+		return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+	}
+	return match(r.Header.Get("DD-API-KEY"), e.creds.DatadogAPIKey) &&
+		match(r.Header.Get("DD-APPLICATION-KEY"), e.creds.DatadogAppKey)
+}
+
+// countRate counts the request in its calendar-aligned window, sets the
+// X-RateLimit-* headers and reports whether the request is within the limit.
+func (e *Emulator) countRate(w http.ResponseWriter, name string) bool {
+	now := time.Now().Unix()
+	start := now - now%ratePeriod
+	e.mu.Lock()
+	win := e.rates[name]
+	if win == nil || win.start != start {
+		win = &window{start: start}
+		e.rates[name] = win
+	}
+	win.count++
+	count := win.count
+	e.mu.Unlock()
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(rateLimit))
+	h.Set("X-RateLimit-Period", strconv.Itoa(ratePeriod))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(rateLimit-count, 0)))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(start+ratePeriod-now, 10))
+	h.Set("X-RateLimit-Name", name)
+	return count <= rateLimit
+}

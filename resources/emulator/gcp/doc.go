@@ -1,0 +1,49 @@
+// Package gcp emulates the part of the GCP Service Management API
+// (servicemanagement.googleapis.com, v1) that the gcp:endpoints lookups
+// (reconcile/resources/endpointsiam) read, and the calls another user of the
+// API would make to change what they read: services.list, services.get, and
+// getIamPolicy, setIamPolicy and testIamPermissions on managed services and
+// on their consumers.
+//
+// Emulator serves them under /v1/ with Google's JSON bodies (a
+// google.iam.v1.Policy with version, bindings, auditConfigs and etag) and
+// Google's error bodies ({"error": {"code", "message", "status",
+// "details"}}, with google.rpc ErrorInfo, BadRequest and PreconditionFailure
+// details), checks the bearer token of its emulator.Credentials, and keeps
+// its data in an emulator.Store under buckets named "gcp.*". Seed creates two
+// managed services of project acme-prod and a consumer policy (the Seed*
+// constants name them); SeedFrom adds those of a seed file.
+//
+// The JSON it reads and writes is declared here, from the discovery
+// document of google.golang.org/api/servicemanagement/v1: this package
+// imports neither the lookups nor the Google SDK, so a wrong field in either
+// cannot be mirrored here. Its tests drive it with the official SDK.
+//
+// # Where it differs from Google
+//
+// Choices where Google's behaviour is not documented:
+//
+//   - An unknown service answers 403 PERMISSION_DENIED "Service 'NAME' not
+//     found or permission denied." (observed), for every call on it and its
+//     consumers.
+//   - Any consumer of a known service exists: one whose policy was never set
+//     answers the empty policy {"etag":"ACAB"} rather than 403 or 404, and
+//     setIamPolicy on it creates the policy.
+//   - setIamPolicy stores bindings as given (members deduplicated, bindings
+//     without members dropped), without merging or sorting; it sets version
+//     1 when the request gives none. A policy etag that is not the current one
+//     is refused with 409 ABORTED; an empty etag overwrites unconditionally.
+//     Every change gets a fresh random etag.
+//   - getIamPolicy returns the stored version whatever requestedPolicyVersion
+//     asks for (0, 1 or 3; other values are 400 INVALID_ARGUMENT).
+//   - services.list's deprecated consumerId filter ("project:ID") keeps the
+//     services on which that project has a consumer policy; page tokens are
+//     opaque.
+//   - testIamPermissions grants every servicemanagement.* permission asked
+//     for: the caller owns everything.
+//
+// Known simplifications: no quota (the documented 120 calls a minute) is
+// enforced and no 429 is ever answered except through the server's fault
+// injection; OAuth scopes are not checked; only alt=json is served; there
+// are no other methods of the API (services.create, configs, rollouts).
+package gcp
