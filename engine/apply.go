@@ -14,6 +14,7 @@ import (
 
 	"reconcile/engine/dag"
 	"reconcile/engine/diag"
+	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -249,7 +250,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st Store, reg reso
 		}
 	}
 	if !plan.Destroy && res.Complete() {
-		ev := &evaluator{Spec: spec, Env: envFunc(a.lookup)}
+		ev := &eval.Evaluator{Spec: spec, Env: eval.EnvFunc(a.lookup)}
 		res.Outputs = map[string]any{}
 		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
 			if v, err := ev.Eval(spec.Outputs[name].Expr); err == nil {
@@ -367,15 +368,15 @@ func (a *applier) redaction(name string) *value.Redaction {
 	return a.redact[name]
 }
 
-func (a *applier) evaluator(ctx context.Context) *evaluator {
-	return &evaluator{Spec: a.spec, Env: envFunc(a.lookup), Invoke: func(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
+func (a *applier) evaluator(ctx context.Context) *eval.Evaluator {
+	return &eval.Evaluator{Spec: a.spec, Env: eval.EnvFunc(a.lookup), Invoke: func(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
 		fn, ok := a.reg.Functions[inv.Function]
 		if !ok {
-			return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
+			return nil, eval.Errorf(inv.P, "no driver is configured for %s", inv.Function)
 		}
 		res, err := fn.Invoke(ctx, resources.Attrs(args))
 		if err != nil {
-			return nil, evalErrorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
+			return nil, eval.Errorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
 		}
 		return resources.CanonAttrs(res), nil
 	}}
@@ -391,7 +392,7 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 		}
 		// The plan read it: record its arguments (known, as they were then)
 		// with the result, so that drift can read it again.
-		args, err := (&evaluator{Spec: a.spec, Env: envFunc(a.lookup)}).Eval(inv.Args)
+		args, err := (&eval.Evaluator{Spec: a.spec, Env: eval.EnvFunc(a.lookup)}).Eval(inv.Args)
 		if err != nil {
 			return a.fail(v.Name, v.Pos, err)
 		}

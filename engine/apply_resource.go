@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -23,21 +24,21 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 	if value.ContainsUnknown(desired) {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
 	}
-	desired = normalize(a.reg, r.Type, desired)
+	desired = eval.Normalize(a.reg, r.Type, desired)
 	// Ignored fields keep the value the plan compared against (the prior or
 	// live one, or the imported object's), as the plan shows them.
 	switch c.Action {
 	case NoOp, Update, Replace, Import:
 		for _, po := range r.Options.IgnoreChanges {
 			if !value.ContainsUnknown(c.After[po.Top]) {
-				applyIgnore(po, c.After, desired)
+				eval.ApplyIgnore(po, c.After, desired)
 			}
 		}
 	}
 	if err := checkAgainstPlan(r, c, desired, a.sealer(r.Name)); err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
-	opts, err := evalResourceOptions(r, a.evaluator(ctx))
+	opts, err := eval.ResourceOptions(r, a.evaluator(ctx))
 	if err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
@@ -66,12 +67,12 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 		before := c.Before
 		// References see the desired inputs, secrets included (state and
 		// plan files hold them sealed), with the prior outputs.
-		a.setValue(r.Name, updatedView(r.Schema, before, desired, prior.Inputs))
+		a.setValue(r.Name, eval.UpdatedView(r.Schema, before, desired, prior.Inputs))
 		rec.ID = prior.ID
 		// An input recorded in clear that the specs now mark secret (it
 		// was imported before) is sealed from now on.
 		rec.Inputs = value.SealLike(prior.Inputs, desired, a.sealer(r.Name)).(map[string]any)
-		rec.Outputs = outputsOf(before, prior.Inputs)
+		rec.Outputs = eval.Outputs(before, prior.Inputs)
 		rec.Deposed = prior.Deposed
 		if err := a.put(r.Name, r.Pos, rec); err != nil {
 			return err
@@ -97,14 +98,14 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 		if err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("import %s %q: %w", r.Type, c.ImportID, err))
 		}
-		live := inputsOf(r.Schema, got)
+		live := eval.Inputs(r.Schema, got)
 		rec.ID = c.ImportID
 		rec.Inputs, rec.Outputs = live, got
 		if _, err := a.st.Put(rec); err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 		}
 		a.count(Import)
-		if changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, nil, a.sealer(r.Name)); len(changed) > 0 {
+		if changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, desired, nil), desired, nil, a.sealer(r.Name)); len(changed) > 0 {
 			got, err = a.update(ctx, c, d, c.ImportID, live, want, timeout("update"))
 			if err != nil {
 				return a.fail(r.Name, r.Pos, fmt.Errorf("update imported %s %q: %w", r.Type, c.ImportID, err))
@@ -357,10 +358,10 @@ func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired
 		attrs = map[string]any{}
 	}
 	attrs["id"] = id
-	view := mergeAttrs(attrs, desired)
+	view := eval.Merge(attrs, desired)
 	rec.ID = id
 	rec.Inputs = value.Seal(desired, a.sealer(r.Name)).(map[string]any)
-	rec.Outputs = outputsOf(sealAt(attrs, desired, a.sealer(r.Name)), desired)
+	rec.Outputs = eval.Outputs(sealAt(attrs, desired, a.sealer(r.Name)), desired)
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
@@ -377,7 +378,7 @@ func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired
 // sealAt seals the values of attrs at the top-level keys where desired holds
 // a secret, so that the cloud's echo of a secret input is not stored.
 func sealAt(attrs, desired map[string]any, sl value.Sealer) map[string]any {
-	out := mergeAttrs(attrs)
+	out := eval.Merge(attrs)
 	for k, v := range desired {
 		if value.ContainsSecret(v) {
 			out[k] = value.Seal(v, sl)

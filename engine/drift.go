@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"reconcile/engine/dag"
+	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -235,17 +236,17 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 // left out. Values secret in applied (sealed) are sealed alike in live, and
 // shown as secrets. The result is sorted by path.
 func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) []FieldDrift {
-	liveIn := withoutVendorKeys(d, inputsOf(s, live), applied)
+	liveIn := eval.WithoutVendorKeys(d, eval.Inputs(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {
 		if !value.ContainsSealed(a) {
-			a = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(mergeAttrs(a)))))
+			a = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(eval.Merge(a)))))
 		}
 		liveIn = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(liveIn))))
 	}
-	liveIn = mergeAttrs(liveIn)
+	liveIn = eval.Merge(liveIn)
 	for _, po := range ignore {
-		applyIgnore(po, a, liveIn)
+		eval.ApplyIgnore(po, a, liveIn)
 	}
 	var out []FieldDrift
 	for _, k := range s.Inputs() {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -49,10 +50,10 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st Store, reg re
 		}
 		c := Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: NoOp, ID: rec.ID, Pos: pos}
 		if rec.Kind == KindResource {
-			c.Before = mergeAttrs(rec.Inputs, rec.Outputs)
+			c.Before = eval.Merge(rec.Inputs, rec.Outputs)
 			c.Before["id"] = rec.ID
 		} else {
-			c.Before = mergeAttrs(rec.Outputs)
+			c.Before = eval.Merge(rec.Outputs)
 		}
 		c.Before = value.UnsealForDisplay(c.Before).(map[string]any)
 		if r.item == nil {
@@ -80,13 +81,13 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st Store, reg re
 // the cloud stay out of state, as apply leaves them.
 func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registry) map[string]any {
 	if rec.Kind != KindResource {
-		return mergeAttrs(live)
+		return eval.Merge(live)
 	}
 	s, ok := schemas.Lookup(rec.Type)
 	if !ok {
-		return mergeAttrs(live)
+		return eval.Merge(live)
 	}
-	live = withoutVendorKeys(reg.Drivers[rec.Type], live, rec.Inputs)
+	live = eval.WithoutVendorKeys(reg.Drivers[rec.Type], live, rec.Inputs)
 	out := map[string]any{}
 	for k, v := range live {
 		pr, isProp := s.Root.Properties[k]
@@ -191,7 +192,7 @@ func refreshState(st Store, c *Change, key []byte) error {
 		outputs["id"] = rec.ID
 		rec.Inputs, rec.Outputs = inputs, outputs
 	default:
-		rec.Outputs = mergeAttrs(c.After)
+		rec.Outputs = eval.Merge(c.After)
 		if id := str(c.After["id"]); id != "" && rec.Kind == KindLookup {
 			rec.ID = id
 		}

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"reconcile/engine/value"
 	"strings"
+
+	"reconcile/engine/value"
 )
 
 // DriftJSONVersion is the format version of RenderDriftJSON.

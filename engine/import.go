@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/eval"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -55,7 +56,7 @@ func ImportResource(ctx context.Context, st Store, reg resources.Registry, name,
 	}
 	live := map[string]any(resources.CanonAttrs(got))
 	// Tags the cloud adds by itself (OCI's Oracle-Tags) stay the cloud's.
-	inputs := withoutVendorKeys(d, inputsOf(s, live))
+	inputs := eval.WithoutVendorKeys(d, eval.Inputs(s, live))
 	for k, v := range inputs {
 		if value.CompareForm(s.Root.Properties[k], v) == nil {
 			delete(inputs, k) // empty: leave it to the cloud

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reconcile/engine/dag"
-	"reconcile/engine/specs"
 	"slices"
 	"strings"
 	"sync"
+
+	"reconcile/engine/dag"
+	"reconcile/engine/eval"
+	"reconcile/engine/specs"
 
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
@@ -166,21 +168,21 @@ func (p *planner) failDetail(pos diag.Pos, detail, format string, args ...any) e
 }
 
 func (p *planner) evalErr(err error, fallback diag.Pos, name string) error {
-	var ee *evalError
+	var ee *eval.Error
 	if errors.As(err, &ee) {
 		return p.fail(ee.Pos, "%s", ee.Msg)
 	}
 	return p.fail(fallback, "%s: %v", name, err)
 }
 
-func (p *planner) evaluator() *evaluator {
-	return &evaluator{Spec: p.spec, Env: envFunc(p.lookup), Invoke: p.invokeNow}
+func (p *planner) evaluator() *eval.Evaluator {
+	return &eval.Evaluator{Spec: p.spec, Env: eval.EnvFunc(p.lookup), Invoke: p.invokeNow}
 }
 
 func (p *planner) invokeNow(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
 	fn, ok := p.reg.Functions[inv.Function]
 	if !ok {
-		return nil, evalErrorf(inv.P, "no driver is configured for %s", inv.Function)
+		return nil, eval.Errorf(inv.P, "no driver is configured for %s", inv.Function)
 	}
 	ctx := p.ctx
 	if ctx == nil {
@@ -188,7 +190,7 @@ func (p *planner) invokeNow(inv *specs.Invoke, args map[string]any) (map[string]
 	}
 	res, err := fn.Invoke(ctx, resources.Attrs(args))
 	if err != nil {
-		return nil, evalErrorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
+		return nil, eval.Errorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
 	}
 	return resources.CanonAttrs(res), nil
 }
@@ -408,7 +410,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if p.validateValues(r.Type, r.Properties, desired, fmt.Sprintf("%s %q", r.Type, r.Name)) {
 		return errReported
 	}
-	desired = normalize(p.reg, r.Type, desired)
+	desired = eval.Normalize(p.reg, r.Type, desired)
 	opts, err := p.evalOptions(r)
 	if err != nil {
 		return err
@@ -427,13 +429,13 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 			return p.planImport(ctx, r, c, desired)
 		}
 		c.Action = Create
-		c.After = createdView(r.Schema, desired)
-		p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
+		c.After = eval.CreatedView(r.Schema, desired)
+		p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
 		return nil
 	}
 	c.ID = prior.ID
 	c.Deposed = prior.Deposed
-	before := mergeAttrs(prior.Inputs, prior.Outputs)
+	before := eval.Merge(prior.Inputs, prior.Outputs)
 	before["id"] = prior.ID
 	if p.opts.Refresh && prior.Tainted == "" {
 		live, err := p.read(ctx, r, prior.ID)
@@ -442,8 +444,8 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 			c.Action, c.Reason = Create, ReasonDeletedOutside
 			c.DeletedOutside, c.DeletedID = true, prior.ID
 			c.ID = ""
-			c.After = createdView(r.Schema, desired)
-			p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
+			c.After = eval.CreatedView(r.Schema, desired)
+			p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
 			return nil
 		case err != nil:
 			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
@@ -454,7 +456,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		// does, so that they compare but are never shown or saved. Map
 		// entries the cloud adds by itself are its own business.
 		before = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
-		before = withoutVendorKeys(d, before, desired, prior.Inputs)
+		before = eval.WithoutVendorKeys(d, before, desired, prior.Inputs)
 	}
 	c.Before = value.UnsealForDisplay(before).(map[string]any)
 	if prior.Tainted != "" {
@@ -462,21 +464,21 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return p.finishReplace(r, c, opts, desired)
 	}
 	c.Options = optionChanges(prior, opts)
-	changed := diffInputs(r.Schema, managedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
+	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) == 0 && len(c.Options) > 0 {
 		// Only options change: a change of state, none in the cloud.
 		c.Action, c.Reason = Update, ReasonOptionsChanged
 		for _, o := range c.Options {
 			c.ReasonFields = append(c.ReasonFields, o.Name)
 		}
-		c.After = updatedView(r.Schema, before, desired, prior.Inputs)
+		c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
 		sameSecrets(c, changed)
 		p.set(r.Name, &nodeResult{value: c.After, change: c})
 		return nil
 	}
 	if len(changed) == 0 {
 		c.Action = NoOp
-		c.After = updatedView(r.Schema, before, desired, prior.Inputs)
+		c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
 		// References see the desired inputs (secrets wrapped, not sealed
 		// as in state) with the prior outputs.
 		p.set(r.Name, &nodeResult{value: c.After, change: c})
@@ -501,7 +503,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	}
 	c.Reason = ReasonNone
 	c.Action = Update
-	c.After = updatedView(r.Schema, before, desired, prior.Inputs)
+	c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
 	sameSecrets(c, changed)
 	p.set(r.Name, &nodeResult{value: c.After, change: c})
 	return nil
@@ -517,12 +519,12 @@ func sameSecrets(c *Change, changed []string) {
 	}
 }
 
-func (p *planner) finishReplace(r *specs.Resource, c *Change, opts resourceOptions, desired map[string]any) error {
+func (p *planner) finishReplace(r *specs.Resource, c *Change, opts eval.Options, desired map[string]any) error {
 	if opts.Protect {
 		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", ReasonText(c)), "resource %q is protected and cannot be replaced", r.Name)
 	}
-	c.After = createdView(r.Schema, desired)
-	p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
+	c.After = eval.CreatedView(r.Schema, desired)
+	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
 	return nil
 }
 
@@ -534,9 +536,9 @@ func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, 
 	}
 	if !p.opts.Refresh {
 		c.Reason = ReasonImportUnread
-		c.After = createdView(r.Schema, desired)
+		c.After = eval.CreatedView(r.Schema, desired)
 		c.After["id"] = r.Options.Import // known: it is the id adopted
-		p.set(r.Name, &nodeResult{value: createdRefView(r.Schema, c.After), change: c})
+		p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
 		return nil
 	}
 	live, err := p.read(ctx, r, r.Options.Import)
@@ -547,13 +549,13 @@ func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, 
 		return p.fail(r.Options.ImportPos, "import %q: read %s %q: %v", r.Name, r.Type, r.Options.Import, err)
 	}
 	live = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
-	live = withoutVendorKeys(p.reg.Drivers[r.Type], live, desired)
+	live = eval.WithoutVendorKeys(p.reg.Drivers[r.Type], live, desired)
 	c.Before, c.ID = value.UnsealForDisplay(live).(map[string]any), r.Options.Import
-	changed := diffInputs(r.Schema, managedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
+	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) > 0 {
 		c.Reason, c.ReasonFields = ReasonImportThenUpdate, changed
 	}
-	c.After = updatedView(r.Schema, live, desired, nil)
+	c.After = eval.UpdatedView(r.Schema, live, desired, nil)
 	sameSecrets(c, changed)
 	p.set(r.Name, &nodeResult{value: c.After, change: c})
 	return nil
@@ -561,7 +563,7 @@ func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, 
 
 // optionChanges lists the options that differ between what state records
 // and what the specs now say, sorted by name.
-func optionChanges(prior state.Record, now resourceOptions) []OptionChange {
+func optionChanges(prior state.Record, now eval.Options) []OptionChange {
 	var out []OptionChange
 	for _, o := range []OptionChange{
 		{"deleteBeforeReplace", prior.DeleteBeforeReplace, now.DeleteBeforeReplace},
@@ -575,8 +577,8 @@ func optionChanges(prior state.Record, now resourceOptions) []OptionChange {
 	return out
 }
 
-func (p *planner) evalOptions(r *specs.Resource) (resourceOptions, error) {
-	opts, err := evalResourceOptions(r, p.evaluator())
+func (p *planner) evalOptions(r *specs.Resource) (eval.Options, error) {
+	opts, err := eval.ResourceOptions(r, p.evaluator())
 	if err != nil {
 		return opts, p.evalErr(err, r.Pos, r.Name)
 	}
@@ -603,7 +605,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 	var mu sync.Mutex
 	byName := map[string]*Change{}
 	for _, rec := range order {
-		c := Change{Addr: rec.Name, Type: rec.Type, Kind: KindResource, Action: Delete, Reason: ReasonNotDeclared, ID: rec.ID, Before: mergeAttrs(rec.Inputs, rec.Outputs)}
+		c := Change{Addr: rec.Name, Type: rec.Type, Kind: KindResource, Action: Delete, Reason: ReasonNotDeclared, ID: rec.ID, Before: eval.Merge(rec.Inputs, rec.Outputs)}
 		if p.opts.Destroy {
 			c.Reason = ReasonDestroy
 		}

@@ -3,11 +3,12 @@ package engine
 import (
 	"fmt"
 	"io"
-	"reconcile/engine/value"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"reconcile/engine/value"
 )
 
 // RenderOptions control rendering.

@@ -3,8 +3,9 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"reconcile/engine/value"
 	"slices"
+
+	"reconcile/engine/value"
 )
 
 // Body lines.

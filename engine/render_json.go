@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"reconcile/engine/value"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	"reconcile/engine/value"
 )
 
 // JSONFormatVersion is the version of the document RenderJSON writes,

@@ -3,8 +3,9 @@ package engine
 import (
 	"fmt"
 	"io"
-	"reconcile/engine/value"
 	"strings"
+
+	"reconcile/engine/value"
 )
 
 // mdLimit is the size, in bytes, RenderMarkdown keeps its output under.

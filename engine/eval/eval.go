@@ -1,4 +1,4 @@
-package engine
+package eval
 
 import (
 	"encoding/base64"
@@ -9,39 +9,41 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/schemas"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"reconcile/engine/diag"
+	"reconcile/engine/specs"
+	"reconcile/engine/value"
+	"reconcile/schemas"
 )
 
-// evalError is a problem found while evaluating an expression, at a position.
-type evalError struct {
+// Error is a problem found while evaluating an expression, at a position.
+type Error struct {
 	Pos diag.Pos
 	Msg string
 }
 
-func (e *evalError) Error() string { return e.Pos.String() + ": " + e.Msg }
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
-func evalErrorf(pos diag.Pos, format string, args ...any) error {
-	return &evalError{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+// Errorf returns an *Error at pos.
+func Errorf(pos diag.Pos, format string, args ...any) error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// env resolves reference roots to values during evaluation.
-type env interface {
+// Env resolves reference roots to values during evaluation.
+type Env interface {
 	Lookup(name string) (any, bool)
 }
 
-// evaluator evaluates expressions of one spec.
-type evaluator struct {
+// Evaluator evaluates expressions of one spec.
+type Evaluator struct {
 	Spec *specs.Spec
-	Env  env
-	// invoke performs a lookup whose arguments are known; nil means lookups
+	Env  Env
+	// Invoke performs a lookup whose arguments are known; nil means lookups
 	// are not performed and yield Unknown.
 	Invoke func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
 	// sizes remembers the size of each list and map measured (by the
@@ -57,10 +59,10 @@ type evaluator struct {
 // before, would otherwise take gigabytes from a 1 KB spec.
 const maxValueBytes = 16 << 20
 
-// eval evaluates e. Unknown values propagate; Secret marks propagate
+// Eval evaluates e. Unknown values propagate; Secret marks propagate
 // outward to the smallest value that contains them. A value larger than
 // maxValueBytes is an error at the expression that made it so.
-func (ev *evaluator) Eval(e specs.Expr) (any, error) {
+func (ev *Evaluator) Eval(e specs.Expr) (any, error) {
 	v, err := ev.evalExpr(e)
 	if err != nil {
 		return nil, err
@@ -68,7 +70,7 @@ func (ev *evaluator) Eval(e specs.Expr) (any, error) {
 	switch e.(type) {
 	case *specs.Template, *specs.List, *specs.Object, *specs.Call, *specs.Invoke:
 		if n := ev.sizeOf(v); n > maxValueBytes {
-			return nil, evalErrorf(e.Pos(), "this expression makes a value of more than %d MiB, the limit of any one value", maxValueBytes>>20)
+			return nil, Errorf(e.Pos(), "this expression makes a value of more than %d MiB, the limit of any one value", maxValueBytes>>20)
 		}
 	}
 	return v, nil
@@ -78,7 +80,7 @@ func (ev *evaluator) Eval(e specs.Expr) (any, error) {
 // maxValueBytes. Lists and maps are measured once each, however many times
 // they are shared: a value built by repeating one that was measured before
 // costs nothing to measure again.
-func (ev *evaluator) sizeOf(v any) int64 {
+func (ev *Evaluator) sizeOf(v any) int64 {
 	switch x := v.(type) {
 	case string:
 		return int64(len(x)) + 2
@@ -122,7 +124,7 @@ func (ev *evaluator) sizeOf(v any) int64 {
 
 // remember records the size n of v, whose address is key, and keeps v so
 // that its address is not reused while the evaluator lives.
-func (ev *evaluator) remember(key uintptr, n int64, v any) {
+func (ev *Evaluator) remember(key uintptr, n int64, v any) {
 	if ev.sizes == nil {
 		ev.sizes = map[uintptr]int64{}
 	}
@@ -131,7 +133,7 @@ func (ev *evaluator) remember(key uintptr, n int64, v any) {
 }
 
 // evalExpr evaluates e; see eval.
-func (ev *evaluator) evalExpr(e specs.Expr) (any, error) {
+func (ev *Evaluator) evalExpr(e specs.Expr) (any, error) {
 	switch x := e.(type) {
 	case nil:
 		return nil, nil
@@ -158,7 +160,7 @@ func (ev *evaluator) evalExpr(e specs.Expr) (any, error) {
 			}
 			str, err := toText(v)
 			if err != nil {
-				return nil, evalErrorf(p.Ref.P, "cannot interpolate %s: %v", p.Ref, err)
+				return nil, Errorf(p.Ref.P, "cannot interpolate %s: %v", p.Ref, err)
 			}
 			b.WriteString(str)
 		}
@@ -207,13 +209,13 @@ func (ev *evaluator) evalExpr(e specs.Expr) (any, error) {
 	return nil, fmt.Errorf("unknown expression %T", e)
 }
 
-func (ev *evaluator) ref(r *specs.Ref) (any, error) {
+func (ev *Evaluator) ref(r *specs.Ref) (any, error) {
 	if r.Root == specs.BuiltinRoot {
 		return ev.builtin(r)
 	}
 	v, ok := ev.Env.Lookup(r.Root)
 	if !ok {
-		return nil, evalErrorf(r.P, "%s has no value", r)
+		return nil, Errorf(r.P, "%s has no value", r)
 	}
 	secret := false
 	for i, acc := range r.Path {
@@ -226,14 +228,14 @@ func (ev *evaluator) ref(r *specs.Ref) (any, error) {
 		switch c := v.(type) {
 		case map[string]any:
 			if acc.IsIndex {
-				return nil, evalErrorf(r.P, "%s: cannot index a map with [%d]", r, acc.Index)
+				return nil, Errorf(r.P, "%s: cannot index a map with [%d]", r, acc.Index)
 			}
 			next, ok := c[acc.Key]
 			if !ok && i == 0 {
 				next, ok = c[schemas.CamelCase(acc.Key)]
 			}
 			if !ok && !(i == 0 && ev.isObject(r.Root)) {
-				return nil, evalErrorf(r.P, "%s: no key %q (keys: %s)", r, acc.Key, strings.Join(slices.Sorted(maps.Keys(c)), ", "))
+				return nil, Errorf(r.P, "%s: no key %q (keys: %s)", r, acc.Key, strings.Join(slices.Sorted(maps.Keys(c)), ", "))
 			}
 			// A field of a resource or lookup that has no value (an
 			// optional input left unset, which the cloud did not fill
@@ -242,16 +244,16 @@ func (ev *evaluator) ref(r *specs.Ref) (any, error) {
 			v = next
 		case []any:
 			if !acc.IsIndex {
-				return nil, evalErrorf(r.P, "%s: cannot read field %q of a list", r, acc.Key)
+				return nil, Errorf(r.P, "%s: cannot read field %q of a list", r, acc.Key)
 			}
 			if acc.Index >= len(c) {
-				return nil, evalErrorf(r.P, "%s: index %d out of range (length %d)", r, acc.Index, len(c))
+				return nil, Errorf(r.P, "%s: index %d out of range (length %d)", r, acc.Index, len(c))
 			}
 			v = c[acc.Index]
 		case nil:
-			return nil, evalErrorf(r.P, "%s: cannot read %s of null", r, accessorText(acc))
+			return nil, Errorf(r.P, "%s: cannot read %s of null", r, accessorText(acc))
 		default:
-			return nil, evalErrorf(r.P, "%s: cannot read %s of %s", r, accessorText(acc), value.Describe(c))
+			return nil, Errorf(r.P, "%s: cannot read %s of %s", r, accessorText(acc), value.Describe(c))
 		}
 	}
 	return value.Wrap(v, secret), nil
@@ -259,7 +261,7 @@ func (ev *evaluator) ref(r *specs.Ref) (any, error) {
 
 // isObject reports whether name is a resource or a lookup returning its
 // whole result: an object with the fields of its schema.
-func (ev *evaluator) isObject(name string) bool {
+func (ev *Evaluator) isObject(name string) bool {
 	if _, ok := ev.Spec.Resources[name]; ok {
 		return true
 	}
@@ -277,7 +279,7 @@ func accessorText(a specs.Accessor) string {
 	return strconv.Quote(a.Key)
 }
 
-func (ev *evaluator) builtin(r *specs.Ref) (any, error) {
+func (ev *Evaluator) builtin(r *specs.Ref) (any, error) {
 	switch r.Path[0].Key {
 	case "stack":
 		return ev.Spec.Stack, nil
@@ -291,10 +293,10 @@ func (ev *evaluator) builtin(r *specs.Ref) (any, error) {
 	case "rootDirectory":
 		return ev.Spec.Dir, nil
 	}
-	return nil, evalErrorf(r.P, "unknown built-in %s", r)
+	return nil, Errorf(r.P, "unknown built-in %s", r)
 }
 
-func (ev *evaluator) call(c *specs.Call) (any, error) {
+func (ev *Evaluator) call(c *specs.Call) (any, error) {
 	arg, err := ev.Eval(c.Arg)
 	if err != nil {
 		return nil, err
@@ -315,9 +317,9 @@ func (ev *evaluator) call(c *specs.Call) (any, error) {
 	if err != nil {
 		if secret {
 			// The message may describe the argument: never a secret one.
-			var ee *evalError
+			var ee *Error
 			if errors.As(err, &ee) {
-				return nil, &evalError{Pos: ee.Pos, Msg: value.RedactionOf(orig).String(ee.Msg)}
+				return nil, &Error{Pos: ee.Pos, Msg: value.RedactionOf(orig).String(ee.Msg)}
 			}
 			return nil, value.RedactionOf(orig).Error(err)
 		}
@@ -326,11 +328,11 @@ func (ev *evaluator) call(c *specs.Call) (any, error) {
 	return value.Wrap(out, secret), nil
 }
 
-func (ev *evaluator) callKnown(c *specs.Call, arg any) (any, error) {
+func (ev *Evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 	pair := func() (any, any, error) {
 		l, ok := arg.([]any)
 		if !ok || len(l) != 2 {
-			return nil, nil, evalErrorf(c.P, "fn::%s takes a list of two items, got %s", c.Name, value.Describe(arg))
+			return nil, nil, Errorf(c.P, "fn::%s takes a list of two items, got %s", c.Name, value.Describe(arg))
 		}
 		return l[0], l[1], nil
 	}
@@ -343,13 +345,13 @@ func (ev *evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 		sep, ok := d.(string)
 		items, ok2 := l.([]any)
 		if !ok || !ok2 {
-			return nil, evalErrorf(c.P, "fn::join takes [delimiter, list of values], got [%s, %s]", value.Describe(d), value.Describe(l))
+			return nil, Errorf(c.P, "fn::join takes [delimiter, list of values], got [%s, %s]", value.Describe(d), value.Describe(l))
 		}
 		parts := make([]string, len(items))
 		for i, it := range items {
 			s, err := toText(it)
 			if err != nil {
-				return nil, evalErrorf(c.P, "fn::join item %d: %v", i, err)
+				return nil, Errorf(c.P, "fn::join item %d: %v", i, err)
 			}
 			parts[i] = s
 		}
@@ -362,7 +364,7 @@ func (ev *evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 		sep, ok := d.(string)
 		str, ok2 := s.(string)
 		if !ok || !ok2 {
-			return nil, evalErrorf(c.P, "fn::split takes [delimiter, string], got [%s, %s]", value.Describe(d), value.Describe(s))
+			return nil, Errorf(c.P, "fn::split takes [delimiter, string], got [%s, %s]", value.Describe(d), value.Describe(s))
 		}
 		var out []any
 		for _, p := range strings.Split(str, sep) {
@@ -377,10 +379,10 @@ func (ev *evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 		idx, ok := i.(int64)
 		items, ok2 := l.([]any)
 		if !ok || !ok2 {
-			return nil, evalErrorf(c.P, "fn::select takes [index, list], got [%s, %s]", value.Describe(i), value.Describe(l))
+			return nil, Errorf(c.P, "fn::select takes [index, list], got [%s, %s]", value.Describe(i), value.Describe(l))
 		}
 		if idx < 0 || int(idx) >= len(items) {
-			return nil, evalErrorf(c.P, "fn::select index %d out of range (length %d)", idx, len(items))
+			return nil, Errorf(c.P, "fn::select index %d out of range (length %d)", idx, len(items))
 		}
 		return items[idx], nil
 	case "toJSON":
@@ -388,36 +390,36 @@ func (ev *evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 	case "toBase64":
 		s, ok := arg.(string)
 		if !ok {
-			return nil, evalErrorf(c.P, "fn::toBase64 takes a string, got %s", value.Describe(arg))
+			return nil, Errorf(c.P, "fn::toBase64 takes a string, got %s", value.Describe(arg))
 		}
 		return base64.StdEncoding.EncodeToString([]byte(s)), nil
 	case "fromBase64":
 		s, ok := arg.(string)
 		if !ok {
-			return nil, evalErrorf(c.P, "fn::fromBase64 takes a string, got %s", value.Describe(arg))
+			return nil, Errorf(c.P, "fn::fromBase64 takes a string, got %s", value.Describe(arg))
 		}
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
-			return nil, evalErrorf(c.P, "fn::fromBase64: %v", err)
+			return nil, Errorf(c.P, "fn::fromBase64: %v", err)
 		}
 		if !utf8.Valid(b) {
-			return nil, evalErrorf(c.P, "fn::fromBase64: the decoded bytes are not UTF-8 text")
+			return nil, Errorf(c.P, "fn::fromBase64: the decoded bytes are not UTF-8 text")
 		}
 		return string(b), nil
 	case "readFile":
 		return ev.readFile(c, arg)
 	}
-	return nil, evalErrorf(c.P, "unknown function fn::%s", c.Name)
+	return nil, Errorf(c.P, "unknown function fn::%s", c.Name)
 }
 
-func (ev *evaluator) readFile(c *specs.Call, arg any) (any, error) {
+func (ev *Evaluator) readFile(c *specs.Call, arg any) (any, error) {
 	p, ok := arg.(string)
 	if !ok {
-		return nil, evalErrorf(c.P, "fn::readFile takes a path, got %s", value.Describe(arg))
+		return nil, Errorf(c.P, "fn::readFile takes a path, got %s", value.Describe(arg))
 	}
 	b, err := readProjectFile(ev.Spec.Dir, p)
 	if err != nil {
-		return nil, evalErrorf(c.P, "fn::readFile %q: %v", p, err)
+		return nil, Errorf(c.P, "fn::readFile %q: %v", p, err)
 	}
 	return string(b), nil
 }

@@ -1,19 +1,20 @@
-package engine
+package eval
 
 import (
+	"sort"
+	"strings"
+
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
-	"sort"
-	"strings"
 )
 
-// outputsOf is what state keeps as a resource's outputs: every attribute
+// Outputs is what state keeps as a resource's outputs: every attribute
 // but the inputs the specs manage (which it keeps as inputs), so also the
 // cloud's value of an input the specs leave to it (a generated
 // displayName), which references read.
-func outputsOf(attrs, managed map[string]any) map[string]any {
+func Outputs(attrs, managed map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range attrs {
 		if _, isInput := managed[k]; !isInput {
@@ -23,13 +24,13 @@ func outputsOf(attrs, managed map[string]any) map[string]any {
 	return out
 }
 
-// managedInputs keeps the inputs of attrs that reconcile manages: those the
+// ManagedInputs keeps the inputs of attrs that reconcile manages: those the
 // specs set now (desired) or set at the last apply (applied). An input the
 // specs never set is the cloud's to choose (OCI names an endpoint when no
 // displayName is given), so it is never a difference; an input removed from
 // the specs since the last apply still is, so that apply clears it.
-func managedInputs(s *schemas.Schema, attrs, desired, applied map[string]any) map[string]any {
-	out := inputsOf(s, attrs)
+func ManagedInputs(s *schemas.Schema, attrs, desired, applied map[string]any) map[string]any {
+	out := Inputs(s, attrs)
 	for k := range out {
 		_, want := desired[k]
 		_, had := applied[k]
@@ -40,12 +41,12 @@ func managedInputs(s *schemas.Schema, attrs, desired, applied map[string]any) ma
 	return out
 }
 
-// diffInputs compares the prior inputs with the desired ones and returns the
+// DiffInputs compares the prior inputs with the desired ones and returns the
 // sorted names of the top-level inputs that differ. Fields named by
 // ignoreChanges take their prior value in desired.
-func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []specs.PathOpt, sl value.Sealer) []string {
+func DiffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []specs.PathOpt, sl value.Sealer) []string {
 	for _, po := range ignore {
-		applyIgnore(po, prior, desired)
+		ApplyIgnore(po, prior, desired)
 	}
 	var changed []string
 	for _, k := range s.Inputs() {
@@ -58,10 +59,10 @@ func diffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []specs
 	return changed
 }
 
-// applyIgnore copies the prior value at an ignoreChanges path into desired.
+// ApplyIgnore copies the prior value at an ignoreChanges path into desired.
 // Paths are a top-level field, optionally followed by one map key
 // (tags["env"] or tags.env); anything deeper ignores the whole field.
-func applyIgnore(po specs.PathOpt, prior, desired map[string]any) {
+func ApplyIgnore(po specs.PathOpt, prior, desired map[string]any) {
 	rest := strings.TrimPrefix(po.Path, po.Top)
 	key := ""
 	switch {
@@ -86,7 +87,7 @@ func applyIgnore(po specs.PathOpt, prior, desired map[string]any) {
 		}
 		dm = map[string]any{}
 	}
-	dm = mergeAttrs(dm)
+	dm = Merge(dm)
 	if v, ok := pm[key]; ok {
 		dm[key] = v
 	} else {
@@ -95,11 +96,11 @@ func applyIgnore(po specs.PathOpt, prior, desired map[string]any) {
 	desired[po.Top] = dm
 }
 
-// withoutVendorKeys returns attrs without the map entries the driver d
+// WithoutVendorKeys returns attrs without the map entries the driver d
 // says the cloud adds by itself (resources.VendorKeys) whose key no map of
 // refs sets under the same field. attrs is not modified; a map left empty
 // is dropped.
-func withoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[string]any {
+func WithoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[string]any {
 	vk, ok := d.(resources.VendorKeys)
 	if !ok || attrs == nil {
 		return attrs
@@ -116,7 +117,7 @@ func withoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[
 				continue
 			}
 			if kept == nil {
-				kept = mergeAttrs(m)
+				kept = Merge(m)
 			}
 			delete(kept, k)
 		}
@@ -124,7 +125,7 @@ func withoutVendorKeys(d any, attrs map[string]any, refs ...map[string]any) map[
 			continue
 		}
 		if out == nil {
-			out = mergeAttrs(attrs)
+			out = Merge(attrs)
 		}
 		if len(kept) == 0 {
 			delete(out, field)
@@ -151,20 +152,21 @@ func refSets(refs []map[string]any, field, key string) bool {
 	return false
 }
 
-type envFunc func(string) (any, bool)
+// EnvFunc is an Env made of a function.
+type EnvFunc func(string) (any, bool)
 
-func (f envFunc) Lookup(name string) (any, bool) { return f(name) }
+func (f EnvFunc) Lookup(name string) (any, bool) { return f(name) }
 
-// resourceOptions are a resource's options as the specs set them now.
-type resourceOptions struct {
+// Options are a resource's options as the specs set them now.
+type Options struct {
 	Protect, DeleteBeforeReplace, RetainOnDelete bool
 }
 
-// evalResourceOptions evaluates r's boolean options with ev. An option that
+// ResourceOptions evaluates r's boolean options with ev. An option that
 // is not true or false (yet: known only after apply) is an *evalError at
 // its expression.
-func evalResourceOptions(r *specs.Resource, ev *evaluator) (resourceOptions, error) {
-	var out resourceOptions
+func ResourceOptions(r *specs.Resource, ev *Evaluator) (Options, error) {
+	var out Options
 	for _, o := range []struct {
 		name string
 		e    specs.Expr
@@ -180,23 +182,24 @@ func evalResourceOptions(r *specs.Resource, ev *evaluator) (resourceOptions, err
 		v, _ = value.Reveal(v)
 		b, ok := v.(bool)
 		if !ok {
-			return out, evalErrorf(o.e.Pos(), "%s of %q must be true or false when planning, got %s", o.name, r.Name, describeValue(v))
+			return out, Errorf(o.e.Pos(), "%s of %q must be true or false when planning, got %s", o.name, r.Name, DescribeValue(v))
 		}
 		*o.dst = b
 	}
 	return out, nil
 }
 
-func describeValue(v any) string {
+// DescribeValue says in words what kind of value v is, for diagnostics.
+func DescribeValue(v any) string {
 	if _, ok := v.(value.Unknown); ok {
 		return "a value known only after apply"
 	}
 	return value.Describe(v)
 }
 
-// normalize applies the driver's Normalizer, when it has one, to desired
+// Normalize applies the driver's Normalizer, when it has one, to desired
 // inputs that are known and hold no secret.
-func normalize(reg resources.Registry, token string, desired map[string]any) map[string]any {
+func Normalize(reg resources.Registry, token string, desired map[string]any) map[string]any {
 	d, ok := reg.Drivers[token]
 	if !ok {
 		return desired
@@ -212,9 +215,9 @@ func normalize(reg resources.Registry, token string, desired map[string]any) map
 	return map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(plain.(map[string]any)))))
 }
 
-// createdView is what references to a resource being created see: its
+// CreatedView is what references to a resource being created see: its
 // inputs, and Unknown for every output the cloud assigns.
-func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
+func CreatedView(s *schemas.Schema, desired map[string]any) map[string]any {
 	out := make(map[string]any, len(s.Root.Properties)+1)
 	for k, v := range desired {
 		out[k] = v
@@ -228,11 +231,11 @@ func createdView(s *schemas.Schema, desired map[string]any) map[string]any {
 	return out
 }
 
-// createdRefView is what references to a resource being created see: its
+// CreatedRefView is what references to a resource being created see: its
 // planned view, and Unknown for every input the specs leave unset too, since
 // the cloud may choose it (OCI names an endpoint given no displayName).
-func createdRefView(s *schemas.Schema, after map[string]any) map[string]any {
-	out := mergeAttrs(after)
+func CreatedRefView(s *schemas.Schema, after map[string]any) map[string]any {
+	out := Merge(after)
 	for k := range s.Root.Properties {
 		if _, set := out[k]; !set {
 			out[k] = value.Unknown{}
@@ -241,10 +244,10 @@ func createdRefView(s *schemas.Schema, after map[string]any) map[string]any {
 	return out
 }
 
-// updatedView is a resource after an in-place update: the prior outputs
+// UpdatedView is a resource after an in-place update: the prior outputs
 // and unmanaged inputs (see managedInputs) with the desired inputs; an input
 // removed from the specs since the last apply is gone.
-func updatedView(s *schemas.Schema, before, desired, applied map[string]any) map[string]any {
+func UpdatedView(s *schemas.Schema, before, desired, applied map[string]any) map[string]any {
 	out := make(map[string]any, len(before)+len(desired))
 	for k, v := range before {
 		_, had := applied[k]
@@ -258,7 +261,7 @@ func updatedView(s *schemas.Schema, before, desired, applied map[string]any) map
 	return out
 }
 
-func mergeAttrs(ms ...map[string]any) map[string]any {
+func Merge(ms ...map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, m := range ms {
 		for k, v := range m {
@@ -268,8 +271,8 @@ func mergeAttrs(ms ...map[string]any) map[string]any {
 	return out
 }
 
-// inputsOf keeps the input fields of attrs.
-func inputsOf(s *schemas.Schema, attrs map[string]any) map[string]any {
+// Inputs keeps the input fields of attrs.
+func Inputs(s *schemas.Schema, attrs map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range attrs {
 		if pr, ok := s.Root.Properties[k]; ok && !pr.ReadOnly {
