@@ -17,6 +17,7 @@ import (
 	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -106,6 +107,15 @@ func (r *ApplyResult) Err() error {
 // Complete reports whether every planned operation was carried out.
 func (r *ApplyResult) Complete() bool {
 	return len(r.Failed) == 0 && len(r.Skipped) == 0 && len(r.NotStarted) == 0 && len(r.Interrupted) == 0
+}
+
+// historyCounts is what history records of r.
+func (r *ApplyResult) historyCounts() state.Counts {
+	return state.Counts{
+		Create: r.Counts[Create], Update: r.Counts[Update], Replace: r.Counts[Replace], Delete: r.Counts[Delete],
+		Read: r.Counts[Read], Import: r.Counts[Import], Forget: r.Counts[Forget], Refresh: r.Counts[Refresh],
+		Failed: len(r.Failed), Skipped: len(r.Skipped), Interrupted: len(r.Interrupted), NotStarted: len(r.NotStarted),
+	}
 }
 
 const deletePrefix = "\x00delete:"
@@ -242,7 +252,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st Store, reg reso
 		// Every managed resource is gone: what lookups and gets read is
 		// no longer anybody's input.
 		for _, rec := range records {
-			if rec.Kind == KindLookup || rec.Kind == KindGet {
+			if rec.Kind == kind.Lookup || rec.Kind == kind.Get {
 				if err := st.Delete(rec.Name); err != nil && !errors.Is(err, state.ErrNoRecord) {
 					return res, fmt.Errorf("write state: %w", err)
 				}
@@ -258,13 +268,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st Store, reg reso
 			}
 		}
 	}
-	counts := map[string]int{}
-	for act, n := range res.Counts {
-		counts[act.String()] = n
-	}
-	counts["failed"], counts["skipped"] = len(res.Failed), len(res.Skipped)
-	counts["interrupted"], counts["not_started"] = len(res.Interrupted), len(res.NotStarted)
-	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: counts}); err != nil {
+	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: res.historyCounts()}); err != nil {
 		return res, fmt.Errorf("record history: %w", err)
 	}
 	return res, nil
@@ -284,7 +288,7 @@ func (a *applier) schedule(plan *Plan) ([]string, map[string][]string) {
 	deleted := map[string]bool{}
 	for i := range plan.Changes {
 		c := &plan.Changes[i]
-		if c.Kind == KindResource && (c.Action == Delete || c.Action == Forget) {
+		if c.Kind == kind.Resource && (c.Action == Delete || c.Action == Forget) {
 			deleted[c.Addr] = true
 			continue
 		}
@@ -433,7 +437,7 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 }
 
 func (a *applier) recordLookup(c *Change, args, res map[string]any) error {
-	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: KindLookup, ID: str(res["id"]),
+	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: kind.Lookup, ID: str(res["id"]),
 		Inputs: value.Seal(args, a.sealer(c.Addr)).(map[string]any), Outputs: res}
 	return a.put(c.Addr, c.Pos, rec)
 }
@@ -454,7 +458,7 @@ func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *Change) erro
 		a.count(Read)
 	}
 	a.setValue(r.Name, live)
-	rec := state.Record{Name: r.Name, Type: r.Type, Kind: KindGet, ID: str(live["id"]), Outputs: live, Dependencies: a.resourceDeps(r.Name)}
+	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: str(live["id"]), Outputs: live, Dependencies: a.resourceDeps(r.Name)}
 	return a.put(r.Name, r.Pos, rec)
 }
 

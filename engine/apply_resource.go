@@ -9,6 +9,7 @@ import (
 	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -42,7 +43,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
-	rec := state.Record{Name: r.Name, Type: r.Type, Kind: KindResource, Dependencies: a.resourceDeps(r.Name),
+	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.resourceDeps(r.Name),
 		Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace}
 	d, ok := a.reg.Drivers[r.Type]
 	if !ok && c.Action != NoOp {

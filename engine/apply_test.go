@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -51,7 +52,7 @@ func TestApplyCreateRecordsState(t *testing.T) {
 	recs := h.records()
 	ra, rb := recs["a"], recs["b"]
 	for _, r := range []state.Record{ra, rb} {
-		if r.Kind != state.KindResource || r.Type != endpointToken || r.ID == "" || r.Tainted != "" {
+		if r.Kind != kind.Resource || r.Type != endpointToken || r.ID == "" || r.Tainted != "" {
 			t.Errorf("record %q = kind %q type %q id %q tainted %q, want a clean managed %s", r.Name, r.Kind, r.Type, r.ID, r.Tainted, endpointToken)
 		}
 		obj, ok := h.cloud.object(r.ID)
@@ -345,7 +346,7 @@ resources:
 		t.Fatalf("plan = %q, want %q", got, want)
 	}
 	g := change(t, p, "legacy")
-	if g.Kind != engine.KindGet || g.ID != "ocid1.legacy" || g.Deferred || g.After["displayName"] != "legacy-name" {
+	if g.Kind != kind.Get || g.ID != "ocid1.legacy" || g.Deferred || g.After["displayName"] != "legacy-name" {
 		t.Errorf("get change = kind %q id %q deferred %v after %v, want the live object read during plan", g.Kind, g.ID, g.Deferred, g.After)
 	}
 	a := change(t, p, "a")
@@ -361,7 +362,7 @@ resources:
 		}
 	}
 	r := h.record("legacy")
-	if r.Kind != state.KindGet || r.ID != "ocid1.legacy" || r.Outputs["displayName"] != "legacy-name" {
+	if r.Kind != kind.Get || r.ID != "ocid1.legacy" || r.Outputs["displayName"] != "legacy-name" {
 		t.Errorf("get record = kind %q id %q outputs %v", r.Kind, r.ID, r.Outputs)
 	}
 	if deps := h.record("a").Dependencies; !reflect.DeepEqual(deps, []string{"legacy"}) {
@@ -417,7 +418,7 @@ func TestApplyImport(t *testing.T) {
 				t.Errorf("counts = %v, want 1 import", res.Counts)
 			}
 			r := h.record("a")
-			if r.ID != "ocid1.existing" || r.Inputs["displayName"] != tc.displayName || r.Kind != state.KindResource {
+			if r.ID != "ocid1.existing" || r.Inputs["displayName"] != tc.displayName || r.Kind != kind.Resource {
 				t.Errorf("record = kind %q id %q displayName %v", r.Kind, r.ID, r.Inputs["displayName"])
 			}
 			if obj, _ := h.cloud.object("ocid1.existing"); obj["displayName"] != tc.displayName {
@@ -518,7 +519,7 @@ outputs:
 		t.Fatalf("plan = %q, want %q", got, want)
 	}
 	me := change(t, p, "me")
-	if me.Deferred || me.Kind != engine.KindLookup || me.After["email"] != "ada@example.com" {
+	if me.Deferred || me.Kind != kind.Lookup || me.After["email"] != "ada@example.com" {
 		t.Errorf("me = deferred %v kind %q after %v, want read during plan", me.Deferred, me.Kind, me.After)
 	}
 	if a := change(t, p, "a"); a.After["description"] != "ada@example.com" {
@@ -558,7 +559,7 @@ outputs:
 		t.Errorf("output policyId = %v, want services/%s", res.Outputs["policyId"], a.ID)
 	}
 	for _, name := range []string{"me", "policy"} {
-		if r := h.record(name); r.Kind != state.KindLookup || r.ID == "" {
+		if r := h.record(name); r.Kind != kind.Lookup || r.ID == "" {
 			t.Errorf("record %q = kind %q id %q, want a lookup record", name, r.Kind, r.ID)
 		}
 	}
@@ -678,7 +679,7 @@ func TestApplyRecordsEachCreate(t *testing.T) {
 	if len(hist) != 1 {
 		t.Fatalf("history = %v, want one entry", hist)
 	}
-	if got := hist[0].Counts; got["create"] != 2 || got["failed"] != 1 || got["skipped"] != 1 {
+	if got := hist[0].Counts; got != (state.Counts{Create: 2, Failed: 1, Skipped: 1}) {
 		t.Errorf("history counts = %v, want 2 creates, 1 failed, 1 skipped", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/specs"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -63,7 +64,7 @@ func genRecords(n int) []state.Record {
 			in["description"] = genID(i - 1)
 			deps = []string{genName(i - 1)}
 		}
-		recs[i] = state.Record{Name: genName(i), Type: endpointToken, Kind: state.KindResource, ID: genID(i),
+		recs[i] = state.Record{Name: genName(i), Type: endpointToken, Kind: kind.Resource, ID: genID(i),
 			Inputs: in, Outputs: map[string]any{"id": genID(i), "state": "ACTIVE", "projectId": "ocid1.project"}, Dependencies: deps}
 	}
 	return recs

@@ -13,6 +13,7 @@ import (
 	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -39,7 +40,7 @@ type FieldDrift struct {
 type DriftItem struct {
 	Addr    string
 	Type    string
-	Kind    string
+	Kind    kind.Kind
 	ID      string
 	Status  DriftStatus
 	Fields  []FieldDrift // sorted by path
@@ -120,7 +121,7 @@ func refreshRecords(ctx context.Context, spec *specs.Spec, reg resources.Registr
 	var names []string
 	byName := map[string]state.Record{}
 	for _, r := range recs {
-		if r.Kind == KindResource && r.ID == "" {
+		if r.Kind == kind.Resource && r.ID == "" {
 			continue
 		}
 		byName[r.Name] = r
@@ -160,7 +161,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 	}
 	item := &DriftItem{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, ID: rec.ID}
 	switch rec.Kind {
-	case KindLookup:
+	case kind.Lookup:
 		fn, ok := reg.Functions[rec.Type]
 		if !ok {
 			out.err = fmt.Errorf("no driver is configured for %s", rec.Type)
@@ -197,7 +198,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		got, err := d.Read(ctx, rec.ID)
 		if errors.Is(err, resources.ErrNotFound) {
 			item.Status = DriftDeleted
-			if rec.Kind == KindGet {
+			if rec.Kind == kind.Get {
 				item.Details = []string{"the object read with get no longer exists"}
 			}
 			out.item = item
@@ -211,7 +212,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		if _, ok := out.live["id"]; !ok {
 			out.live["id"] = rec.ID
 		}
-		if rec.Kind == KindGet {
+		if rec.Kind == kind.Get {
 			item.Status = DriftResult
 			item.Fields = getDrift(s, sl, rec.Outputs, out.live)
 			break

@@ -10,6 +10,7 @@ import (
 	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -49,7 +50,7 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st Store, reg re
 			continue
 		}
 		c := Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: NoOp, ID: rec.ID, Pos: pos}
-		if rec.Kind == KindResource {
+		if rec.Kind == kind.Resource {
 			c.Before = eval.Merge(rec.Inputs, rec.Outputs)
 			c.Before["id"] = rec.ID
 		} else {
@@ -80,7 +81,7 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st Store, reg re
 // the cloud adds by itself) and the live outputs. Inputs the specs leave to
 // the cloud stay out of state, as apply leaves them.
 func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registry) map[string]any {
-	if rec.Kind != KindResource {
+	if rec.Kind != kind.Resource {
 		return eval.Merge(live)
 	}
 	s, ok := schemas.Lookup(rec.Type)
@@ -144,8 +145,7 @@ func ApplyRefreshOnly(ctx context.Context, plan *Plan, st Store, opts ApplyOptio
 		res.Counts[Refresh]++
 		emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Done, ID: c.ID, Elapsed: time.Since(start)})
 	}
-	counts := map[string]int{Refresh.String(): res.Counts[Refresh], "failed": len(res.Failed), "skipped": len(res.Skipped)}
-	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: counts}); err != nil {
+	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: res.historyCounts()}); err != nil {
 		return res, fmt.Errorf("record history: %w", err)
 	}
 	return res, nil
@@ -161,7 +161,7 @@ func refreshState(st Store, c *Change, key []byte) error {
 		return fmt.Errorf("%q changed in state since the plan was made; make a new plan", c.Addr)
 	}
 	if c.After == nil { // gone from the cloud
-		if rec.Kind == KindResource && len(rec.Deposed) > 0 {
+		if rec.Kind == kind.Resource && len(rec.Deposed) > 0 {
 			// Keep the replaced objects still to delete; forget the one
 			// that is gone, so that the next apply creates it again.
 			rec.ID, rec.Inputs, rec.Outputs, rec.Tainted = "", nil, nil, ""
@@ -174,7 +174,7 @@ func refreshState(st Store, c *Change, key []byte) error {
 		return nil
 	}
 	switch rec.Kind {
-	case KindResource:
+	case kind.Resource:
 		s, ok := schemas.Lookup(rec.Type)
 		if !ok {
 			return fmt.Errorf("unknown type %s in state", rec.Type)
@@ -193,7 +193,7 @@ func refreshState(st Store, c *Change, key []byte) error {
 		rec.Inputs, rec.Outputs = inputs, outputs
 	default:
 		rec.Outputs = eval.Merge(c.After)
-		if id := str(c.After["id"]); id != "" && rec.Kind == KindLookup {
+		if id := str(c.After["id"]); id != "" && rec.Kind == kind.Lookup {
 			rec.ID = id
 		}
 	}

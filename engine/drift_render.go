@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"reconcile/engine/value"
+	"reconcile/kind"
 )
 
 // DriftJSONVersion is the format version of RenderDriftJSON.
@@ -44,7 +45,7 @@ func driftHeadline(it DriftItem) string {
 	case DriftDeleted:
 		return "was deleted outside reconcile"
 	case DriftResult:
-		if it.Kind == KindLookup {
+		if it.Kind == kind.Lookup {
 			return "returns a new result"
 		}
 		return "changed since it was last read"
@@ -103,7 +104,7 @@ type driftJSON struct {
 type driftItemJSON struct {
 	Address string           `json:"address"`
 	Type    string           `json:"type"`
-	Kind    string           `json:"kind"`
+	Kind    kind.Kind        `json:"kind"`
 	ID      string           `json:"id"`
 	Status  DriftStatus      `json:"status"`
 	Fields  []driftFieldJSON `json:"fields"`
@@ -162,7 +163,7 @@ func driftItemOf(c *Change) DriftItem {
 	switch {
 	case c.DeletedOutside:
 		it.Status, it.ID = DriftDeleted, c.DeletedID
-	case c.Kind == KindResource:
+	case c.Kind == kind.Resource:
 		it.Status = DriftChanged
 	default:
 		it.Status = DriftResult

@@ -8,6 +8,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
+	"reconcile/kind"
 )
 
 // FuzzReadPlanFile feeds arbitrary bytes to the plan-file reader, as a
@@ -17,15 +18,15 @@ import (
 //	go test ./engine -run '^$' -fuzz FuzzReadPlanFile -fuzztime 10m
 func FuzzReadPlanFile(f *testing.F) {
 	plan := &engine.Plan{Lineage: "4b7c1c1e-0000-4000-8000-000000000000", Serial: 3, SpecHash: "sha256:abc", Changes: []engine.Change{
-		{Addr: "ep", Type: "oci:AiLanguage:Endpoint", Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.x",
+		{Addr: "ep", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: engine.Update, ID: "ocid1.x",
 			Before: map[string]any{"displayName": "a", "inferenceUnits": int64(1), "tags": map[string]any{"k": "v"}},
 			After: map[string]any{"displayName": "b", "inferenceUnits": int64(2), "id": value.Unknown{}, "description": value.Secret{Value: "s3cret"},
 				"list": []any{1.5, nil, true, []any{"x"}}},
 			ReplacePaths: []string{"modelId"}, Pos: diag.Pos{File: "main.yaml", Line: 3, Col: 5}},
-		{Addr: "pol", Type: "datadog:RestrictionPolicy", Kind: engine.KindResource, Action: engine.Create,
+		{Addr: "pol", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: engine.Create,
 			After: map[string]any{"resourceId": "dashboard:x", "bindings": []any{map[string]any{"relation": "editor", "principals": []any{"org:1"}}}}},
-		{Addr: "old", Type: "oci:AiLanguage:Endpoint", Kind: engine.KindResource, Action: engine.Delete, ID: "ocid1.old"},
-		{Addr: "me", Type: "datadog:getCurrentUser", Kind: engine.KindLookup, Action: engine.Read, Deferred: true},
+		{Addr: "old", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: engine.Delete, ID: "ocid1.old"},
+		{Addr: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Action: engine.Read, Deferred: true},
 	}}
 	var buf bytes.Buffer
 	key := []byte("a fuzzing key of thirty-two bytes")

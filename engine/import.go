@@ -14,6 +14,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -69,11 +70,11 @@ func ImportResource(ctx context.Context, st Store, reg resources.Registry, name,
 		}
 	}
 	outputs["id"] = id
-	rec, err := st.Put(state.Record{Name: name, Type: s.Token, Kind: KindResource, ID: id, Inputs: inputs, Outputs: outputs})
+	rec, err := st.Put(state.Record{Name: name, Type: s.Token, Kind: kind.Resource, ID: id, Inputs: inputs, Outputs: outputs})
 	if err != nil {
 		return state.Record{}, fmt.Errorf("write state: %w", err)
 	}
-	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "import " + name, Counts: map[string]int{"import": 1}})
+	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "import " + name, Counts: state.Counts{Import: 1}})
 	return rec, nil
 }
 
@@ -110,7 +111,7 @@ func DeclarationYAML(rec state.Record) (string, error) {
 // behind), if there is one.
 func managedBy(recs []state.Record, typ, id string) (string, bool) {
 	for _, rec := range recs {
-		if rec.Kind != KindResource || rec.Type != typ {
+		if rec.Kind != kind.Resource || rec.Type != typ {
 			continue
 		}
 		if rec.ID == id || slices.Contains(rec.Deposed, id) {

@@ -1,6 +1,9 @@
 package engine
 
-import "reconcile/engine/diag"
+import (
+	"reconcile/engine/diag"
+	"reconcile/kind"
+)
 
 // Action is what apply does to one node.
 type Action int
@@ -124,18 +127,11 @@ func parseReason(s string) (ActionReason, bool) {
 	return 0, false
 }
 
-// Kind of node.
-const (
-	KindResource = "resource" // managed: created, updated, deleted
-	KindGet      = "get"      // an existing resource read by id, never managed
-	KindLookup   = "lookup"   // an fn::invoke
-)
-
 // Change is the planned action for one node.
 type Change struct {
 	Addr   string // the node's name in the specs (or in state, for deletes)
 	Type   string // canonical type token
-	Kind   string // KindResource, KindGet or KindLookup
+	Kind   kind.Kind
 	Action Action
 	// Reason says why the action was chosen; renderers derive their words
 	// from it and apply never reads it. ReasonDetail carries what the

@@ -14,6 +14,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -110,7 +111,7 @@ type planFileJSON struct {
 type changeJSON struct {
 	Addr                string         `json:"addr"`
 	Type                string         `json:"type"`
-	Kind                string         `json:"kind"`
+	Kind                kind.Kind      `json:"kind"`
 	Action              string         `json:"action"`
 	Reason              string         `json:"reason,omitempty"`
 	ReasonDetail        string         `json:"reasonDetail,omitempty"`
@@ -248,6 +249,9 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 		}
 		if c.Addr == "" {
 			return PlanFile{}, fmt.Errorf("%w: change %d has no address", ErrNotPlanFile, i)
+		}
+		if !c.Kind.Valid() {
+			return PlanFile{}, fmt.Errorf("%w: change %d has unknown kind %q", ErrNotPlanFile, i, c.Kind)
 		}
 		reason, ok := parseReason(c.Reason)
 		if !ok {

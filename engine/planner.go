@@ -12,6 +12,7 @@ import (
 	"reconcile/engine/dag"
 	"reconcile/engine/eval"
 	"reconcile/engine/specs"
+	"reconcile/kind"
 
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
@@ -233,7 +234,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	if err != nil {
 		return p.evalErr(err, v.Pos, v.Name)
 	}
-	c := &Change{Addr: v.Name, Type: inv.Function, Kind: KindLookup, Action: Read, Pos: v.Pos, After: args.(map[string]any)}
+	c := &Change{Addr: v.Name, Type: inv.Function, Kind: kind.Lookup, Action: Read, Pos: v.Pos, After: args.(map[string]any)}
 	if prior, ok := p.prior[v.Name]; ok {
 		c.Before = prior.Outputs
 	}
@@ -252,7 +253,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		return p.evalErr(value.RedactionOf(args).Error(err), inv.P, v.Name)
 	}
 	c.After = res
-	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == KindLookup && prior.Type == inv.Function &&
+	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
 		value.CanonicalJSON(value.SealTo(args, prior.Inputs, p.sealer(v.Name))) == value.CanonicalJSON(prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
@@ -323,7 +324,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
-	c := &Change{Addr: r.Name, Type: r.Type, Kind: KindGet, Action: Read, Pos: r.Pos}
+	c := &Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: Read, Pos: r.Pos}
 	if prior, ok := p.prior[r.Name]; ok {
 		c.Before = prior.Outputs
 		c.ID = prior.ID
@@ -364,7 +365,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 			}
 		}
 	}
-	if prior, ok := p.prior[r.Name]; ok && p.opts.Refresh && prior.Kind == KindGet && prior.Type == r.Type && prior.ID == sid {
+	if prior, ok := p.prior[r.Name]; ok && p.opts.Refresh && prior.Kind == kind.Get && prior.Type == r.Type && prior.ID == sid {
 		c.Drift = getDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
 	}
 	c.ID, c.After = sid, live
@@ -415,11 +416,11 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return err
 	}
-	c := &Change{Addr: r.Name, Type: r.Type, Kind: KindResource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace}
+	c := &Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace}
 	prior, hasPrior := p.prior[r.Name]
-	if hasPrior && (prior.Kind != KindResource || prior.Type != r.Type) {
+	if hasPrior && (prior.Kind != kind.Resource || prior.Type != r.Type) {
 		// The name now declares something else: the old object goes.
-		if prior.Kind == KindResource {
+		if prior.Kind == kind.Resource {
 			return p.failDetail(r.TypePos, "rename the new resource, or remove the old one from state with `reconcile state rm`", "resource %q changed type from %s to %s", r.Name, prior.Type, r.Type)
 		}
 		hasPrior = false
@@ -592,7 +593,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 	var gone []state.Record
 	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
 		rec := p.prior[name]
-		if rec.Kind != KindResource || rec.ID == "" && len(rec.Deposed) == 0 {
+		if rec.Kind != kind.Resource || rec.ID == "" && len(rec.Deposed) == 0 {
 			continue
 		}
 		if r, declared := p.spec.Resources[name]; declared && !p.opts.Destroy && r.Get == nil && r.Type == rec.Type {
@@ -605,7 +606,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 	var mu sync.Mutex
 	byName := map[string]*Change{}
 	for _, rec := range order {
-		c := Change{Addr: rec.Name, Type: rec.Type, Kind: KindResource, Action: Delete, Reason: ReasonNotDeclared, ID: rec.ID, Before: eval.Merge(rec.Inputs, rec.Outputs)}
+		c := Change{Addr: rec.Name, Type: rec.Type, Kind: kind.Resource, Action: Delete, Reason: ReasonNotDeclared, ID: rec.ID, Before: eval.Merge(rec.Inputs, rec.Outputs)}
 		if p.opts.Destroy {
 			c.Reason = ReasonDestroy
 		}

@@ -11,41 +11,56 @@ import (
 
 	"reconcile/engine/dag"
 	"reconcile/engine/value"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
 )
 
+// IntentOutcome is what ResolveIntents did with one intent.
+type IntentOutcome int
+
 // Outcomes of an intent resolved by ResolveIntents.
 const (
 	// IntentAdopted: the interrupted create made an object, now recorded
 	// in state (tainted when it did not become usable).
-	IntentAdopted = "adopted"
+	IntentAdopted IntentOutcome = iota + 1
 	// IntentRecorded: the object was already in state (the process died
 	// between recording it and clearing the intent); its record is brought
 	// up to date.
-	IntentRecorded = "recorded"
+	IntentRecorded
 	// IntentCleared: the create made nothing; the next plan creates it.
-	IntentCleared = "cleared"
+	IntentCleared
 	// IntentSuperseded: the node was recorded in state after the create
 	// started, with an object the intent does not name (by the create
 	// itself just before the process died, or by an import since): the
 	// intent is stale.
-	IntentSuperseded = "superseded"
+	IntentSuperseded
 	// IntentKept: it could not be told what the create made; the intent
 	// stays, and no new create of the node is made while it does.
-	IntentKept = "kept"
+	IntentKept
 )
+
+var outcomeNames = [...]string{IntentAdopted: "adopted", IntentRecorded: "recorded", IntentCleared: "cleared", IntentSuperseded: "superseded", IntentKept: "kept"}
+
+// String is the outcome's name in output and history: "adopted",
+// "recorded", "cleared", "superseded" or "kept".
+func (o IntentOutcome) String() string {
+	if o > 0 && int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
 
 // ResolvedIntent is what ResolveIntents did with one intent.
 type ResolvedIntent struct {
 	Name    string
 	Type    string
 	Time    time.Time // when the interrupted create started
-	Outcome string    // one of the Intent* outcomes
-	ID      string    // the object adopted or recorded
-	Tainted string    // set when the object adopted is not usable: why
-	Err     error     // why the intent was kept
+	Outcome IntentOutcome
+	ID      string // the object adopted or recorded
+	Tainted string // set when the object adopted is not usable: why
+	Err     error  // why the intent was kept
 }
 
 // IntentReport lists what ResolveIntents did, sorted by name.
@@ -54,7 +69,7 @@ type IntentReport struct {
 }
 
 // Count returns how many intents had the outcome.
-func (r *IntentReport) Count(outcome string) int {
+func (r *IntentReport) Count(outcome IntentOutcome) int {
 	n := 0
 	for _, in := range r.Intents {
 		if in.Outcome == outcome {
@@ -62,6 +77,14 @@ func (r *IntentReport) Count(outcome string) int {
 		}
 	}
 	return n
+}
+
+// historyCounts is what history records of r.
+func (r *IntentReport) historyCounts() state.Counts {
+	return state.Counts{
+		Adopted: r.Count(IntentAdopted), Recorded: r.Count(IntentRecorded), Cleared: r.Count(IntentCleared),
+		Superseded: r.Count(IntentSuperseded), Kept: r.Count(IntentKept),
+	}
 }
 
 // ResolveOptions control ResolveIntents.
@@ -133,11 +156,7 @@ func ResolveIntents(ctx context.Context, st Store, reg resources.Registry, opts 
 	})
 	sort.Slice(rep.Intents, func(i, j int) bool { return rep.Intents[i].Name < rep.Intents[j].Name })
 	if n := len(rep.Intents) - rep.Count(IntentKept); n > 0 {
-		counts := map[string]int{}
-		for _, r := range rep.Intents {
-			counts[r.Outcome]++
-		}
-		if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "resolve interrupted creates", Counts: counts}); err != nil && writeErr == nil {
+		if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "resolve interrupted creates", Counts: rep.historyCounts()}); err != nil && writeErr == nil {
 			writeErr = fmt.Errorf("record history: %w", err)
 		}
 	}
@@ -166,7 +185,7 @@ func resolveIntent(ctx context.Context, st Store, reg resources.Registry, in sta
 	if err != nil {
 		return keep(err)
 	}
-	clear := func(outcome string) (ResolvedIntent, error) {
+	clear := func(outcome IntentOutcome) (ResolvedIntent, error) {
 		res.Outcome = outcome
 		if err := st.ClearIntent(in.Name); err != nil {
 			return res, fmt.Errorf("write state: %w", err)
@@ -178,7 +197,7 @@ func resolveIntent(ctx context.Context, st Store, reg resources.Registry, in sta
 	// the node's. (The create itself records its object before clearing the
 	// intent; an interrupted one that knew the object's id put it in the
 	// intent.)
-	if hasRec && rec.Kind == KindResource && rec.ID != "" && rec.ID != in.ID && rec.UpdatedAt.After(in.Time) {
+	if hasRec && rec.Kind == kind.Resource && rec.ID != "" && rec.ID != in.ID && rec.UpdatedAt.After(in.Time) {
 		res.ID = rec.ID
 		return clear(IntentSuperseded)
 	}
@@ -250,10 +269,10 @@ func adoptedRecord(s *schemas.Schema, in state.Intent, prior state.Record, hasPr
 		out[k] = v
 	}
 	out["id"] = id
-	rec := state.Record{Name: in.Name, Type: s.Token, Kind: KindResource, ID: id, Inputs: in.Inputs, Outputs: out,
+	rec := state.Record{Name: in.Name, Type: s.Token, Kind: kind.Resource, ID: id, Inputs: in.Inputs, Outputs: out,
 		Dependencies: in.Dependencies, Protect: in.Protect, RetainOnDelete: in.RetainOnDelete,
 		DeleteBeforeReplace: in.DeleteBeforeReplace, Tainted: tainted}
-	if hasPrior && prior.Kind == KindResource {
+	if hasPrior && prior.Kind == kind.Resource {
 		rec.Deposed = append(rec.Deposed, prior.Deposed...)
 		if prior.ID != "" && prior.ID != id && !slices.Contains(rec.Deposed, prior.ID) {
 			rec.Deposed = append(rec.Deposed, prior.ID)

@@ -176,7 +176,7 @@ func (h *harness) intents() []state.Intent {
 func outcomes(rep *engine.IntentReport) string {
 	var parts []string
 	for _, r := range rep.Intents {
-		parts = append(parts, r.Name+":"+r.Outcome)
+		parts = append(parts, r.Name+":"+r.Outcome.String())
 	}
 	return strings.Join(parts, " ")
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"reconcile/engine/value"
+	"reconcile/kind"
 )
 
 // Body lines.
@@ -114,13 +115,13 @@ func driftLines(c *Change) []line {
 // driftHeadlineOf says how c moved away from what was last applied.
 func driftHeadlineOf(c *Change) string {
 	switch {
-	case c.DeletedOutside && c.Kind == KindGet:
+	case c.DeletedOutside && c.Kind == kind.Get:
 		return "no longer exists"
 	case c.DeletedOutside:
 		return "was deleted outside reconcile"
-	case c.Kind == KindLookup:
+	case c.Kind == kind.Lookup:
 		return "returns a new result"
-	case c.Kind == KindGet:
+	case c.Kind == kind.Get:
 		return "changed since it was last read"
 	}
 	return "was changed outside reconcile"

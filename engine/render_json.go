@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"reconcile/engine/value"
+	"reconcile/kind"
 )
 
 // JSONFormatVersion is the version of the document RenderJSON writes,
@@ -40,7 +41,7 @@ type jsonPlan struct {
 type jsonChange struct {
 	Address             string         `json:"address"`
 	Type                string         `json:"type"`
-	Kind                string         `json:"kind"`
+	Kind                kind.Kind      `json:"kind"`
 	Action              string         `json:"action"`
 	ActionReason        string         `json:"action_reason"`
 	Reason              string         `json:"reason"`

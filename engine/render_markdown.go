@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"reconcile/engine/value"
+	"reconcile/kind"
 )
 
 // mdLimit is the size, in bytes, RenderMarkdown keeps its output under.
@@ -83,7 +84,7 @@ func mdDrift(drifted []*Change, limit int) string {
 		what := "changed"
 		if c.DeletedOutside {
 			what = "deleted"
-		} else if c.Kind != KindResource {
+		} else if c.Kind != kind.Resource {
 			what = "new result"
 		}
 		names = append(names, mdCode(c.Addr)+" ("+what+")")

@@ -15,6 +15,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
+	"reconcile/kind"
 )
 
 // obj and list shorten the literals of hand-built plans.
@@ -49,7 +50,7 @@ func renderCases() map[string]*engine.Plan {
 		"replace_create_first": {Changes: []engine.Change{replacePolicy()}},
 		"replace_delete_first": {Changes: []engine.Change{replaceEndpoint()}},
 		"delete_forget":        {Changes: []engine.Change{deleteEndpoint(), forgetEndpoint()}},
-		"reads":                {Changes: []engine.Change{readDirect(), readDeferred(), {Addr: "quiet", Type: endpointType, Kind: engine.KindResource}}},
+		"reads":                {Changes: []engine.Change{readDirect(), readDeferred(), {Addr: "quiet", Type: endpointType, Kind: kind.Resource}}},
 		"import":               {Changes: []engine.Change{importNew(), importWithDiff()}},
 		"no_changes":           noChangesPlan(),
 		"all_actions":          allActionsPlan(),
@@ -66,8 +67,8 @@ func renderCases() map[string]*engine.Plan {
 func driftPlan() *engine.Plan {
 	return &engine.Plan{
 		Changes: []engine.Change{
-			{Addr: "same", Type: endpointType, Kind: engine.KindResource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
-			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read,
+			{Addr: "same", Type: endpointType, Kind: kind.Resource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
+			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Read,
 				Before: obj{"serviceName": "s", "etag": "e1", "policyData": `{"bindings":[{"members":["user:a@x"],"role":"roles/viewer"}]}`},
 				After:  obj{"serviceName": "s", "etag": "e2", "policyData": `{"bindings":[{"members":["user:a@x","user:b@x"],"role":"roles/viewer"}]}`},
 				Drift: []engine.FieldDrift{
@@ -75,7 +76,7 @@ func driftPlan() *engine.Plan {
 					{Path: "policyData", Applied: `{"bindings":[{"members":["user:a@x"],"role":"roles/viewer"}]}`, Live: `{"bindings":[{"members":["user:a@x","user:b@x"],"role":"roles/viewer"}]}`},
 				},
 				DriftDetails: []string{"binding roles/viewer: +user:b@x"}},
-			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.sentiment",
+			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Update, ID: "ocid1.sentiment",
 				Pos:    diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 				Before: obj{"displayName": "renamed-by-hand", "freeformTags": obj{"team": "nlp", "owner": "bob"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
 				After:  obj{"displayName": "sentiment-prod", "freeformTags": obj{"team": "nlp"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
@@ -83,10 +84,10 @@ func driftPlan() *engine.Plan {
 					{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"},
 					{Path: "freeformTags", Applied: obj{"team": "nlp"}, Live: obj{"team": "nlp", "owner": "bob"}},
 				}},
-			{Addr: "keyed", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.keyed",
+			{Addr: "keyed", Type: endpointType, Kind: kind.Resource, Action: engine.Update, ID: "ocid1.keyed",
 				Before: obj{"apiKey": value.Secret{}}, After: obj{"apiKey": value.Secret{Value: secretValue}},
 				Drift: []engine.FieldDrift{{Path: "apiKey", Applied: value.Secret{}, Live: value.Secret{}}}},
-			{Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
+			{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Create,
 				Reason: engine.ReasonDeletedOutside, DeletedOutside: true, DeletedID: "dashboard:abc",
 				After: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": value.Unknown{}}},
 		},
@@ -98,16 +99,16 @@ func refreshOnlyPlan() *engine.Plan {
 	return &engine.Plan{
 		RefreshOnly: true, Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17,
 		Changes: []engine.Change{
-			{Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Refresh, ID: "dashboard:abc",
+			{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Refresh, ID: "dashboard:abc",
 				DeletedOutside: true, DeletedID: "dashboard:abc",
 				Before: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": "dashboard:abc"}},
-			{Addr: "same", Type: endpointType, Kind: engine.KindResource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
-			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Refresh, ID: "ocid1.sentiment",
+			{Addr: "same", Type: endpointType, Kind: kind.Resource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
+			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Refresh, ID: "ocid1.sentiment",
 				Pos:    diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 				Before: obj{"displayName": "sentiment-prod", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
 				After:  obj{"displayName": "renamed-by-hand", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
 				Drift:  []engine.FieldDrift{{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"}}},
-			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Refresh, ID: "services/s",
+			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Refresh, ID: "services/s",
 				Before:       obj{"serviceName": "s", "etag": "e1", "id": "services/s"},
 				After:        obj{"serviceName": "s", "etag": "e2", "id": "services/s"},
 				Drift:        []engine.FieldDrift{{Path: "etag", Applied: "e1", Live: "e2"}},
@@ -118,7 +119,7 @@ func refreshOnlyPlan() *engine.Plan {
 
 func createEndpoint() engine.Change {
 	return engine.Change{
-		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Create,
+		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Create,
 		Pos: diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 		After: obj{
 			"compartmentId":  "ocid1.compartment.oc1..example",
@@ -143,7 +144,7 @@ func createEndpoint() engine.Change {
 
 func createPolicy() engine.Change {
 	return engine.Change{
-		Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Create,
+		Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Create,
 		After: obj{
 			"resourceId": value.Unknown{},
 			"bindings": list{
@@ -156,7 +157,7 @@ func createPolicy() engine.Change {
 
 func updateEndpoint() engine.Change {
 	return engine.Change{
-		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Update,
+		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Update,
 		ID: "ocid1.ailanguageendpoint.oc1.iad.sentiment",
 		Before: obj{
 			"compartmentId":  "ocid1.compartment.oc1..example",
@@ -200,7 +201,7 @@ func updateEndpoint() engine.Change {
 func replacePolicy() engine.Change {
 	bindings := list{obj{"relation": "editor", "principals": list{"role:1"}}}
 	return engine.Change{
-		Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Replace,
+		Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Replace,
 		ID:           "dashboard:abc-def-ghi",
 		Reason:       engine.ReasonCannotUpdate,
 		ReplacePaths: []string{"resourceId"},
@@ -211,7 +212,7 @@ func replacePolicy() engine.Change {
 
 func replaceEndpoint() engine.Change {
 	return engine.Change{
-		Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, Action: engine.Replace,
+		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Replace,
 		ID:                  "ocid1.ailanguageendpoint.oc1.iad.sentiment",
 		Reason:              engine.ReasonReplaceOnChanges,
 		ReplacePaths:        []string{"modelId", "placement"},
@@ -231,7 +232,7 @@ func replaceEndpoint() engine.Change {
 
 func deleteEndpoint() engine.Change {
 	return engine.Change{
-		Addr: "old", Type: endpointType, Kind: engine.KindResource, Action: engine.Delete,
+		Addr: "old", Type: endpointType, Kind: kind.Resource, Action: engine.Delete,
 		ID:     "ocid1.ailanguageendpoint.oc1.iad.old",
 		Reason: engine.ReasonNotDeclared,
 		Before: obj{
@@ -244,7 +245,7 @@ func deleteEndpoint() engine.Change {
 
 func forgetEndpoint() engine.Change {
 	return engine.Change{
-		Addr: "kept", Type: endpointType, Kind: engine.KindResource, Action: engine.Forget,
+		Addr: "kept", Type: endpointType, Kind: kind.Resource, Action: engine.Forget,
 		ID:     "ocid1.ailanguageendpoint.oc1.iad.kept",
 		Before: obj{"displayName": "kept"},
 	}
@@ -252,7 +253,7 @@ func forgetEndpoint() engine.Change {
 
 func readDirect() engine.Change {
 	return engine.Change{
-		Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read,
+		Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Read,
 		After: obj{
 			"serviceName": "orders.endpoints.acme.cloud.goog",
 			"etag":        "BwW1",
@@ -263,7 +264,7 @@ func readDirect() engine.Change {
 
 func readDeferred() engine.Change {
 	return engine.Change{
-		Addr: "consumerPolicy", Type: "gcp:endpoints:getServiceConsumersIamPolicy", Kind: engine.KindLookup,
+		Addr: "consumerPolicy", Type: "gcp:endpoints:getServiceConsumersIamPolicy", Kind: kind.Lookup,
 		Action: engine.Read, Deferred: true,
 		Reason: engine.ReasonReadDeferred,
 		After:  obj{"serviceName": "orders.endpoints.acme.cloud.goog", "consumerId": value.Unknown{}, "etag": value.Unknown{}},
@@ -272,7 +273,7 @@ func readDeferred() engine.Change {
 
 func importNew() engine.Change {
 	return engine.Change{
-		Addr: "legacy", Type: endpointType, Kind: engine.KindResource, Action: engine.Import,
+		Addr: "legacy", Type: endpointType, Kind: kind.Resource, Action: engine.Import,
 		ImportID: "ocid1.ailanguageendpoint.oc1.iad.legacy",
 		After:    obj{"displayName": "legacy", "inferenceUnits": int64(1)},
 	}
@@ -280,7 +281,7 @@ func importNew() engine.Change {
 
 func importWithDiff() engine.Change {
 	return engine.Change{
-		Addr: "adopted", Type: policyType, Kind: engine.KindResource, Action: engine.Import,
+		Addr: "adopted", Type: policyType, Kind: kind.Resource, Action: engine.Import,
 		ImportID: "dashboard:adopted",
 		Reason:   engine.ReasonImportThenUpdate, ReasonFields: []string{"bindings"},
 		Before: obj{"resourceId": "dashboard:adopted", "bindings": list{}},
@@ -292,7 +293,7 @@ func noChangesPlan() *engine.Plan {
 	return &engine.Plan{
 		Lineage: "6f1c2d3e", Serial: 4, SpecHash: "sha256:abc",
 		Changes: []engine.Change{
-			{Addr: "sentiment", Type: endpointType, Kind: engine.KindResource, ID: "ocid1.x", Before: obj{"a": int64(1)}, After: obj{"a": int64(1)}},
+			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, ID: "ocid1.x", Before: obj{"a": int64(1)}, After: obj{"a": int64(1)}},
 		},
 		Outputs: obj{
 			"endpointId": "ocid1.x",
@@ -307,19 +308,19 @@ func allActionsPlan() *engine.Plan {
 	return &engine.Plan{
 		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
 		Changes: []engine.Change{
-			{Addr: "same", Type: endpointType, Kind: engine.KindResource, Before: obj{"a": "b"}, After: obj{"a": "b"}},
-			{Addr: "svcPolicy", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, After: obj{"serviceName": "s", "etag": "e"}},
-			{Addr: "later", Type: iamType, Kind: engine.KindLookup, Action: engine.Read, Deferred: true, After: obj{"serviceName": value.Unknown{}}},
-			{Addr: "new", Type: endpointType, Kind: engine.KindResource, Action: engine.Create, After: obj{"displayName": "new"},
+			{Addr: "same", Type: endpointType, Kind: kind.Resource, Before: obj{"a": "b"}, After: obj{"a": "b"}},
+			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Read, After: obj{"serviceName": "s", "etag": "e"}},
+			{Addr: "later", Type: iamType, Kind: kind.Lookup, Action: engine.Read, Deferred: true, After: obj{"serviceName": value.Unknown{}}},
+			{Addr: "new", Type: endpointType, Kind: kind.Resource, Action: engine.Create, After: obj{"displayName": "new"},
 				Pos: diag.Pos{File: "site.yaml", Line: 3, Col: 3}},
-			{Addr: "changed", Type: endpointType, Kind: engine.KindResource, Action: engine.Update, ID: "ocid1.changed",
+			{Addr: "changed", Type: endpointType, Kind: kind.Resource, Action: engine.Update, ID: "ocid1.changed",
 				Before: obj{"inferenceUnits": int64(1)}, After: obj{"inferenceUnits": int64(2)}},
-			{Addr: "moved", Type: policyType, Kind: engine.KindResource, Action: engine.Replace, ID: "dashboard:a",
+			{Addr: "moved", Type: policyType, Kind: kind.Resource, Action: engine.Replace, ID: "dashboard:a",
 				ReplacePaths: []string{"resourceId"}, Before: obj{"resourceId": "dashboard:a"}, After: obj{"resourceId": "dashboard:b"}},
-			{Addr: "adopted", Type: endpointType, Kind: engine.KindResource, Action: engine.Import, ImportID: "ocid1.adopted",
+			{Addr: "adopted", Type: endpointType, Kind: kind.Resource, Action: engine.Import, ImportID: "ocid1.adopted",
 				After: obj{"displayName": "adopted"}},
-			{Addr: "kept", Type: endpointType, Kind: engine.KindResource, Action: engine.Forget, ID: "ocid1.kept"},
-			{Addr: "gone", Type: endpointType, Kind: engine.KindResource, Action: engine.Delete, ID: "ocid1.gone",
+			{Addr: "kept", Type: endpointType, Kind: kind.Resource, Action: engine.Forget, ID: "ocid1.kept"},
+			{Addr: "gone", Type: endpointType, Kind: kind.Resource, Action: engine.Delete, ID: "ocid1.gone",
 				Before: obj{"displayName": "gone"}},
 		},
 		Outputs: obj{"endpointId": value.Unknown{}, "etag": "e", "apiKey": value.Secret{Value: secretValue}},
@@ -331,7 +332,7 @@ func allActionsPlan() *engine.Plan {
 func escapingPlan() *engine.Plan {
 	return &engine.Plan{
 		Changes: []engine.Change{{
-			Addr: "web|<img src=x onerror=alert(1)>", Type: "x:`y`:Z", Kind: engine.KindResource, Action: engine.Delete,
+			Addr: "web|<img src=x onerror=alert(1)>", Type: "x:`y`:Z", Kind: kind.Resource, Action: engine.Delete,
 			Reason: engine.ReasonTainted, ReasonDetail: "a *bold* [link](https://example.com) & <script>alert(1)</script>\nsecond line \x1b[31mred",
 			Before: obj{
 				"fence":        "```\n</details><script>alert(1)</script>",
@@ -381,7 +382,7 @@ func TestRenderSecretsHidden(t *testing.T) {
 	cases := renderCases()
 	cases["odd shapes"] = &engine.Plan{
 		Changes: []engine.Change{{
-			Addr: "x", Type: endpointType, Kind: engine.KindResource, Action: engine.Update,
+			Addr: "x", Type: endpointType, Kind: kind.Resource, Action: engine.Update,
 			Before: obj{"p": &value.Secret{Value: secretValue}, "n": attrs{"s": value.Secret{Value: secretValue}}},
 			After: obj{
 				"p": attrs{"deep": []attrs{{"s": &value.Secret{Value: secretValue}}}},
@@ -472,7 +473,7 @@ func manyChanges(n, destructiveEvery int) (*engine.Plan, []string) {
 	var destructive []string
 	for i := range n {
 		c := engine.Change{
-			Addr: fmt.Sprintf("endpoint%04d", i), Type: endpointType, Kind: engine.KindResource, Action: engine.Create,
+			Addr: fmt.Sprintf("endpoint%04d", i), Type: endpointType, Kind: kind.Resource, Action: engine.Create,
 			After: obj{"displayName": fmt.Sprintf("endpoint %d", i), "inferenceUnits": int64(i % 7), "tags": obj{"n": int64(i)}},
 		}
 		if i%destructiveEvery == 0 {
@@ -570,7 +571,7 @@ func TestRenderJSONDocExample(t *testing.T) {
 	p := &engine.Plan{
 		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
 		Changes: []engine.Change{{
-			Addr: "dashboardPolicy", Type: policyType, Kind: engine.KindResource, Action: engine.Replace,
+			Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Replace,
 			Reason: engine.ReasonCannotUpdate,
 			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
 			Pos:    diag.Pos{File: "site.yaml", Line: 14, Col: 3},

@@ -123,7 +123,7 @@ func TestApplyCancelInterrupts(t *testing.T) {
 		t.Errorf("%d creates, want 2", n)
 	}
 	hs := h.history()
-	if last := hs[0]; last.Counts["interrupted"] != 1 || last.Counts["not_started"] != 1 {
+	if last := hs[0]; last.Counts.Interrupted != 1 || last.Counts.NotStarted != 1 {
 		t.Errorf("history of the cancelled apply = %+v, want 1 interrupted, 1 not started", last)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"reconcile/kind"
 )
 
 func TestConcurrentPut(t *testing.T) {
@@ -20,7 +22,7 @@ func TestConcurrentPut(t *testing.T) {
 	)
 	for i := range n {
 		wg.Go(func() {
-			puts[i], errs[i] = s.Put(Record{Name: fmt.Sprintf("r%02d", i), Kind: KindResource, Outputs: map[string]any{"i": i}})
+			puts[i], errs[i] = s.Put(Record{Name: fmt.Sprintf("r%02d", i), Kind: kind.Resource, Outputs: map[string]any{"i": i}})
 		})
 	}
 	wg.Wait()
@@ -120,7 +122,7 @@ func BenchmarkPut(b *testing.B) {
 	s := newStore(b)
 	r := Record{
 		Type:    "oci:AiLanguage:Endpoint",
-		Kind:    KindResource,
+		Kind:    kind.Resource,
 		Inputs:  map[string]any{"displayName": "sentiment-prod", "inferenceUnits": 2},
 		Outputs: map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "lifecycleState": "ACTIVE"},
 	}
@@ -149,7 +151,7 @@ func BenchmarkPutParallel(b *testing.B) {
 		mu.Unlock()
 		r := Record{
 			Type:    "oci:AiLanguage:Endpoint",
-			Kind:    KindResource,
+			Kind:    kind.Resource,
 			Inputs:  map[string]any{"displayName": "sentiment-prod", "inferenceUnits": 2},
 			Outputs: map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "lifecycleState": "ACTIVE"},
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"reconcile/kind"
 )
 
 // FuzzStateDecode feeds arbitrary bytes to the readers of what the state
@@ -19,13 +21,13 @@ import (
 func FuzzStateDecode(f *testing.F) {
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	for _, v := range []any{
-		Record{Name: "ep", Type: "oci:AiLanguage:Endpoint", Kind: KindResource, ID: "ocid1.ailanguageendpoint.oc1..x",
+		Record{Name: "ep", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, ID: "ocid1.ailanguageendpoint.oc1..x",
 			Inputs:       map[string]any{"displayName": "ep", "inferenceUnits": int64(2), "freeformTags": map[string]any{"team": "ml"}, "secret": map[string]any{"$secret": "sha256:00"}},
 			Outputs:      map[string]any{"state": "ACTIVE", "ratio": 0.5, "list": []any{int64(1), "two", nil, true}},
 			Dependencies: []string{"a", "b"}, Protect: true, Deposed: []string{"old"}, Tainted: "FAILED", Serial: 7, UpdatedAt: at},
-		Record{Name: "me", Type: "datadog:getCurrentUser", Kind: KindLookup, Serial: 1},
+		Record{Name: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Serial: 1},
 		Intent{Name: "ep", Type: "oci:AiLanguage:Endpoint", Token: "0123456789abcdef", Inputs: map[string]any{"n": int64(1)}, Time: at, Dependencies: []string{"a"}},
-		HistoryEntry{Serial: 3, Time: at, Command: "apply", Counts: map[string]int{"create": 2}},
+		HistoryEntry{Serial: 3, Time: at, Command: "apply", Counts: Counts{Create: 2}},
 	} {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"reconcile/kind"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -23,14 +25,14 @@ func sampleState(t *testing.T) string {
 	t.Helper()
 	path := statePath(t)
 	s := openStore(t, path, Options{Create: true})
-	mustPut(t, s, Record{Name: "ep01", Kind: KindResource, ID: "id-1", Inputs: map[string]any{"displayName": "one"}})
-	mustPut(t, s, Record{Name: "ep02", Kind: KindResource, ID: "id-2"})
-	mustPut(t, s, Record{Name: "ep01", Kind: KindResource, ID: "id-3", Inputs: map[string]any{"displayName": "three"}})
-	mustPut(t, s, Record{Name: "gone", Kind: KindLookup})
+	mustPut(t, s, Record{Name: "ep01", Kind: kind.Resource, ID: "id-1", Inputs: map[string]any{"displayName": "one"}})
+	mustPut(t, s, Record{Name: "ep02", Kind: kind.Resource, ID: "id-2"})
+	mustPut(t, s, Record{Name: "ep01", Kind: kind.Resource, ID: "id-3", Inputs: map[string]any{"displayName": "three"}})
+	mustPut(t, s, Record{Name: "gone", Kind: kind.Lookup})
 	if err := s.Delete("gone"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddHistory(HistoryEntry{Command: "apply", Counts: map[string]int{"create": 3}}); err != nil {
+	if err := s.AddHistory(HistoryEntry{Command: "apply", Counts: Counts{Create: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PutIntent(Intent{Name: "ep01", Type: "oci:AiLanguage:Endpoint", Token: "t1"}); err != nil {

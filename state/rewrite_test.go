@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"reconcile/kind"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -30,10 +32,10 @@ func secretHistory(t *testing.T) (*Store, []Record) {
 	t.Helper()
 	s := newStore(t)
 	put := func(password string) {
-		mustPut(t, s, Record{Name: "db", Kind: KindResource, ID: "id-" + password, Inputs: map[string]any{"password": password, "size": int64(2)}})
+		mustPut(t, s, Record{Name: "db", Kind: kind.Resource, ID: "id-" + password, Inputs: map[string]any{"password": password, "size": int64(2)}})
 	}
 	put("clear-1")
-	mustPut(t, s, Record{Name: "other", Kind: KindResource, Inputs: map[string]any{"password": "clear-other"}})
+	mustPut(t, s, Record{Name: "other", Kind: kind.Resource, Inputs: map[string]any{"password": "clear-other"}})
 	put("clear-3")
 	if err := s.Delete("db"); err != nil {
 		t.Fatal(err)

@@ -9,19 +9,14 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"reconcile/kind"
 )
 
 // FormatVersion is the version of the file layout this package writes. Open
 // refuses a file with a higher version and asks the user to upgrade, and
 // upgrades a file of version 1 in place.
 const FormatVersion = 2
-
-// Kinds of Record.
-const (
-	KindResource = "resource" // a resource reconcile manages
-	KindGet      = "get"      // an existing resource read with get, never changed
-	KindLookup   = "lookup"   // the result of an fn::invoke lookup
-)
 
 // Errors returned by Store methods. Each is returned wrapped with the
 // operation and its subject; test for it with errors.Is.
@@ -61,10 +56,9 @@ var (
 type Record struct {
 	Name string `json:"name"`
 	// Type is the canonical type token, e.g. "oci:AiLanguage:Endpoint".
-	Type string `json:"type"`
-	// Kind is KindResource, KindGet or KindLookup.
-	Kind string `json:"kind"`
-	ID   string `json:"id,omitempty"`
+	Type string    `json:"type"`
+	Kind kind.Kind `json:"kind"`
+	ID   string    `json:"id,omitempty"`
 	// Inputs and Outputs are JSON-shaped and must already be redacted: the
 	// state file must never hold a credential or secret value.
 	Inputs  map[string]any `json:"inputs,omitempty"`
@@ -102,8 +96,7 @@ type HistoryEntry struct {
 	Serial  int64     `json:"serial"`
 	Time    time.Time `json:"time"`
 	Command string    `json:"command"` // e.g. "apply", "destroy", "state rm"
-	// Counts counts outcomes, e.g. {"create":2,"update":1,"failed":1}.
-	Counts map[string]int `json:"counts"`
+	Counts  Counts    `json:"counts"`
 }
 
 // Intent is recorded durably before a create, so that a crash between the

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"reconcile/kind"
+
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -97,7 +99,7 @@ func TestPutGet(t *testing.T) {
 	in := Record{
 		Name:                "sentiment",
 		Type:                "oci:AiLanguage:Endpoint",
-		Kind:                KindResource,
+		Kind:                kind.Resource,
 		ID:                  "ocid1.ailanguageendpoint.oc1.iad.x",
 		Inputs:              map[string]any{"inferenceUnits": int64(2), "displayName": "sentiment-prod"},
 		Outputs:             map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "state": "ACTIVE"},
@@ -158,7 +160,7 @@ func TestValueRoundTrip(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			mustPut(t, s, Record{Name: name, Kind: KindResource, Inputs: map[string]any{"v": tc.put}, Outputs: map[string]any{"v": tc.put}})
+			mustPut(t, s, Record{Name: name, Kind: kind.Resource, Inputs: map[string]any{"v": tc.put}, Outputs: map[string]any{"v": tc.put}})
 			r, _, err := s.Get(name)
 			if err != nil {
 				t.Fatalf("Get(%q) = %v", name, err)
@@ -198,7 +200,7 @@ func TestListSorted(t *testing.T) {
 		t.Fatalf("List() on a new state = %v, %v, want nothing", names(rs), err)
 	}
 	for _, n := range []string{"zeta", "alpha", "Mid", "beta", "alpha2"} {
-		mustPut(t, s, Record{Name: n, Kind: KindResource})
+		mustPut(t, s, Record{Name: n, Kind: kind.Resource})
 	}
 	rs, err := s.List()
 	if err != nil {
@@ -213,8 +215,8 @@ func TestListSorted(t *testing.T) {
 func TestDelete(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	mustPut(t, s, Record{Name: "a", Kind: KindResource})
-	mustPut(t, s, Record{Name: "b", Kind: KindLookup})
+	mustPut(t, s, Record{Name: "a", Kind: kind.Resource})
+	mustPut(t, s, Record{Name: "b", Kind: kind.Lookup})
 	if err := s.Delete("a"); err != nil {
 		t.Fatalf("Delete(%q) = %v", "a", err)
 	}
@@ -242,11 +244,11 @@ func TestDelete(t *testing.T) {
 func TestRename(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	mustPut(t, s, Record{Name: "old", Kind: KindResource, ID: "id-1", Dependencies: []string{"base"}})
-	mustPut(t, s, Record{Name: "base", Kind: KindLookup})
-	mustPut(t, s, Record{Name: "user", Kind: KindResource, Dependencies: []string{"base", "old"}})
-	mustPut(t, s, Record{Name: "both", Kind: KindResource, Dependencies: []string{"old", "new"}})
-	untouched := mustPut(t, s, Record{Name: "other", Kind: KindResource, Dependencies: []string{"base"}})
+	mustPut(t, s, Record{Name: "old", Kind: kind.Resource, ID: "id-1", Dependencies: []string{"base"}})
+	mustPut(t, s, Record{Name: "base", Kind: kind.Lookup})
+	mustPut(t, s, Record{Name: "user", Kind: kind.Resource, Dependencies: []string{"base", "old"}})
+	mustPut(t, s, Record{Name: "both", Kind: kind.Resource, Dependencies: []string{"old", "new"}})
+	untouched := mustPut(t, s, Record{Name: "other", Kind: kind.Resource, Dependencies: []string{"base"}})
 
 	if err := s.Rename("old", "new"); err != nil {
 		t.Fatalf("Rename(%q, %q) = %v", "old", "new", err)
@@ -429,8 +431,8 @@ func TestHistory(t *testing.T) {
 	mustPut(t, s, Record{Name: "a"})
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	adds := []HistoryEntry{
-		{Command: "apply", Counts: map[string]int{"create": 1}},
-		{Command: "apply", Counts: map[string]int{}}, // no changes: same serial
+		{Command: "apply", Counts: Counts{Create: 1}},
+		{Command: "apply", Counts: Counts{}}, // no changes: same serial
 		{Command: "import", Serial: 7, Time: at},
 		{Command: "state rm", Serial: 3},
 	}
@@ -454,7 +456,7 @@ func TestHistory(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("History() = %q, want %q", got, want)
 	}
-	if !hs[0].Time.Before(time.Now().Add(time.Second)) || hs[0].Counts["create"] != 1 {
+	if !hs[0].Time.Before(time.Now().Add(time.Second)) || hs[0].Counts.Create != 1 {
 		t.Errorf("History()[0] = %+v, want the first apply with counts", hs[0])
 	}
 	if !hs[3].Time.Equal(at) {

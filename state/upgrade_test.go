@@ -91,7 +91,7 @@ func TestUpgradeFormat1(t *testing.T) {
 				}
 			}
 			hs, err := s.History()
-			if err != nil || len(hs) != 1 || hs[0].Serial != 4 || hs[0].Command != "apply" || hs[0].Counts["delete"] != 1 {
+			if err != nil || len(hs) != 1 || hs[0].Serial != 4 || hs[0].Command != "apply" || hs[0].Counts.Delete != 1 {
 				t.Errorf("History() after the upgrade = %+v, %v, want the apply at serial 4", hs, err)
 			}
 			ins, err := s.Intents()

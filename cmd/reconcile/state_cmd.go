@@ -143,7 +143,7 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 			}
 			return c.errorf("%v", err)
 		}
-		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state rm " + rest[0], Counts: map[string]int{"forget": 1}})
+		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state rm " + rest[0], Counts: state.Counts{Forget: 1}})
 		fmt.Fprintf(c.stdout, "Removed %s from state. The object itself was not deleted.\n", rest[0])
 	case "mv":
 		if err := st.Rename(rest[0], rest[1]); err != nil {
@@ -155,7 +155,7 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 			}
 			return c.errorf("%v", err)
 		}
-		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state mv " + rest[0] + " " + rest[1], Counts: map[string]int{"move": 1}})
+		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state mv " + rest[0] + " " + rest[1], Counts: state.Counts{Move: 1}})
 		fmt.Fprintf(c.stdout, "Moved %s to %s.\n", rest[0], rest[1])
 	case "history":
 		hs, err := st.History()
@@ -172,10 +172,8 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 		fmt.Fprintln(tw, "SERIAL\tTIME\tCOMMAND\tCOUNTS")
 		for _, h := range hs {
 			var parts []string
-			for _, k := range sortedNames(h.Counts) {
-				if h.Counts[k] > 0 {
-					parts = append(parts, fmt.Sprintf("%s=%d", k, h.Counts[k]))
-				}
+			for k, n := range h.Counts.All() {
+				parts = append(parts, fmt.Sprintf("%s=%d", k, n))
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Serial, h.Time.Format(time.RFC3339), h.Command, strings.Join(parts, " "))
 		}
