@@ -11,8 +11,9 @@
 // block each other but do exclude writers. The lock is bbolt's flock on the
 // database file itself, so the kernel drops it when the holder exits, even
 // when it is killed: a crashed run never leaves a stale lock behind. A writer
-// also writes who holds the lock (pid, host, command, since when) to the
-// path with ".lock" appended and removes it on Close; an Open that gives up
+// also writes who holds the lock (pid, host, command, since when, and the
+// CI job when the environment names one: see NewHolder) to the path with
+// ".lock" appended and removes it on Close; an Open that gives up
 // waiting reads that file to name the holder in a *LockedError. The ".lock"
 // file is information only and a leftover one is simply overwritten.
 //
