@@ -77,6 +77,11 @@
 // guard against accidental and hand damage, not against an attacker, who
 // could recompute them.
 //
+// The encoders and decoders of stored values are exported (EncodeRecord,
+// DecodeRecord and the like) for the other backends of this model, such as
+// package etcdstate: every backend stores the same bytes, with checks that
+// cover the bucket and key a value has in this layout.
+//
 // Open upgrades a format 1 file (the same layout with no checks and no key)
 // in place, in one transaction, the first time it opens it: it first checks
 // that every value decodes, then appends the checks and makes the key. A

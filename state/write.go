@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -337,7 +336,7 @@ func (s *Store) AddHistory(e HistoryEntry) error {
 		if err != nil {
 			return err
 		}
-		key := binary.BigEndian.AppendUint64(u64(uint64(w.Serial)), seq)
+		key := historyKey(w.Serial, seq)
 		return putValue(tx, bucketHistory, key, data)
 	})
 	if err != nil {
