@@ -34,8 +34,25 @@
 //
 // Every write method commits its own bbolt transaction and returns only once
 // it is synced to disk, so an interrupted apply loses at most the step that
-// was running. Put, Delete, PutIntent and ClearIntent may be called from many
-// goroutines at once: concurrent calls are coalesced into shared commits.
+// was running. Put, PutAndClearIntent, Delete, PutIntent and ClearIntent
+// may be called from many goroutines at once: concurrent calls are
+// coalesced into shared commits. PutAndClearIntent stores the record a
+// create made and clears that create's intent in one commit, where Put and
+// ClearIntent would take two.
+//
+// Lost returns a channel that never closes: the kernel holds the lock for
+// as long as the process lives. It is there for callers written for every
+// backend, as is Location, which names the state in messages.
+//
+// # Copying
+//
+// Dump reads the whole state (meta, secret key, records, every version and
+// tombstone, history and intents) as a Snapshot, and Load writes one into a
+// new state, so that a state can be copied to another backend, such as
+// package etcdstate, and back without loss. Load refuses, with ErrNotEmpty,
+// a state that holds anything the snapshot does not, and does nothing to an
+// identical copy. The package statetest holds the contract every backend
+// passes.
 //
 // # Layout
 //
