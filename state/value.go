@@ -203,3 +203,27 @@ func CheckName(name string) error { return checkName(name) }
 func historyKey(serial int64, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(u64(uint64(serial)), seq)
 }
+
+// bucketLock and keyHolder name the lock-holder value of backends that
+// store it beside the state, for its check.
+var (
+	bucketLock = []byte("lock")
+	keyHolder  = []byte("holder")
+)
+
+// EncodeHolder returns the stored form of h, as the holder of a state's
+// lock: its JSON, then its check.
+func EncodeHolder(h Holder) []byte {
+	data, _ := json.Marshal(h) // a Holder always encodes
+	return seal(bucketLock, keyHolder, data)
+}
+
+// DecodeHolder checks and decodes value, a stored lock holder.
+func DecodeHolder(value []byte) (Holder, error) {
+	h, err := readValue(bucketLock, keyHolder, value, func(data []byte) (Holder, error) {
+		var h Holder
+		err := decodeJSON(data, &h)
+		return h, err
+	})
+	return h, corruptData(err)
+}
