@@ -27,9 +27,9 @@ func (s boltStore) ObserveCommits(queued func(n int), commit func(calls int)) {
 	state.SetCommitHooks(s.Store, queued, commit)
 }
 
-// OpenBolt returns a statetest.Opener of bbolt states, one file per test
+// openBolt returns a statetest.Opener of bbolt states, one file per test
 // in its own temporary directory.
-func OpenBolt() statetest.Opener {
+func openBolt() statetest.Opener {
 	var (
 		mu    sync.Mutex
 		paths = map[*testing.T]string{}
@@ -53,10 +53,38 @@ func OpenBolt() statetest.Opener {
 
 func TestContract(t *testing.T) {
 	t.Parallel()
-	statetest.Run(t, OpenBolt())
+	statetest.Run(t, openBolt())
 }
 
 func TestCopyBoltToBolt(t *testing.T) {
 	t.Parallel()
-	statetest.RunCopy(t, OpenBolt(), OpenBolt())
+	statetest.RunCopy(t, openBolt(), openBolt())
+}
+
+// BenchmarkList10k lists 10,000 records from a read-only store.
+func BenchmarkList10k(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "state.db")
+	w, err := state.Open(path, state.Options{Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap, err := w.Dump()
+	if err == nil {
+		err = w.Load(statetest.BenchSnapshot(snap.Meta.Lineage, snap.Key, 10000))
+	}
+	w.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := state.Open(path, state.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		rs, err := s.List()
+		if err != nil || len(rs) != 10000 {
+			b.Fatalf("List() = %d records, %v", len(rs), err)
+		}
+	}
 }

@@ -292,7 +292,7 @@ func Stacks(ctx context.Context, opts Options) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list stacks %s: %w", opts, err)
 	}
-	where := fmt.Sprintf("etcd://%s%s", strings.Join(opts.Endpoints, ","), opts.Prefix)
+	where := fmt.Sprintf("etcd://%s%s", endpoints(opts.Endpoints), opts.Prefix)
 	cli, err := connect(opts)
 	if err != nil {
 		return nil, fmt.Errorf("list stacks %s: %w", where, err)

@@ -328,3 +328,30 @@ func TestNoStateNamesLocation(t *testing.T) {
 		t.Errorf("Open without Create wrote %d keys", resp.Count)
 	}
 }
+
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	o := etcdstate.Options{
+		Endpoints:   []string{"127.0.0.1:1"}, // nothing listens on port 1
+		Prefix:      testPrefix,
+		Stack:       "prod",
+		DialTimeout: 100 * time.Millisecond, RequestTimeout: 100 * time.Millisecond,
+		Password: "pw-never-shown", Username: "u",
+	}
+	o.Create = true
+	_, err := etcdstate.Open(t.Context(), o)
+	if err == nil || !strings.Contains(err.Error(), o.String()) || strings.Contains(err.Error(), o.Password) {
+		t.Errorf("Open of an unreachable cluster = %v, want an error naming %s", err, o)
+	}
+	for name, o := range map[string]etcdstate.Options{
+		"no endpoints":    {Prefix: testPrefix, Stack: "prod"},
+		"relative prefix": {Endpoints: o.Endpoints, Prefix: "reconcile", Stack: "prod"},
+		"slash in stack":  {Endpoints: o.Endpoints, Prefix: testPrefix, Stack: "a/b"},
+		"no stack":        {Endpoints: o.Endpoints, Prefix: testPrefix},
+		"user in URL":     {Endpoints: []string{"u:pw-never-shown@127.0.0.1:1"}, Prefix: testPrefix, Stack: "prod"},
+	} {
+		if _, err := etcdstate.Open(t.Context(), o); err == nil || strings.Contains(err.Error(), "pw-never-shown") {
+			t.Errorf("%s: Open = %v, want an error without credentials", name, err)
+		}
+	}
+}

@@ -69,7 +69,23 @@ type Options struct {
 // String describes o without credentials, e.g.
 // `etcd://10.0.0.1:2379,10.0.0.2:2379/reconcile/acme (stack prod)`.
 func (o Options) String() string {
-	return fmt.Sprintf("etcd://%s%s (stack %s)", strings.Join(o.Endpoints, ","), strings.TrimRight(o.Prefix, "/"), o.Stack)
+	return fmt.Sprintf("etcd://%s%s (stack %s)", endpoints(o.Endpoints), strings.TrimRight(o.Prefix, "/"), o.Stack)
+}
+
+// endpoints joins eps for a message, leaving out any user info one holds
+// by mistake ("user:password@host:port").
+func endpoints(eps []string) string {
+	var b strings.Builder
+	for i, ep := range eps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if at := strings.LastIndexByte(ep, '@'); at >= 0 {
+			ep = ep[at+1:]
+		}
+		b.WriteString(ep)
+	}
+	return b.String()
 }
 
 // GoString is String, so that %#v shows no credentials either.

@@ -95,6 +95,7 @@ func (s *Store) group(build func(b *batch) error) error {
 func (s *Store) runGroup(group []*call) {
 	s.txMu.Lock()
 	defer s.txMu.Unlock()
+	stale := 0
 	for len(group) > 0 {
 		if err := s.prepare(); err != nil {
 			for _, c := range group {
@@ -131,7 +132,8 @@ func (s *Store) runGroup(group []*call) {
 				s.hooks.commit(len(in))
 			}
 			err := s.commit(&b.txn)
-			if errors.Is(err, errStale) {
+			if errors.Is(err, errStale) && stale < 2 {
+				stale++
 				// Build the same calls again over what is stored now.
 				group = append(in, rest...)
 				continue
