@@ -48,7 +48,8 @@
 // which frees the lock at once.
 //
 // Every write is one etcd transaction conditional on the lock key still
-// having the create revision this Store gave it, and, for a write that
+// having the create revision this Store gave it and this Store's lease,
+// and, for a write that
 // changes the serial, on the serial key being as this Store last wrote it.
 // A holder whose lease lapsed (it was paused, or cut off from etcd, for
 // longer than LockTTL) therefore never writes after another runner took

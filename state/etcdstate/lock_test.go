@@ -216,42 +216,54 @@ func TestFencing(t *testing.T) {
 }
 
 // TestFencedWrite checks the transaction's own condition: a holder that
-// has not yet noticed its lease is gone still cannot write.
+// has not noticed that its lock was taken over cannot write.
 func TestFencedWrite(t *testing.T) {
 	t.Parallel()
 	endpoints := etcdtest.Start(t)
 	cli := client(t, endpoints)
-	o := newStack(endpoints)
-	o.Create = true
-	first := mustOpen(t, o)
-	etcdstate.StopBackground(first)
-	// Replace the lock key under the first holder, as a second holder
-	// would after the first's lease expired: the first, paused, has not
-	// seen it when it writes.
-	key := etcdstate.LockKey(first)
-	lease, err := cli.Grant(t.Context(), 3600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := string(state.EncodeHolder(state.Holder{PID: 99, Host: "other"}))
-	if _, err := cli.Delete(t.Context(), key); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Put(t.Context(), key, h, clientv3.WithLease(lease.ID)); err != nil {
-		t.Fatal(err)
-	}
-	_, err = first.Put(state.Record{Name: "a"})
-	if !errors.Is(err, state.ErrLockLost) {
-		t.Fatalf("Put after the lock key was taken over = %v, want ErrLockLost", err)
-	}
-	select {
-	case <-first.Lost():
-	default:
-		t.Errorf("Lost() not closed after a write failed its lock check")
-	}
-	r := o
-	r.ReadOnly = true
-	if m, _ := mustOpen(t, r).Meta(); m.Serial != 0 {
-		t.Errorf("serial after a fenced write = %d, want 0", m.Serial)
+	for name, takeOver := range map[string]func(t *testing.T, key, holder string, lease clientv3.LeaseID){
+		// As a second holder does once the first's lease expired.
+		"deleted, then put again": func(t *testing.T, key, holder string, lease clientv3.LeaseID) {
+			if _, err := cli.Delete(t.Context(), key); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cli.Put(t.Context(), key, holder, clientv3.WithLease(lease)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		// By hand: the create revision stays, the lease changes.
+		"overwritten": func(t *testing.T, key, holder string, lease clientv3.LeaseID) {
+			if _, err := cli.Put(t.Context(), key, holder, clientv3.WithLease(lease)); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o := newStack(endpoints)
+			o.Create = true
+			first := mustOpen(t, o)
+			// Paused: it sees nothing until it writes.
+			etcdstate.StopBackground(first)
+			lease, err := cli.Grant(t.Context(), 3600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			takeOver(t, etcdstate.LockKey(first), string(state.EncodeHolder(state.Holder{PID: 99, Host: "other"})), lease.ID)
+			_, err = first.Put(state.Record{Name: "a"})
+			if !errors.Is(err, state.ErrLockLost) {
+				t.Fatalf("Put after the lock key was taken over = %v, want ErrLockLost", err)
+			}
+			select {
+			case <-first.Lost():
+			default:
+				t.Errorf("Lost() not closed after a write failed its lock check")
+			}
+			r := o
+			r.ReadOnly = true
+			if m, _ := mustOpen(t, r).Meta(); m.Serial != 0 {
+				t.Errorf("serial after a fenced write = %d, want 0", m.Serial)
+			}
+		})
 	}
 }

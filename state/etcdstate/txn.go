@@ -104,7 +104,10 @@ func (s *Store) prepare() error {
 // no longer s's, and errStale if the serial changed under s.
 func (s *Store) commit(t *txn) error {
 	ops := t.ops
-	cmps := append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(s.k.lock()), "=", s.lockRev)}, t.cmps...)
+	cmps := append([]clientv3.Cmp{
+		clientv3.Compare(clientv3.CreateRevision(s.k.lock()), "=", s.lockRev),
+		clientv3.Compare(clientv3.LeaseValue(s.k.lock()), "=", s.lease),
+	}, t.cmps...)
 	marker, markerValue := t.marker, t.markerValue
 	if t.serial != s.serial {
 		v := state.EncodeSerial(t.serial)
@@ -125,14 +128,14 @@ func (s *Store) commit(t *txn) error {
 		if err != nil {
 			if ctx.Err() != nil || !retryable(err) {
 				s.unsure = true
-				return s.errorf("%w", err)
+				return s.errorf("write state %s: %w", s.location, err)
 			}
 			tried = true
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
 				s.unsure = true
-				return s.errorf("%w", err)
+				return s.errorf("write state %s: %w", s.location, err)
 			}
 			backoff = min(2*backoff, time.Second)
 			continue
@@ -143,7 +146,7 @@ func (s *Store) commit(t *txn) error {
 		}
 		// A condition failed: find out which.
 		lock := resp.Responses[0].GetResponseRange().Kvs
-		if len(lock) == 0 || lock[0].CreateRevision != s.lockRev {
+		if len(lock) == 0 || lock[0].CreateRevision != s.lockRev || lock[0].Lease != int64(s.lease) {
 			s.markLost()
 			return state.ErrLockLost
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -468,14 +469,23 @@ func testIntents(t *testing.T, open Opener) {
 
 func testPutAndClearIntent(t *testing.T, open Opener) {
 	s := newStore(t, open)
+	var commits atomic.Int64
+	co, counted := s.(CommitObserver)
+	if counted {
+		co.ObserveCommits(func(int) {}, func(int) { commits.Add(1) })
+	}
 	for _, name := range []string{"ep01", "ep02"} {
 		if err := s.PutIntent(state.Intent{Name: name, Type: "oci:AiLanguage:Endpoint", Token: "t-" + name}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	before := commits.Load()
 	r, err := s.PutAndClearIntent(state.Record{Name: "ep01", Kind: state.KindResource, ID: "id-1"})
 	if err != nil || r.Serial != 1 || r.ID != "id-1" {
 		t.Fatalf("PutAndClearIntent(ep01) = %+v, %v, want the record at serial 1", r, err)
+	}
+	if n := commits.Load() - before; counted && n != 1 {
+		t.Errorf("PutAndClearIntent(ep01) ran %d transactions, want 1", n)
 	}
 	if got, ok, err := s.Get("ep01"); err != nil || !ok || !reflect.DeepEqual(got, r) {
 		t.Errorf("Get(ep01) after PutAndClearIntent = %+v, %v, %v, want %+v", got, ok, err, r)
