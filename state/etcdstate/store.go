@@ -148,11 +148,10 @@ func (s *Store) open(ctx context.Context) error {
 	if s.readOnly {
 		// One consistent snapshot: the revision of a fresh read of the
 		// meta values, checked.
-		m, rev, err := s.readMeta(ctx, 0)
+		_, rev, err := s.readMeta(ctx, 0)
 		if err != nil {
 			return err
 		}
-		_ = m
 		s.rev = rev
 		return nil
 	}
