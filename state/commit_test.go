@@ -166,3 +166,34 @@ func BenchmarkPutParallel(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkPutAndClearIntentParallel(b *testing.B) {
+	s := newStore(b)
+	var (
+		mu sync.Mutex
+		n  int
+	)
+	b.SetParallelism(5) // 10 goroutines on 2 cores, like --parallelism 10
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		mu.Lock()
+		g := n
+		n++
+		mu.Unlock()
+		r := Record{
+			Type:    "oci:AiLanguage:Endpoint",
+			Kind:    KindResource,
+			Inputs:  map[string]any{"displayName": "sentiment-prod", "inferenceUnits": 2},
+			Outputs: map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "lifecycleState": "ACTIVE"},
+		}
+		i := 0
+		for pb.Next() {
+			r.Name = fmt.Sprintf("g%02d-r%03d", g, i%100)
+			i++
+			if _, err := s.PutAndClearIntent(r); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -11,8 +11,9 @@
 // block each other but do exclude writers. The lock is bbolt's flock on the
 // database file itself, so the kernel drops it when the holder exits, even
 // when it is killed: a crashed run never leaves a stale lock behind. A writer
-// also writes who holds the lock (pid, host, command, since when) to the
-// path with ".lock" appended and removes it on Close; an Open that gives up
+// also writes who holds the lock (pid, host, command, since when, and the
+// CI job when the environment names one: see NewHolder) to the path with
+// ".lock" appended and removes it on Close; an Open that gives up
 // waiting reads that file to name the holder in a *LockedError. The ".lock"
 // file is information only and a leftover one is simply overwritten.
 //
@@ -33,8 +34,25 @@
 //
 // Every write method commits its own bbolt transaction and returns only once
 // it is synced to disk, so an interrupted apply loses at most the step that
-// was running. Put, Delete, PutIntent and ClearIntent may be called from many
-// goroutines at once: concurrent calls are coalesced into shared commits.
+// was running. Put, PutAndClearIntent, Delete, PutIntent and ClearIntent
+// may be called from many goroutines at once: concurrent calls are
+// coalesced into shared commits. PutAndClearIntent stores the record a
+// create made and clears that create's intent in one commit, where Put and
+// ClearIntent would take two.
+//
+// Lost returns a channel that never closes: the kernel holds the lock for
+// as long as the process lives. It is there for callers written for every
+// backend, as is Location, which names the state in messages.
+//
+// # Copying
+//
+// Dump reads the whole state (meta, secret key, records, every version and
+// tombstone, history and intents) as a Snapshot, and Load writes one into a
+// new state, so that a state can be copied to another backend, such as
+// package etcdstate, and back without loss. Load refuses, with ErrNotEmpty,
+// a state that holds anything the snapshot does not, and does nothing to an
+// identical copy. The package statetest holds the contract every backend
+// passes.
 //
 // # Layout
 //
@@ -75,6 +93,11 @@
 // mismatch`, and a state found damaged is never written to. The checks
 // guard against accidental and hand damage, not against an attacker, who
 // could recompute them.
+//
+// The encoders and decoders of stored values are exported (EncodeRecord,
+// DecodeRecord and the like) for the other backends of this model, such as
+// package etcdstate: every backend stores the same bytes, with checks that
+// cover the bucket and key a value has in this layout.
 //
 // Open upgrades a format 1 file (the same layout with no checks and no key)
 // in place, in one transaction, the first time it opens it: it first checks

@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -42,11 +41,6 @@ func sampleState(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// historyKey is the key of the history entry with sequence seq at serial.
-func historyKey(serial int64, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(u64(uint64(serial)), seq)
 }
 
 // storedValue names one value of sampleState and how errors name it.

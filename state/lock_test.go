@@ -324,10 +324,42 @@ func TestLockedErrorMessage(t *testing.T) {
 			holder: Holder{PID: 7},
 			want:   `state ".reconcile/state.db" is locked by pid 7; wait for it to finish or pass --lock-timeout`,
 		},
+		"CI job": {
+			holder: Holder{PID: 4242, Host: "runner-3", Command: "reconcile apply", Since: since, Job: "https://github.com/acme/infra/actions/runs/42"},
+			want:   `state ".reconcile/state.db" is locked by pid 4242 on host runner-3 ("reconcile apply") since 2026-11-21T12:00:00Z in CI job https://github.com/acme/infra/actions/runs/42; wait for it to finish or pass --lock-timeout`,
+		},
 	} {
 		err := &LockedError{Path: ".reconcile/state.db", Holder: tc.holder}
 		if got := err.Error(); got != tc.want {
 			t.Errorf("%s: Error() = %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
+func TestCIJob(t *testing.T) {
+	t.Parallel()
+	github := map[string]string{
+		"GITHUB_SERVER_URL": "https://github.com",
+		"GITHUB_REPOSITORY": "acme/infra",
+		"GITHUB_RUN_ID":     "42",
+	}
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"not in CI":       {},
+		"GitHub Actions":  {env: github, want: "https://github.com/acme/infra/actions/runs/42"},
+		"GitHub, no run":  {env: map[string]string{"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/infra"}},
+		"GitLab":          {env: map[string]string{"CI_JOB_URL": "https://gitlab.com/acme/infra/-/jobs/7"}, want: "https://gitlab.com/acme/infra/-/jobs/7"},
+		"Buildkite":       {env: map[string]string{"BUILDKITE_BUILD_URL": "https://buildkite.com/acme/infra/builds/9"}, want: "https://buildkite.com/acme/infra/builds/9"},
+		"CircleCI":        {env: map[string]string{"CIRCLE_BUILD_URL": "https://circleci.com/gh/acme/infra/11"}, want: "https://circleci.com/gh/acme/infra/11"},
+		"Jenkins":         {env: map[string]string{"BUILD_URL": "https://ci.acme.example/job/infra/12/"}, want: "https://ci.acme.example/job/infra/12/"},
+		"password in URL": {env: map[string]string{"BUILD_URL": "https://bot:hunter2@ci.acme.example/job/infra/12/"}, want: "https://ci.acme.example/job/infra/12/"},
+		"not a URL":       {env: map[string]string{"BUILD_URL": "job 12"}},
+	} {
+		getenv := func(k string) string { return tc.env[k] }
+		if got := ciJob(getenv); got != tc.want {
+			t.Errorf("%s: ciJob with %v = %q, want %q", name, tc.env, got, tc.want)
 		}
 	}
 }

@@ -49,6 +49,19 @@ var (
 	// Options.Create is not set. The error wrapping it reads
 	// `state ".reconcile/state.db" does not exist`.
 	ErrNoState = errors.New("state does not exist")
+
+	// ErrLockLost is returned by every write of a store whose lock lapsed
+	// while it was open (an etcd lease that expired while the process was
+	// paused or cut off, or was revoked), after which another process may
+	// have taken the lock and written: the write was not made, and the
+	// caller must stop. The bbolt store never returns it: the kernel holds
+	// its lock until the process exits.
+	ErrLockLost = errors.New("state lock lost: another runner may hold it now; nothing more was written")
+
+	// ErrNotEmpty is returned by Load when the state it would write into
+	// already holds something that is not part of the snapshot: another
+	// state, or a later one of the same lineage.
+	ErrNotEmpty = errors.New("state is not empty")
 )
 
 // Record is one node in state: a managed resource, a resource read with get,
@@ -153,7 +166,19 @@ type Store struct {
 	mu         sync.Mutex // guards queue and committing
 	queue      []*call    // callers of commit waiting for the next commit
 	committing bool       // a caller of commit is committing
+
+	// hooks lets tests watch commits; nil otherwise.
+	hooks *commitHooks
 }
+
+// commitHooks are called, when set, as commit groups calls.
+type commitHooks struct {
+	queued func(n int)     // a caller joined the queue, now n long (called under mu)
+	commit func(calls int) // a transaction of calls calls is about to run
+}
+
+// never is a channel that is never closed.
+var never = make(chan struct{})
 
 // Close removes the lock-holder file, releases the lock and closes the file.
 // Closing a closed Store does nothing.
@@ -180,6 +205,15 @@ func (s *Store) errClosed() error {
 
 // Path returns the path the Store was opened with.
 func (s *Store) Path() string { return s.path }
+
+// Location describes where the state is, for messages: its path. (The etcd
+// store says etcd://host:port/prefix (stack S).)
+func (s *Store) Location() string { return s.path }
+
+// Lost returns a channel closed once the Store's lock is lost. The bbolt
+// store's lock lasts as long as the process, so the channel never closes;
+// it exists so that callers can treat every backend alike.
+func (s *Store) Lost() <-chan struct{} { return never }
 
 // ReadOnly reports whether the Store was opened with Options.ReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }

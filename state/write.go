@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +28,9 @@ func (s *Store) commit(fn func(tx *bolt.Tx) error) error {
 	s.mu.Lock()
 	s.queue = append(s.queue, c)
 	if s.committing {
+		if s.hooks != nil {
+			s.hooks.queued(len(s.queue))
+		}
 		s.mu.Unlock()
 		if err := <-c.done; err != errLead {
 			return err
@@ -72,6 +74,9 @@ func (s *Store) runGroup(group []*call) {
 	var failed []*call
 	for len(group) > 0 {
 		bad := -1
+		if s.hooks != nil {
+			s.hooks.commit(len(group))
+		}
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			for i, c := range group {
 				if err := safeCall(c.fn, tx); err != nil {
@@ -92,6 +97,9 @@ func (s *Store) runGroup(group []*call) {
 		break
 	}
 	for _, c := range failed {
+		if s.hooks != nil {
+			s.hooks.commit(1)
+		}
 		c.done <- s.db.Update(func(tx *bolt.Tx) error { return safeCall(c.fn, tx) })
 	}
 }
@@ -159,16 +167,25 @@ func now() time.Time { return time.Now().UTC() }
 // the version at that serial. Put is safe to call from many goroutines at
 // once. The caller must have redacted every secret in r.
 func (s *Store) Put(r Record) (Record, error) {
+	out, err := s.put(r, false)
+	if err != nil {
+		return Record{}, fmt.Errorf("put %q: %w", r.Name, err)
+	}
+	return out, nil
+}
+
+// put is Put, and PutAndClearIntent if clearIntent is set.
+func (s *Store) put(r Record, clearIntent bool) (Record, error) {
 	if s.readOnly {
-		return Record{}, fmt.Errorf("put %q: %w", r.Name, ErrReadOnly)
+		return Record{}, ErrReadOnly
 	}
 	if err := checkName(r.Name); err != nil {
-		return Record{}, fmt.Errorf("put %q: %w", r.Name, err)
+		return Record{}, err
 	}
 	// Catch values JSON cannot encode before entering a batch, where an
 	// error costs every other caller a retry.
 	if _, err := json.Marshal(struct{ In, Out map[string]any }{r.Inputs, r.Outputs}); err != nil {
-		return Record{}, fmt.Errorf("put %q: encode: %w", r.Name, err)
+		return Record{}, fmt.Errorf("encode: %w", err)
 	}
 	var out Record
 	err := s.commit(func(tx *bolt.Tx) error {
@@ -181,11 +198,25 @@ func (s *Store) Put(r Record) (Record, error) {
 		if err := putVersion(tx, w); err != nil {
 			return err
 		}
+		if clearIntent {
+			if err := tx.Bucket(bucketIntents).Delete([]byte(r.Name)); err != nil {
+				return err
+			}
+		}
 		out = w
 		return nil
 	})
+	return out, err
+}
+
+// PutAndClearIntent stores r as Put does and removes the intent named
+// r.Name, if any, in the same transaction: one sync for what would take
+// two. It is what an apply calls once a create it recorded an intent for
+// has succeeded. It is safe to call from many goroutines at once.
+func (s *Store) PutAndClearIntent(r Record) (Record, error) {
+	out, err := s.put(r, true)
 	if err != nil {
-		return Record{}, fmt.Errorf("put %q: %w", r.Name, err)
+		return Record{}, fmt.Errorf("put %q and clear its intent: %w", r.Name, err)
 	}
 	return out, nil
 }
@@ -337,7 +368,7 @@ func (s *Store) AddHistory(e HistoryEntry) error {
 		if err != nil {
 			return err
 		}
-		key := binary.BigEndian.AppendUint64(u64(uint64(w.Serial)), seq)
+		key := historyKey(w.Serial, seq)
 		return putValue(tx, bucketHistory, key, data)
 	})
 	if err != nil {
