@@ -182,7 +182,7 @@ func BenchmarkPutAndClearIntentParallel(b *testing.B) {
 		mu.Unlock()
 		r := Record{
 			Type:    "oci:AiLanguage:Endpoint",
-			Kind:    KindResource,
+			Kind:    kind.Resource,
 			Inputs:  map[string]any{"displayName": "sentiment-prod", "inferenceUnits": 2},
 			Outputs: map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "lifecycleState": "ACTIVE"},
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"reconcile/kind"
 )
 
 // TestEncodeMatchesFile checks that the exported encoders produce the very
@@ -59,10 +61,10 @@ func TestEncodeMatchesFile(t *testing.T) {
 func TestDecodeValues(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	r := Record{Name: "ep01", Kind: KindResource, Serial: 3, UpdatedAt: at, Inputs: map[string]any{"n": int64(2)}}
+	r := Record{Name: "ep01", Kind: kind.Resource, Serial: 3, UpdatedAt: at, Inputs: map[string]any{"n": int64(2)}}
 	rec, _ := EncodeRecord(r)
 	ver, _ := EncodeVersion(r)
-	h := HistoryEntry{Serial: 3, Time: at, Command: "apply", Counts: map[string]int{"create": 1}}
+	h := HistoryEntry{Serial: 3, Time: at, Command: "apply", Counts: Counts{Create: 1}}
 	hist, _ := EncodeHistory(h, 7)
 	in := Intent{Name: "ep01", Token: "t", Time: at}
 	intent, _ := EncodeIntent(in)

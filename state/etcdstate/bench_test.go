@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"reconcile/kind"
 	"reconcile/state"
 	"reconcile/state/etcdstate"
 	"reconcile/state/etcdstate/etcdtest"
@@ -66,7 +67,7 @@ func benchParallel(b *testing.B, write func(s *etcdstate.Store, r state.Record) 
 		mu.Unlock()
 		r := state.Record{
 			Type:    "oci:AiLanguage:Endpoint",
-			Kind:    state.KindResource,
+			Kind:    kind.Resource,
 			Inputs:  map[string]any{"displayName": "sentiment-prod", "inferenceUnits": 2},
 			Outputs: map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "lifecycleState": "ACTIVE"},
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"reconcile/kind"
 	"reconcile/state"
 )
 
@@ -17,7 +18,7 @@ func BenchSnapshot(lineage string, key []byte, n int) state.Snapshot {
 		r := state.Record{
 			Name:    fmt.Sprintf("ep%05d", i),
 			Type:    "oci:AiLanguage:Endpoint",
-			Kind:    state.KindResource,
+			Kind:    kind.Resource,
 			ID:      fmt.Sprintf("ocid1.ailanguageendpoint.oc1.iad.%05d", i),
 			Inputs:  map[string]any{"displayName": "sentiment-prod", "inferenceUnits": int64(2)},
 			Outputs: map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "lifecycleState": "ACTIVE"},

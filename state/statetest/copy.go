@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"reconcile/kind"
 	"reconcile/state"
 )
 
@@ -21,26 +22,26 @@ func Fill(t *testing.T, s Store) {
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	steps := []func() error{
 		func() error {
-			_, err := s.Put(state.Record{Name: "ep01", Type: "oci:AiLanguage:Endpoint", Kind: state.KindResource, ID: "id-1", Inputs: map[string]any{"displayName": "one", "units": 2, "ratio": 0.5}})
+			_, err := s.Put(state.Record{Name: "ep01", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, ID: "id-1", Inputs: map[string]any{"displayName": "one", "units": 2, "ratio": 0.5}})
 			return err
 		},
 		func() error {
-			_, err := s.Put(state.Record{Name: "ep02", Kind: state.KindGet, ID: "id-2", Dependencies: []string{"ep01"}})
+			_, err := s.Put(state.Record{Name: "ep02", Kind: kind.Get, ID: "id-2", Dependencies: []string{"ep01"}})
 			return err
 		},
 		func() error {
-			_, err := s.Put(state.Record{Name: "ep01", Kind: state.KindResource, ID: "id-3", Outputs: map[string]any{"list": []any{"a", int64(1)}}, Deposed: []string{"id-1"}})
+			_, err := s.Put(state.Record{Name: "ep01", Kind: kind.Resource, ID: "id-3", Outputs: map[string]any{"list": []any{"a", int64(1)}}, Deposed: []string{"id-1"}})
 			return err
 		},
-		func() error { _, err := s.Put(state.Record{Name: "gone", Kind: state.KindLookup}); return err },
+		func() error { _, err := s.Put(state.Record{Name: "gone", Kind: kind.Lookup}); return err },
 		func() error { return s.Delete("gone") },
 		func() error {
-			return s.AddHistory(state.HistoryEntry{Command: "apply", Counts: map[string]int{"create": 3}})
+			return s.AddHistory(state.HistoryEntry{Command: "apply", Counts: state.Counts{Create: 3}})
 		},
 		func() error { return s.AddHistory(state.HistoryEntry{Command: "plan", Time: at}) },
 		func() error { return s.Rename("ep02", "ep03") },
 		func() error {
-			_, err := s.Put(state.Record{Name: "db", Kind: state.KindResource, Inputs: map[string]any{"password": "clear"}, Tainted: "create failed"})
+			_, err := s.Put(state.Record{Name: "db", Kind: kind.Resource, Inputs: map[string]any{"password": "clear"}, Tainted: "create failed"})
 			return err
 		},
 		func() error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"reconcile/kind"
 	"reconcile/state"
 )
 
@@ -95,7 +96,7 @@ func testPutGet(t *testing.T, open Opener) {
 	in := state.Record{
 		Name:                "sentiment",
 		Type:                "oci:AiLanguage:Endpoint",
-		Kind:                state.KindResource,
+		Kind:                kind.Resource,
 		ID:                  "ocid1.ailanguageendpoint.oc1.iad.x",
 		Inputs:              map[string]any{"inferenceUnits": int64(2), "displayName": "sentiment-prod"},
 		Outputs:             map[string]any{"id": "ocid1.ailanguageendpoint.oc1.iad.x", "state": "ACTIVE"},
@@ -193,7 +194,7 @@ func testListSorted(t *testing.T, open Opener) {
 		t.Fatalf("List() on a new state = %q, %v, want nothing", names(rs), err)
 	}
 	for _, n := range []string{"zeta", "alpha", "Mid", "beta", "alpha2", "a/b", "a\x01"} {
-		mustPut(t, s, state.Record{Name: n, Kind: state.KindResource})
+		mustPut(t, s, state.Record{Name: n, Kind: kind.Resource})
 	}
 	rs, err := s.List()
 	if err != nil {
@@ -207,8 +208,8 @@ func testListSorted(t *testing.T, open Opener) {
 
 func testDelete(t *testing.T, open Opener) {
 	s := newStore(t, open)
-	mustPut(t, s, state.Record{Name: "a", Kind: state.KindResource})
-	mustPut(t, s, state.Record{Name: "b", Kind: state.KindLookup})
+	mustPut(t, s, state.Record{Name: "a", Kind: kind.Resource})
+	mustPut(t, s, state.Record{Name: "b", Kind: kind.Lookup})
 	if err := s.Delete("a"); err != nil {
 		t.Fatalf("Delete(%q) = %v", "a", err)
 	}
@@ -232,11 +233,11 @@ func testDelete(t *testing.T, open Opener) {
 
 func testRename(t *testing.T, open Opener) {
 	s := newStore(t, open)
-	mustPut(t, s, state.Record{Name: "old", Kind: state.KindResource, ID: "id-1", Dependencies: []string{"base"}})
-	mustPut(t, s, state.Record{Name: "base", Kind: state.KindLookup})
-	mustPut(t, s, state.Record{Name: "user", Kind: state.KindResource, Dependencies: []string{"base", "old"}})
-	mustPut(t, s, state.Record{Name: "both", Kind: state.KindResource, Dependencies: []string{"old", "new"}})
-	untouched := mustPut(t, s, state.Record{Name: "other", Kind: state.KindResource, Dependencies: []string{"base"}})
+	mustPut(t, s, state.Record{Name: "old", Kind: kind.Resource, ID: "id-1", Dependencies: []string{"base"}})
+	mustPut(t, s, state.Record{Name: "base", Kind: kind.Lookup})
+	mustPut(t, s, state.Record{Name: "user", Kind: kind.Resource, Dependencies: []string{"base", "old"}})
+	mustPut(t, s, state.Record{Name: "both", Kind: kind.Resource, Dependencies: []string{"old", "new"}})
+	untouched := mustPut(t, s, state.Record{Name: "other", Kind: kind.Resource, Dependencies: []string{"base"}})
 
 	if err := s.Rename("old", "new"); err != nil {
 		t.Fatalf("Rename(%q, %q) = %v", "old", "new", err)
@@ -402,8 +403,8 @@ func testHistory(t *testing.T, open Opener) {
 	mustPut(t, s, state.Record{Name: "a"})
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	for _, e := range []state.HistoryEntry{
-		{Command: "apply", Counts: map[string]int{"create": 1}},
-		{Command: "apply", Counts: map[string]int{}}, // no changes: same serial
+		{Command: "apply", Counts: state.Counts{Create: 1}},
+		{Command: "apply", Counts: state.Counts{}}, // no changes: same serial
 		{Command: "import", Serial: 7, Time: at},
 		{Command: "state rm", Serial: 3},
 	} {
@@ -425,7 +426,7 @@ func testHistory(t *testing.T, open Opener) {
 	if want := []string{"1 apply", "1 apply", "3 state rm", "7 import"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("History() = %q, want %q", got, want)
 	}
-	if len(hs) == 4 && (hs[0].Counts["create"] != 1 || !hs[3].Time.Equal(at)) {
+	if len(hs) == 4 && (hs[0].Counts.Create != 1 || !hs[3].Time.Equal(at)) {
 		t.Errorf("History() = %+v, want the counts and times given", hs)
 	}
 }
@@ -480,7 +481,7 @@ func testPutAndClearIntent(t *testing.T, open Opener) {
 		}
 	}
 	before := commits.Load()
-	r, err := s.PutAndClearIntent(state.Record{Name: "ep01", Kind: state.KindResource, ID: "id-1"})
+	r, err := s.PutAndClearIntent(state.Record{Name: "ep01", Kind: kind.Resource, ID: "id-1"})
 	if err != nil || r.Serial != 1 || r.ID != "id-1" {
 		t.Fatalf("PutAndClearIntent(ep01) = %+v, %v, want the record at serial 1", r, err)
 	}
@@ -508,7 +509,7 @@ func testPutAndClearIntent(t *testing.T, open Opener) {
 func testRewriteVersions(t *testing.T, open Opener) {
 	s := newStore(t, open)
 	put := func(password string) {
-		mustPut(t, s, state.Record{Name: "db", Kind: state.KindResource, ID: "id-" + password, Inputs: map[string]any{"password": password}})
+		mustPut(t, s, state.Record{Name: "db", Kind: kind.Resource, ID: "id-" + password, Inputs: map[string]any{"password": password}})
 	}
 	put("clear-1")
 	mustPut(t, s, state.Record{Name: "other", Inputs: map[string]any{"password": "clear-other"}})
