@@ -122,7 +122,7 @@ const deletePrefix = "\x00delete:"
 
 type applier struct {
 	spec    *specs.Spec
-	st      Store
+	st      state.Backend
 	reg     resources.Registry
 	opts    ApplyOptions
 	changes map[string]*Change
@@ -173,7 +173,7 @@ func (a *applier) emit(e Event) {
 // written after every operation. A failed node stops only its dependents.
 // The returned error is for problems that prevent applying at all; failures
 // of single nodes are in the result.
-func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st Store, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st state.Backend, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -193,7 +193,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st Store, reg reso
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
-		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, redact: map[string]*value.Redaction{}, sc: stopControlFrom(ctx)}
+		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, redact: map[string]*value.Redaction{}, sc: StopControlOf(ctx)}
 	for _, r := range records {
 		a.prior[r.Name] = r
 	}
@@ -562,6 +562,11 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	// Nothing fences a change in the cloud: it starts only while the
+	// state's lock is surely held.
+	if err := a.st.Held(); err != nil {
+		return "", fmt.Errorf("not started: %w", err)
 	}
 	start := time.Now()
 	// The object a create makes has no id yet: c.ID, for a replacement, is

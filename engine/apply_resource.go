@@ -89,7 +89,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 			return a.fail(r.Name, r.Pos, fmt.Errorf("update %s %q: %w", r.Type, prior.ID, err))
 		}
 		rec.Deposed = prior.Deposed
-		if err := a.record(r, rec, prior.ID, desired, got, Update); err != nil {
+		if err := a.record(r, rec, prior.ID, desired, got, Update, false); err != nil {
 			return err
 		}
 		return a.deleteDeposed(ctx, r, c, d, timeout("delete"))
@@ -112,7 +112,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 				return a.fail(r.Name, r.Pos, fmt.Errorf("update imported %s %q: %w", r.Type, c.ImportID, err))
 			}
 		}
-		return a.record(r, rec, c.ImportID, desired, got, -1)
+		return a.record(r, rec, c.ImportID, desired, got, -1, false)
 
 	case Replace:
 		if c.DeleteBeforeReplace || opts.DeleteBeforeReplace {
@@ -272,6 +272,11 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *Change, d re
 // the outcome is known.
 func (a *applier) finishCreate(ctx context.Context, r *specs.Resource, rec state.Record, token string, sealed, desired map[string]any, id string, got resources.Attrs, err error) error {
 	interrupted := err != nil && ctx.Err() != nil
+	if err != nil && id == "" && errors.Is(err, state.ErrLockLost) {
+		// Not started: its intent stays, and the run that holds the lock
+		// now finds it made nothing.
+		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w", r.Type, err))
+	}
 	if err != nil && id == "" {
 		// What the create made is the driver's verdict: a refusal made
 		// nothing; anything else leaves it open.
@@ -304,7 +309,9 @@ func (a *applier) finishCreate(ctx context.Context, r *specs.Resource, rec state
 	if err != nil {
 		act = -1 // failed, tainted or not known: counted as failed only
 	}
-	if e := a.record(r, rec, id, desired, got, act); e != nil {
+	// The record and the intent's end are one write when the outcome is
+	// known.
+	if e := a.record(r, rec, id, desired, got, act, !unknown); e != nil {
 		return e
 	}
 	if unknown {
@@ -313,7 +320,6 @@ func (a *applier) finishCreate(ctx context.Context, r *specs.Resource, rec state
 		_ = a.st.PutIntent(intent)
 		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (the object %q is recorded in state; the next apply checks how its create ended)", r.Type, err, id))
 	}
-	_ = a.st.ClearIntent(r.Name)
 	if unusable {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w (the object %q stays in state and is replaced on the next apply)", r.Type, err, id))
 	}
@@ -353,7 +359,7 @@ func (a *applier) update(ctx context.Context, c *Change, d resources.Driver, id 
 
 // record writes the resource's new state and publishes its value. act is
 // counted unless negative.
-func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired map[string]any, got resources.Attrs, act Action) error {
+func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired map[string]any, got resources.Attrs, act Action, clearIntent bool) error {
 	attrs := map[string]any(resources.CanonAttrs(got))
 	if attrs == nil {
 		attrs = map[string]any{}
@@ -363,7 +369,11 @@ func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired
 	rec.ID = id
 	rec.Inputs = value.Seal(desired, a.sealer(r.Name)).(map[string]any)
 	rec.Outputs = eval.Outputs(sealAt(attrs, desired, a.sealer(r.Name)), desired)
-	if _, err := a.st.Put(rec); err != nil {
+	put := a.st.Put
+	if clearIntent {
+		put = a.st.PutAndClearIntent
+	}
+	if _, err := put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
 	if err := a.sealPast(rec); err != nil {

@@ -72,7 +72,7 @@ func (r *DriftReport) HasDrift() bool { return len(r.Items) > 0 }
 // after the driver's normalisation; output-only fields, map entries the
 // cloud adds by itself (resources.VendorKeys) and fields named by
 // ignoreChanges in spec (which may be nil) are left out.
-func Drift(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, parallelism int) (*DriftReport, error) {
+func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*DriftReport, error) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)

@@ -27,7 +27,7 @@ import (
 // ignoreChanges (ignored fields are not drift) and for positions only: a
 // refresh-only plan never creates, updates or deletes anything in the
 // cloud. A node that cannot be read is an error diagnostic.
-func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
@@ -112,7 +112,7 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 // nothing else. It makes no cloud call. Each node is written in its own
 // state transaction; a node whose record changed since the plan was made
 // fails and is left as it is. The history records opts.Command.
-func ApplyRefreshOnly(ctx context.Context, plan *Plan, st Store, opts ApplyOptions) (*ApplyResult, error) {
+func ApplyRefreshOnly(ctx context.Context, plan *Plan, st state.Backend, opts ApplyOptions) (*ApplyResult, error) {
 	if !plan.RefreshOnly {
 		return nil, errors.New("not a refresh-only plan")
 	}
@@ -152,7 +152,7 @@ func ApplyRefreshOnly(ctx context.Context, plan *Plan, st Store, opts ApplyOptio
 }
 
 // refreshState writes one Refresh change into state.
-func refreshState(st Store, c *Change, key []byte) error {
+func refreshState(st state.Backend, c *Change, key []byte) error {
 	rec, ok, err := st.Get(c.Addr)
 	if err != nil {
 		return fmt.Errorf("read state: %w", err)

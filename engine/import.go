@@ -24,7 +24,7 @@ import (
 // name, as a managed resource whose applied inputs are its live inputs, less
 // empty ones and the map entries the cloud adds by itself
 // (resources.VendorKeys). It refuses a name already in state.
-func ImportResource(ctx context.Context, st Store, reg resources.Registry, name, typ, id string) (state.Record, error) {
+func ImportResource(ctx context.Context, st state.Backend, reg resources.Registry, name, typ, id string) (state.Record, error) {
 	s, ok := schemas.Lookup(typ)
 	if !ok {
 		return state.Record{}, fmt.Errorf("unknown type %q%s", typ, diag.DidYouMean(typ, schemas.Names()))

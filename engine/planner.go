@@ -97,7 +97,7 @@ func (p *planner) set(name string, r *nodeResult) {
 //
 // A plan interrupted by the end of ctx (a signal) returns one error
 // diagnostic saying so, not one per node that the interruption reached.
-func MakePlan(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func MakePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -114,7 +114,7 @@ func MakePlan(ctx context.Context, spec *specs.Spec, st Store, reg resources.Reg
 	return plan, diags
 }
 
-func makePlan(ctx context.Context, spec *specs.Spec, st Store, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}

@@ -118,7 +118,7 @@ type ResolveOptions struct {
 //
 // Apply, destroy and import run it before anything else; plans and drift,
 // which only read state, report the intents left (see PendingIntents).
-func ResolveIntents(ctx context.Context, st Store, reg resources.Registry, opts ResolveOptions) (*IntentReport, error) {
+func ResolveIntents(ctx context.Context, st state.Backend, reg resources.Registry, opts ResolveOptions) (*IntentReport, error) {
 	rep := &IntentReport{}
 	ins, err := st.Intents()
 	if err != nil {
@@ -165,7 +165,7 @@ func ResolveIntents(ctx context.Context, st Store, reg resources.Registry, opts 
 
 // PendingIntents returns the creates an earlier run left unresolved, for a
 // command that only reads state to report them.
-func PendingIntents(st Store) ([]state.Intent, error) {
+func PendingIntents(st state.Backend) ([]state.Intent, error) {
 	ins, err := st.Intents()
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
@@ -175,7 +175,7 @@ func PendingIntents(st Store) ([]state.Intent, error) {
 
 // resolveIntent resolves one intent. The error is a failure to write
 // state; the lookup's own failure is in the result.
-func resolveIntent(ctx context.Context, st Store, reg resources.Registry, in state.Intent, opts ResolveOptions) (ResolvedIntent, error) {
+func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry, in state.Intent, opts ResolveOptions) (ResolvedIntent, error) {
 	res := ResolvedIntent{Name: in.Name, Type: in.Type, Time: in.Time}
 	keep := func(err error) (ResolvedIntent, error) {
 		res.Outcome, res.Err = IntentKept, err
@@ -216,7 +216,7 @@ func resolveIntent(ctx context.Context, st Store, reg resources.Registry, in sta
 	want, hidden := recoverInputs(in.Inputs)
 	req := resources.RecoverRequest{Token: in.Token, Want: want, Hidden: hidden, Time: in.Time}
 	c := &Change{Addr: in.Name, Type: in.Type}
-	a := &applier{opts: ApplyOptions{Observer: opts.Observer, ProgressInterval: opts.ProgressInterval}}
+	a := &applier{st: st, opts: ApplyOptions{Observer: opts.Observer, ProgressInterval: opts.ProgressInterval}}
 	var got resources.Attrs
 	id, err := a.operation(resources.WithIdempotencyToken(ctx, in.Token), c, Create, 0, func(ctx context.Context) (string, error) {
 		id, g, err := rv.Recover(ctx, req)

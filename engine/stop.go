@@ -59,7 +59,8 @@ func WithStopControl(ctx context.Context, s *StopControl) context.Context {
 	return context.WithValue(ctx, stopKey{}, s)
 }
 
-func stopControlFrom(ctx context.Context) *StopControl {
+// StopControlOf returns the StopControl ctx carries, or nil.
+func StopControlOf(ctx context.Context) *StopControl {
 	s, _ := ctx.Value(stopKey{}).(*StopControl)
 	return s
 }
@@ -68,7 +69,7 @@ func stopControlFrom(ctx context.Context) *StopControl {
 // StopControl (the signal's name), or "" when none was, or ctx carries
 // none.
 func StopReason(ctx context.Context) string {
-	if s := stopControlFrom(ctx); s != nil {
+	if s := StopControlOf(ctx); s != nil {
 		return s.Reason()
 	}
 	return ""

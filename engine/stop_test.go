@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -169,4 +170,74 @@ type retryingDriver struct{ *fakeCloud }
 func (d retryingDriver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
 	resources.ReportRetry(ctx, resources.RetryInfo{Method: "POST", Path: "/20221001/endpoints", Cause: "503 Service Unavailable", Attempt: 2, Wait: 10 * time.Millisecond})
 	return d.fakeCloud.Create(ctx, want)
+}
+
+// lapsingStore is a state whose lock lapses when told to, as an etcd
+// store's does once its lease expired while the process was stopped.
+type lapsingStore struct {
+	*state.Store
+	lapsed chan struct{}
+}
+
+func (s *lapsingStore) Held() error {
+	select {
+	case <-s.lapsed:
+		return state.ErrLockLost
+	default:
+		return nil
+	}
+}
+
+// TestApplyStartsNothingOnceLockLost: once the state's lock may have
+// lapsed, apply starts no change in the cloud (which no state write could
+// fence): the create running goes on to its end, the next one is not
+// started and fails naming the lost lock, its intent stays for the run that
+// holds the lock now, and nothing after it starts.
+func TestApplyStartsNothingOnceLockLost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := newTokenCloud(true)
+	c.block, c.started = make(chan struct{}), make(chan string, 10)
+	h.useCloud(c)
+	bolt, err := state.Open(h.path, state.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &lapsingStore{Store: bolt, lapsed: make(chan struct{})}
+	spec := h.load(resourcesOf(endpoint("a", "a"), endpoint("b", "b", "description: ${a.id}"), endpoint("c", "c", "description: ${b.id}")))
+	p, diags := engine.MakePlan(t.Context(), spec, st, h.reg, engine.PlanOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	done := make(chan *engine.ApplyResult, 1)
+	go func() {
+		res, err := engine.Apply(t.Context(), p, spec, st, h.reg, engine.ApplyOptions{Command: "apply"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	if got := <-c.started; got != "a" {
+		t.Fatalf("first create = %s, want a", got)
+	}
+	close(st.lapsed)
+	close(c.block)
+	res := <-done
+	ins, err := bolt.Intents()
+	bolt.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.createCount(); n != 1 {
+		t.Errorf("%d creates reached the cloud, want 1: none after the lock lapsed", n)
+	}
+	if len(res.Failed) != 1 || res.Failed[0].Addr != "b" || !errors.Is(res.Failed[0].Err, state.ErrLockLost) {
+		t.Errorf("failed = %v, want b failing with the lost lock", res.Failed)
+	}
+	if !reflect.DeepEqual(res.Skipped, []string{"c"}) {
+		t.Errorf("skipped = %v, want [c]", res.Skipped)
+	}
+	if len(ins) != 1 || ins[0].Name != "b" {
+		t.Errorf("intents = %+v, want b's, for the run that holds the lock now", ins)
+	}
 }

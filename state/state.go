@@ -215,6 +215,10 @@ func (s *Store) Location() string { return s.path }
 // it exists so that callers can treat every backend alike.
 func (s *Store) Lost() <-chan struct{} { return never }
 
+// Held returns nil: the kernel holds a local file's lock until the process
+// ends, so it cannot be lost while the Store is open.
+func (s *Store) Held() error { return nil }
+
 // ReadOnly reports whether the Store was opened with Options.ReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }
 

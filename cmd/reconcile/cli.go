@@ -124,6 +124,8 @@ type cmdOpts struct {
 	listen, data   string
 	seed           string
 	progressPeriod time.Duration
+	to             string
+	allStacks      bool
 }
 
 func commands() []*command {
@@ -189,7 +191,7 @@ func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
 	fs.StringVar(&c.g.statePath, "state", defaultStatePath, "where state lives: a file path, or etcd://HOST:PORT[,HOST:PORT...]/PREFIX (also RECONCILE_STATE, or backend: url: in Pulumi.yaml)")
 	fs.StringVar(&c.g.stack, "stack", defaultStack, "the stack to work on; its config comes from Pulumi.<stack>.yaml (also RECONCILE_STACK)")
 	fs.DurationVar(&c.g.lockTimeout, "lock-timeout", 0, "how long to wait for another process holding the state (e.g. 30s)")
-	fs.DurationVar(&c.g.lockTTL, "lock-ttl", 15*time.Second, "on etcd: how long a lock outlives its holder's last sign of life")
+	fs.DurationVar(&c.g.lockTTL, "lock-ttl", 15*time.Second, "on etcd: how long a lock outlives its holder's last sign of life (at least 2s); a run stalled longer loses the lock and stops")
 	fs.StringVar(&c.g.output, "output", "text", "output format: text, json or markdown")
 	fs.Var(c.g.config, "config", "set a config value, KEY=VALUE (repeatable)")
 	fs.BoolVar(&c.g.noColor, "no-color", false, "never colour the output (also NO_COLOR)")
@@ -246,6 +248,14 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 	}
 	if c.g.parallelism < 1 && c.set["parallelism"] {
 		fmt.Fprintf(c.stderr, "reconcile %s: --parallelism must be at least 1, got %d\n", cmd.name, c.g.parallelism)
+		return exitError
+	}
+	if c.g.lockTTL < 2*time.Second {
+		fmt.Fprintf(c.stderr, "reconcile %s: --lock-ttl must be at least 2s (etcd's shortest lease), got %s\n", cmd.name, c.g.lockTTL)
+		return exitError
+	}
+	if c.g.lockTimeout < 0 {
+		fmt.Fprintf(c.stderr, "reconcile %s: --lock-timeout must not be negative, got %s\n", cmd.name, c.g.lockTimeout)
 		return exitError
 	}
 	switch c.g.output {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	bolt "go.etcd.io/bbolt"
 	"os"
 	"regexp"
 	"sort"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 

@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"reconcile/engine/diag"
 	"reconcile/engine/specs"
 	"reconcile/project"
+	"reconcile/state"
+	"reconcile/state/etcdstate"
 )
 
 // defaultStatePath is the state file of the default stack when neither
@@ -265,4 +268,32 @@ func passphrase() (string, error) {
 		return strings.TrimSpace(string(b)), nil
 	}
 	return "", nil
+}
+
+// etcdOptions are the options to open stack's state on the etcd backend.
+// Credentials come from etcdctl's environment: ETCDCTL_USER ("name" or
+// "name:password") and ETCDCTL_PASSWORD; ETCDCTL_CERT, ETCDCTL_KEY and
+// ETCDCTL_CACERT for TLS.
+func (b backend) etcdOptions(stack string, so state.Options, lockTTL time.Duration) (etcdstate.Options, error) {
+	opts := etcdstate.Options{
+		Endpoints: b.etcd.endpoints, Prefix: b.etcd.prefix, Stack: stack,
+		CertFile: os.Getenv("ETCDCTL_CERT"), KeyFile: os.Getenv("ETCDCTL_KEY"), CAFile: os.Getenv("ETCDCTL_CACERT"),
+		Options: so, LockTTL: lockTTL,
+	}
+	if (opts.CertFile == "") != (opts.KeyFile == "") {
+		return opts, errors.New("ETCDCTL_CERT and ETCDCTL_KEY go together: set both for a client certificate, or neither")
+	}
+	if user := os.Getenv("ETCDCTL_USER"); user != "" {
+		name, pass, hasPass := strings.Cut(user, ":")
+		if p, ok := os.LookupEnv("ETCDCTL_PASSWORD"); ok {
+			if hasPass {
+				return opts, errors.New("ETCDCTL_USER holds a password and ETCDCTL_PASSWORD is set too: set the password in one of them")
+			}
+			pass = p
+		}
+		opts.Username, opts.Password = name, pass
+	} else if os.Getenv("ETCDCTL_PASSWORD") != "" {
+		return opts, errors.New("ETCDCTL_PASSWORD is set without ETCDCTL_USER: set the user name too")
+	}
+	return opts, nil
 }

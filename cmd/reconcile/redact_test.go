@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reconcile/engine/value"
 	"strconv"
 	"strings"
 	"testing"
+
+	"reconcile/engine/value"
 )
 
 // redactTo returns a redactor of secrets writing to b, as a command with

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"slices"
+
+	"reconcile/state"
+	"reconcile/state/etcdstate"
 )
 
 var stackCmd = &command{
@@ -68,7 +71,11 @@ func (c *cli) stacks() ([]string, error) {
 		return nil, err
 	}
 	if ws.backend.etcd != nil {
-		return nil, fmt.Errorf("state on etcd is not available in this build")
+		opts, err := ws.backend.etcdOptions(ws.stack, state.Options{ReadOnly: true}, c.g.lockTTL)
+		if err != nil {
+			return nil, err
+		}
+		return etcdstate.Stacks(c.ctx, opts)
 	}
 	return ws.backend.localStacks()
 }

@@ -13,172 +13,214 @@ import (
 )
 
 var stateCmd = &command{
-	name: "state", args: "list | show NAME [--serial N] | rm NAME | mv OLD NEW | history",
-	summary: "Inspect and edit the state file.",
+	name: "state", args: "list | show NAME [--serial N] | rm NAME | mv OLD NEW | history | migrate --to URL [--all-stacks]",
+	summary: "Inspect, edit and move the state.",
 	detail: `list      every node in state with its type, kind and id
 show NAME one node's inputs, outputs and dependencies (--serial N: as it stood at serial N)
 rm NAME   forget a node without deleting it from the cloud (and an interrupted
           create of it that the next apply could not resolve)
 mv OLD NEW rename a node, e.g. after renaming it in the specs, so it is not replaced
 history   every apply's serial, time, command and counts
+migrate   copy the stack's state, whole (lineage, serial, history, versions,
+          interrupted creates), to the same stack on another backend:
+          --to etcd://HOST:PORT/PREFIX, or a file path. --all-stacks copies
+          every stack. The target stack must not exist yet, or be an identical
+          copy (a migrate can be run again); the source is left as it was.
 
-rm and mv take the state lock like apply does.`,
+rm, mv and migrate take the state lock like apply does.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.Int64Var(&o.serial, "serial", 0, "with show: the serial to show the node at")
+		fs.StringVar(&o.to, "to", "", "with migrate: the backend to copy the state to (a path, file://PATH or etcd://HOST:PORT/PREFIX)")
+		fs.BoolVar(&o.allStacks, "all-stacks", false, "with migrate: copy every stack of the backend, not only the current one")
 	},
 	run: runState,
 }
 
+// stateSub is one subcommand of state: how many arguments it takes,
+// whether it writes (and so takes the lock), and what it does with the
+// open state.
+type stateSub struct {
+	args   int
+	writes bool
+	run    func(c *cli, o *cmdOpts, st store, args []string) int
+}
+
+var stateSubs = map[string]stateSub{
+	"list":    {0, false, stateList},
+	"show":    {1, false, stateShow},
+	"rm":      {1, true, stateRm},
+	"mv":      {2, true, stateMv},
+	"history": {0, false, stateHistory},
+	"migrate": {0, true, stateMigrate},
+}
+
 func runState(c *cli, o *cmdOpts, args []string) int {
 	if len(args) == 0 {
-		return c.errorf("state needs a subcommand: list, show NAME, rm NAME, mv OLD NEW or history")
+		return c.errorf("state needs a subcommand: list, show NAME, rm NAME, mv OLD NEW, history or migrate --to URL")
 	}
-	sub, rest := args[0], args[1:]
-	want := map[string]int{"list": 0, "show": 1, "rm": 1, "mv": 2, "history": 0}
-	n, ok := want[sub]
+	name, rest := args[0], args[1:]
+	sub, ok := stateSubs[name]
 	if !ok {
-		return c.errorf("unknown state subcommand %q%s; use list, show, rm, mv or history", sub, didYouMean(sub, sortedNames(want)))
+		return c.errorf("unknown state subcommand %q%s; use list, show, rm, mv, history or migrate", name, didYouMean(name, sortedNames(stateSubs)))
 	}
-	if len(rest) != n {
-		return c.errorf("state %s takes %d argument(s), got %d", sub, n, len(rest))
+	if len(rest) != sub.args {
+		return c.errorf("state %s takes %d argument(s), got %d", name, sub.args, len(rest))
 	}
-	readOnly := sub != "rm" && sub != "mv"
-	c.cmd = "state " + sub
-	st, err := c.openState(readOnly, false)
+	c.cmd = "state " + name
+	if name == "migrate" {
+		return stateMigrate(c, o, nil, nil)
+	}
+	st, err := c.openState(!sub.writes, false)
 	if err != nil {
 		return c.errorf("%v", err)
 	}
 	defer st.Close()
-	switch sub {
-	case "list":
-		recs, err := st.List()
-		if err != nil {
-			return c.errorf("%v", err)
+	return sub.run(c, o, st, rest)
+}
+
+func stateList(c *cli, _ *cmdOpts, st store, _ []string) int {
+	recs, err := st.List()
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	if c.g.output == "json" {
+		out := []map[string]any{} // [] rather than null when empty
+		for _, r := range recs {
+			out = append(out, map[string]any{"name": r.Name, "type": r.Type, "kind": r.Kind, "id": r.ID, "tainted": r.Tainted != "", "protect": r.Protect})
 		}
-		if c.g.output == "json" {
-			out := []map[string]any{} // [] rather than null when empty
-			for _, r := range recs {
-				out = append(out, map[string]any{"name": r.Name, "type": r.Type, "kind": r.Kind, "id": r.ID, "tainted": r.Tainted != "", "protect": r.Protect})
-			}
-			return c.writeJSON(out)
+		return c.writeJSON(out)
+	}
+	if len(recs) == 0 {
+		fmt.Fprintf(c.stdout, "The state at %s is empty.\n", c.ws.backend.describe(c.ws.stack))
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTYPE\tKIND\tID")
+	for _, r := range recs {
+		id := r.ID
+		if r.Tainted != "" {
+			id += " (tainted)"
 		}
-		if len(recs) == 0 {
-			fmt.Fprintf(c.stdout, "The state at %s is empty.\n", c.ws.backend.describe(c.ws.stack))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Kind, id)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func stateShow(c *cli, o *cmdOpts, st store, args []string) int {
+	name := args[0]
+	var rec state.Record
+	var found bool
+	var err error
+	atSerial := c.set["serial"]
+	if atSerial {
+		meta, merr := st.Meta()
+		if merr != nil {
+			return c.errorf("%v", merr)
+		}
+		if o.serial < 0 || o.serial > meta.Serial {
+			return c.errorf("the state at %s has serials 0 to %d, not %d; 'reconcile state history' lists them", c.ws.backend.describe(c.ws.stack), meta.Serial, o.serial)
+		}
+		rec, found, err = st.Version(name, o.serial)
+	} else {
+		rec, found, err = st.Get(name)
+	}
+	switch {
+	case err != nil:
+		return c.errorf("%v", err)
+	case !found && atSerial:
+		return c.errorf("%q was not in state at serial %d; 'reconcile state history' lists the serials", name, o.serial)
+	case !found:
+		return c.errorf("no node named %q in state%s; run 'reconcile state list'", name, c.suggestRecord(st, name))
+	}
+	if c.g.output == "json" {
+		deps := rec.Dependencies
+		if deps == nil {
+			deps = []string{} // [] rather than null
+		}
+		return c.writeJSON(map[string]any{"name": rec.Name, "type": rec.Type, "kind": rec.Kind, "id": rec.ID,
+			"inputs": engine.JSONValue(rec.Inputs), "outputs": engine.JSONValue(rec.Outputs), "dependencies": deps,
+			"protect": rec.Protect, "tainted": rec.Tainted, "serial": rec.Serial, "updatedAt": rec.UpdatedAt})
+	}
+	w := c.stdout
+	fmt.Fprintf(w, "# %s (%s, %s)\nid = %q\n", rec.Name, rec.Type, rec.Kind, rec.ID)
+	if rec.Protect {
+		fmt.Fprintln(w, "protect = true")
+	}
+	if rec.Tainted != "" {
+		fmt.Fprintf(w, "tainted = %q\n", rec.Tainted)
+	}
+	if len(rec.Deposed) > 0 {
+		fmt.Fprintf(w, "deposed = %q (replaced objects not yet deleted)\n", rec.Deposed)
+	}
+	printAttrs(c, "inputs", rec.Inputs)
+	printAttrs(c, "outputs", rec.Outputs)
+	if len(rec.Dependencies) > 0 {
+		fmt.Fprintf(w, "dependencies = %s\n", strings.Join(rec.Dependencies, ", "))
+	}
+	fmt.Fprintf(w, "serial = %d, updated %s\n", rec.Serial, rec.UpdatedAt.Format(time.RFC3339))
+	return exitOK
+}
+
+func stateRm(c *cli, _ *cmdOpts, st store, args []string) int {
+	name := args[0]
+	// An interrupted create of the node is forgotten with it.
+	hadIntent, err := forgetIntent(st, name)
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	if err := st.Delete(name); err != nil {
+		if errors.Is(err, state.ErrNoRecord) && hadIntent {
+			fmt.Fprintf(c.stdout, "Forgot the interrupted create of %s. Whatever it made, if anything, was not deleted.\n", name)
 			return exitOK
 		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTYPE\tKIND\tID")
-		for _, r := range recs {
-			id := r.ID
-			if r.Tainted != "" {
-				id += " (tainted)"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Kind, id)
+		if errors.Is(err, state.ErrNoRecord) {
+			return c.errorf("no node named %q in state%s; nothing was removed", name, c.suggestRecord(st, name))
 		}
-		tw.Flush()
-	case "show":
-		var rec state.Record
-		var found bool
-		atSerial := c.set["serial"]
-		if atSerial {
-			meta, merr := st.Meta()
-			if merr != nil {
-				return c.errorf("%v", merr)
-			}
-			if o.serial < 0 || o.serial > meta.Serial {
-				return c.errorf("the state at %s has serials 0 to %d, not %d; 'reconcile state history' lists them", c.ws.backend.describe(c.ws.stack), meta.Serial, o.serial)
-			}
-			rec, found, err = st.Version(rest[0], o.serial)
-		} else {
-			rec, found, err = st.Get(rest[0])
-		}
-		if err != nil {
-			return c.errorf("%v", err)
-		}
-		if !found && atSerial {
-			return c.errorf("%q was not in state at serial %d; 'reconcile state history' lists the serials", rest[0], o.serial)
-		}
-		if !found {
-			return c.errorf("no node named %q in state%s; run 'reconcile state list'", rest[0], c.suggestRecord(st, rest[0]))
-		}
-		if c.g.output == "json" {
-			deps := rec.Dependencies
-			if deps == nil {
-				deps = []string{} // [] rather than null
-			}
-			return c.writeJSON(map[string]any{"name": rec.Name, "type": rec.Type, "kind": rec.Kind, "id": rec.ID,
-				"inputs": engine.JSONValue(rec.Inputs), "outputs": engine.JSONValue(rec.Outputs), "dependencies": deps,
-				"protect": rec.Protect, "tainted": rec.Tainted, "serial": rec.Serial, "updatedAt": rec.UpdatedAt})
-		}
-		w := c.stdout
-		fmt.Fprintf(w, "# %s (%s, %s)\nid = %q\n", rec.Name, rec.Type, rec.Kind, rec.ID)
-		if rec.Protect {
-			fmt.Fprintln(w, "protect = true")
-		}
-		if rec.Tainted != "" {
-			fmt.Fprintf(w, "tainted = %q\n", rec.Tainted)
-		}
-		if len(rec.Deposed) > 0 {
-			fmt.Fprintf(w, "deposed = %q (replaced objects not yet deleted)\n", rec.Deposed)
-		}
-		printAttrs(c, "inputs", rec.Inputs)
-		printAttrs(c, "outputs", rec.Outputs)
-		if len(rec.Dependencies) > 0 {
-			fmt.Fprintf(w, "dependencies = %s\n", strings.Join(rec.Dependencies, ", "))
-		}
-		fmt.Fprintf(w, "serial = %d, updated %s\n", rec.Serial, rec.UpdatedAt.Format(time.RFC3339))
-	case "rm":
-		// An interrupted create of the node is forgotten with it.
-		hadIntent, err := forgetIntent(st, rest[0])
-		if err != nil {
-			return c.errorf("%v", err)
-		}
-		if err := st.Delete(rest[0]); err != nil {
-			if errors.Is(err, state.ErrNoRecord) && hadIntent {
-				fmt.Fprintf(c.stdout, "Forgot the interrupted create of %s. Whatever it made, if anything, was not deleted.\n", rest[0])
-				return exitOK
-			}
-			if errors.Is(err, state.ErrNoRecord) {
-				return c.errorf("no node named %q in state%s; nothing was removed", rest[0], c.suggestRecord(st, rest[0]))
-			}
-			return c.errorf("%v", err)
-		}
-		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state rm " + rest[0], Counts: state.Counts{Forget: 1}})
-		fmt.Fprintf(c.stdout, "Removed %s from state. The object itself was not deleted.\n", rest[0])
-	case "mv":
-		if err := st.Rename(rest[0], rest[1]); err != nil {
-			switch {
-			case errors.Is(err, state.ErrNoRecord):
-				return c.errorf("no node named %q in state%s", rest[0], c.suggestRecord(st, rest[0]))
-			case errors.Is(err, state.ErrExists):
-				return c.errorf("%q is already in state; remove it first or choose another name", rest[1])
-			}
-			return c.errorf("%v", err)
-		}
-		_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state mv " + rest[0] + " " + rest[1], Counts: state.Counts{Move: 1}})
-		fmt.Fprintf(c.stdout, "Moved %s to %s.\n", rest[0], rest[1])
-	case "history":
-		hs, err := st.History()
-		if err != nil {
-			return c.errorf("%v", err)
-		}
-		if c.g.output == "json" {
-			if hs == nil {
-				hs = []state.HistoryEntry{} // [] rather than null when empty
-			}
-			return c.writeJSON(hs)
-		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SERIAL\tTIME\tCOMMAND\tCOUNTS")
-		for _, h := range hs {
-			var parts []string
-			for k, n := range h.Counts.All() {
-				parts = append(parts, fmt.Sprintf("%s=%d", k, n))
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Serial, h.Time.Format(time.RFC3339), h.Command, strings.Join(parts, " "))
-		}
-		tw.Flush()
+		return c.errorf("%v", err)
 	}
+	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state rm " + name, Counts: state.Counts{Forget: 1}})
+	fmt.Fprintf(c.stdout, "Removed %s from state. The object itself was not deleted.\n", name)
+	return exitOK
+}
+
+func stateMv(c *cli, _ *cmdOpts, st store, args []string) int {
+	from, to := args[0], args[1]
+	if err := st.Rename(from, to); err != nil {
+		switch {
+		case errors.Is(err, state.ErrNoRecord):
+			return c.errorf("no node named %q in state%s", from, c.suggestRecord(st, from))
+		case errors.Is(err, state.ErrExists):
+			return c.errorf("%q is already in state; remove it first or choose another name", to)
+		}
+		return c.errorf("%v", err)
+	}
+	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state mv " + from + " " + to, Counts: state.Counts{Move: 1}})
+	fmt.Fprintf(c.stdout, "Moved %s to %s.\n", from, to)
+	return exitOK
+}
+
+func stateHistory(c *cli, _ *cmdOpts, st store, _ []string) int {
+	hs, err := st.History()
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	if c.g.output == "json" {
+		if hs == nil {
+			hs = []state.HistoryEntry{} // [] rather than null when empty
+		}
+		return c.writeJSON(hs)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERIAL\tTIME\tCOMMAND\tCOUNTS")
+	for _, h := range hs {
+		var parts []string
+		for k, n := range h.Counts.All() {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, n))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Serial, h.Time.Format(time.RFC3339), h.Command, strings.Join(parts, " "))
+	}
+	tw.Flush()
 	return exitOK
 }
 

@@ -21,12 +21,14 @@ func (s *Store) takeLock(ctx context.Context) error {
 	deadline := time.Now().Add(max(s.opts.LockTimeout, 0))
 	ttl := int64(math.Ceil(s.opts.LockTTL.Seconds()))
 	gctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	asked := time.Now()
 	lease, err := s.cli.Grant(gctx, ttl)
 	cancel()
 	if err != nil {
 		return s.errorf("lock state %s: grant lease: %w", s.location, err)
 	}
 	s.lease = lease.ID
+	s.renewed(asked, lease.TTL)
 	bgCtx, stop := context.WithCancel(context.Background())
 	s.stopBg = stop
 	keepAlive, err := s.cli.KeepAlive(bgCtx, lease.ID)
@@ -37,9 +39,16 @@ func (s *Store) takeLock(ctx context.Context) error {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		for range keepAlive {
-			// Each answer extends the lease; the channel closes when
-			// the lease is gone, or when Close stops it.
+		// Each answer extends the lease from when the server took the
+		// request, which is not known here: it is later than the answer
+		// before (the client asks again only after an answer), so the
+		// lease runs at least TTL from then. The channel closes when the
+		// lease is gone, or when Close stops it.
+		since := asked
+		for resp := range keepAlive {
+			now := time.Now()
+			s.renewed(since, resp.TTL)
+			since = now
 		}
 		if bgCtx.Err() == nil {
 			s.markLost()

@@ -267,3 +267,46 @@ func TestFencedWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldAfterPause: a writer that stops renewing its lease (a process
+// stopped with SIGSTOP) knows, on waking, that its lock may be gone, before
+// it changes anything in the cloud.
+func TestHeldAfterPause(t *testing.T) {
+	t.Parallel()
+	endpoints := etcdtest.Start(t)
+	cli := client(t, endpoints)
+	o := newStack(endpoints)
+	o.Create = true
+	o.LockTTL = 2 * time.Second
+	s := mustOpen(t, o)
+	if err := s.Held(); err != nil {
+		t.Fatalf("Held() of a fresh writer = %v, want nil", err)
+	}
+	key := etcdstate.LockKey(s)
+	got, err := cli.Get(t.Context(), key)
+	if err != nil || len(got.Kvs) != 1 {
+		t.Fatalf("read the lock key: %v, %d keys", err, len(got.Kvs))
+	}
+	watch := cli.Watch(t.Context(), key, clientv3.WithRev(got.Kvs[0].ModRevision+1), clientv3.WithFilterPut())
+	etcdstate.StopBackground(s)
+	// The server deletes the lock key when the lease expires; by then the
+	// lease's earliest end, as the writer reckons it, has passed.
+	for resp := range watch {
+		if len(resp.Events) > 0 {
+			break
+		}
+	}
+	if err := s.Held(); !errors.Is(err, state.ErrLockLost) {
+		t.Fatalf("Held() after the lease expired = %v, want ErrLockLost", err)
+	}
+	select {
+	case <-s.Lost():
+	default:
+		t.Errorf("Lost() not closed once Held() found the lease lapsed")
+	}
+	r := o
+	r.ReadOnly = true
+	if err := mustOpen(t, r).Held(); err != nil {
+		t.Errorf("Held() of a reader = %v, want nil", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -18,6 +19,8 @@ import (
 
 // pageSize is the number of keys one range request of a listing reads.
 const pageSize = 1000
+
+var _ state.Backend = (*Store)(nil)
 
 // Store is an open state on etcd. Its methods are safe for concurrent use.
 // A writer holds the stack's lock until Close.
@@ -36,6 +39,12 @@ type Store struct {
 	lockRev  int64 // create revision of the lock key this Store put
 	lost     chan struct{}
 	lostOnce sync.Once
+	// leaseEnd is the earliest the lease can expire unless renewed. It
+	// holds a monotonic clock
+	// reading, which goes on while the process is stopped, so a process
+	// that wakes from a long stop sees it passed.
+	leaseMu  sync.Mutex
+	leaseEnd time.Time
 	stopBg   context.CancelFunc // stops the keep-alive and the lock watch
 	bg       sync.WaitGroup
 
@@ -352,6 +361,37 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 // caller should stop at once. For a read-only Store, which holds no lock,
 // the channel never closes.
 func (s *Store) Lost() <-chan struct{} { return s.lost }
+
+// Held returns nil while this writer's lock is surely still its own, and
+// an error wrapping state.ErrLockLost once the lock is lost or its lease
+// may have lapsed: the last renewal is older than the lease's TTL, which is
+// what a process sees on waking from a stop (SIGSTOP, a frozen VM) that
+// outlasted it. Callers check it right before a change in the cloud that
+// no state write could fence, such as a create. A read-only Store returns
+// nil.
+func (s *Store) Held() error {
+	if s.readOnly {
+		return nil
+	}
+	if s.isLost() {
+		return fmt.Errorf("state %s: %w", s.location, state.ErrLockLost)
+	}
+	s.leaseMu.Lock()
+	end := s.leaseEnd
+	s.leaseMu.Unlock()
+	if !time.Now().Before(end) {
+		s.markLost()
+		return fmt.Errorf("state %s: %w (its lease of %s was last renewed too long ago)", s.location, state.ErrLockLost, s.opts.LockTTL)
+	}
+	return nil
+}
+
+// renewed records that the lease runs at least ttl seconds from at.
+func (s *Store) renewed(at time.Time, ttl int64) {
+	s.leaseMu.Lock()
+	s.leaseEnd = at.Add(time.Duration(ttl) * time.Second)
+	s.leaseMu.Unlock()
+}
 
 // isLost reports whether Lost is closed.
 func (s *Store) isLost() bool {

@@ -135,6 +135,9 @@ func testPutGet(t *testing.T, open Opener) {
 		t.Errorf("Lost() of a healthy store is closed")
 	default:
 	}
+	if err := s.Held(); err != nil {
+		t.Errorf("Held() of a healthy store = %v, want nil", err)
+	}
 }
 
 func testValueRoundTrip(t *testing.T, open Opener) {

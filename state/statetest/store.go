@@ -13,6 +13,7 @@ type Store interface {
 	Location() string
 	ReadOnly() bool
 	Lost() <-chan struct{}
+	Held() error
 
 	Meta() (state.Meta, error)
 	SecretKey() ([]byte, error)

@@ -1,40 +1,50 @@
-package engine
+package state
 
-import "reconcile/state"
-
-// Store is the state the engine reads and writes: a local bbolt file
-// (state.Store) or a stack on etcd (etcdstate.Store), with one model and
-// one set of guarantees. Every write is durable when it returns, and
+// Backend is a state as the engine reads and writes it: a local bbolt file
+// (Store) or a stack on etcd (etcdstate.Store), with one model and one set
+// of guarantees. Every write is durable when it returns, and
 // concurrent writes may be coalesced. Errors wrap the sentinels of package
 // state (ErrNoRecord, ErrReadOnly, ErrCorrupt, ...).
-type Store interface {
+type Backend interface {
 	// Meta returns the lineage, serial and format of the state.
-	Meta() (state.Meta, error)
+	Meta() (Meta, error)
 	// SecretKey returns the state's key for digests of secrets and for
 	// signing plan files. It never changes for the life of the state.
 	SecretKey() ([]byte, error)
 	// List returns every record, sorted by name.
-	List() ([]state.Record, error)
+	List() ([]Record, error)
 	// Get returns the record named name, and whether there is one.
-	Get(name string) (state.Record, bool, error)
+	Get(name string) (Record, bool, error)
 	// Put stores r as the current version of its record, bumping the
 	// serial, and returns it with its serial and time set.
-	Put(r state.Record) (state.Record, error)
+	Put(r Record) (Record, error)
+	// PutAndClearIntent stores r as Put does and removes the intent named
+	// r.Name, if any, in the same write.
+	PutAndClearIntent(r Record) (Record, error)
 	// Delete removes the record name, keeping a tombstone version.
 	Delete(name string) error
 	// Intents returns the intents recorded before creates, sorted by name.
-	Intents() ([]state.Intent, error)
+	Intents() ([]Intent, error)
 	// PutIntent records an intent before a create.
-	PutIntent(in state.Intent) error
+	PutIntent(in Intent) error
 	// ClearIntent removes the intent name; nothing to clear is no error.
 	ClearIntent(name string) error
 	// AddHistory appends an entry to the history of applies.
-	AddHistory(e state.HistoryEntry) error
+	AddHistory(e HistoryEntry) error
 	// RewriteVersions rewrites the current record of name and every
 	// version kept of it, in one change, without bumping the serial.
-	RewriteVersions(name string, fn func(state.Record) (state.Record, bool)) error
+	RewriteVersions(name string, fn func(Record) (Record, bool)) error
 	// ReadOnly reports whether writes are refused.
 	ReadOnly() bool
+	// Lost is closed once the store's lock is lost (on etcd: its lease
+	// expired, or another holder took it); every write fails from then
+	// on. A local file's lock is never lost.
+	Lost() <-chan struct{}
+	// Held returns nil while the lock is surely still this store's, and an
+	// error wrapping ErrLockLost once it is lost or may have lapsed. Apply
+	// checks it right before each change in the cloud, which no state
+	// write can fence.
+	Held() error
 }
 
-var _ Store = (*state.Store)(nil)
+var _ Backend = (*Store)(nil)

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"reconcile/state"
+)
+
+// migrated is what state migrate did with one stack.
+type migrated struct {
+	Stack    string `json:"stack"`
+	Lineage  string `json:"lineage"`
+	Serial   int64  `json:"serial"`
+	Records  int    `json:"records"`
+	Versions int    `json:"versions"`
+	History  int    `json:"history"`
+	Intents  int    `json:"intents"`
+	// Copied is false when the target held an identical copy already.
+	Copied bool `json:"copied"`
+}
+
+func stateMigrate(c *cli, o *cmdOpts, _ store, _ []string) int {
+	if o.to == "" {
+		return c.errorf("state migrate needs --to URL, the backend to copy the state to, e.g. --to etcd://10.0.0.5:2379/reconcile/orders")
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return c.errorf("%v", err)
+	}
+	to, err := parseBackend(o.to)
+	if err != nil {
+		return c.errorf("--to: %v", err)
+	}
+	if to.url() == ws.backend.url() {
+		return c.errorf("--to names the backend the state is on already (%s): name another one", to.url())
+	}
+	stacks := []string{ws.stack}
+	if o.allStacks {
+		if stacks, err = c.stacks(); err != nil {
+			return c.errorf("list the stacks of %s: %v", ws.backend.url(), err)
+		}
+		if len(stacks) == 0 {
+			return c.errorf("%s holds no stack: nothing to migrate", ws.backend.url())
+		}
+	}
+	var done []migrated
+	for _, stack := range stacks {
+		m, err := c.migrateStack(ws.backend, to, stack)
+		if err != nil {
+			msg := fmt.Sprintf("migrate stack %s to %s: %v", stack, to.describe(stack), err)
+			if len(done) > 0 {
+				msg += fmt.Sprintf(" (%d stack(s) before it were copied; running the command again copies the rest)", len(done))
+			}
+			return c.errorf("%s", msg)
+		}
+		done = append(done, m)
+		if c.g.output != "json" {
+			verb := "Copied"
+			if !m.Copied {
+				verb = "Already copied:"
+			}
+			fmt.Fprintf(c.stdout, "%s stack %s (lineage %s, serial %d: %d records, %d versions, %d history entries, %d interrupted creates) from %s to %s.\n",
+				verb, m.Stack, m.Lineage, m.Serial, m.Records, m.Versions, m.History, m.Intents, ws.backend.describe(stack), to.describe(stack))
+		}
+	}
+	if c.g.output == "json" {
+		return c.writeJSON(struct {
+			FormatVersion string     `json:"format_version"`
+			From          string     `json:"from"`
+			To            string     `json:"to"`
+			Stacks        []migrated `json:"stacks"`
+		}{"1.0", ws.backend.url(), to.url(), done})
+	}
+	fmt.Fprintf(c.stdout, "The old state is left as it was. Point --state, RECONCILE_STATE or backend: url: in Pulumi.yaml at %s.\n", to.url())
+	return exitOK
+}
+
+// migrateStack copies stack's state from one backend to the other, holding
+// the source's lock so that nothing changes it meanwhile, and checks the
+// copy against the source.
+func (c *cli) migrateStack(from, to backend, stack string) (migrated, error) {
+	so := state.Options{LockTimeout: c.g.lockTimeout, Command: "reconcile state migrate"}
+	src, err := c.openBackend(from, stack, so)
+	if err != nil {
+		return migrated{}, err
+	}
+	defer src.Close()
+	snap, err := src.Dump()
+	if err != nil {
+		return migrated{}, fmt.Errorf("read %s: %w", from.describe(stack), err)
+	}
+	so.Create = true
+	dst, err := c.openBackend(to, stack, so)
+	if err != nil {
+		return migrated{}, err
+	}
+	defer dst.Close()
+	cur, err := dst.Dump()
+	if err != nil {
+		return migrated{}, fmt.Errorf("read %s: %w", to.describe(stack), err)
+	}
+	write, err := state.CheckLoad(cur, snap)
+	if errors.Is(err, state.ErrNotEmpty) {
+		return migrated{}, fmt.Errorf("%w: it holds another state (lineage %s, serial %d), or a later one of this state; nothing was written. Choose another prefix or stack, or remove that state first",
+			err, cur.Meta.Lineage, cur.Meta.Serial)
+	}
+	if err != nil {
+		return migrated{}, err
+	}
+	if write {
+		if err := dst.Load(snap); err != nil {
+			return migrated{}, fmt.Errorf("write: %w", err)
+		}
+		got, err := dst.Dump()
+		if err != nil {
+			return migrated{}, fmt.Errorf("read the copy back: %w", err)
+		}
+		if !got.Equal(snap) {
+			return migrated{}, errors.New("the copy read back differs from the source; the source is unchanged")
+		}
+	}
+	return migrated{Stack: stack, Lineage: snap.Meta.Lineage, Serial: snap.Meta.Serial, Records: len(snap.Records),
+		Versions: len(snap.Versions), History: len(snap.History), Intents: len(snap.Intents), Copied: write}, nil
+}
