@@ -86,9 +86,14 @@ type LockedError struct {
 //
 //	... since 2026-11-21T12:00:00Z in CI job https://github.com/acme/infra/actions/runs/42; wait ...
 func (e *LockedError) Error() string {
+	return fmt.Sprintf("state %q is locked by %s; wait for it to finish or pass --lock-timeout", e.Path, e.Holder)
+}
+
+// String describes the holder, e.g. `pid 4242 on host ci-7 ("reconcile
+// apply") since 2026-11-21T12:00:00Z in CI job https://...`, or "another
+// process" when nothing is known of it.
+func (h Holder) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "state %q is locked by ", e.Path)
-	h := e.Holder
 	if h.PID == 0 {
 		b.WriteString("another process")
 	} else {
@@ -106,7 +111,6 @@ func (e *LockedError) Error() string {
 	if h.Job != "" {
 		fmt.Fprintf(&b, " in CI job %s", h.Job)
 	}
-	b.WriteString("; wait for it to finish or pass --lock-timeout")
 	return b.String()
 }
 

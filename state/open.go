@@ -42,7 +42,7 @@ const checkLimit = 64 << 20
 // to.
 func Open(path string, opts Options) (*Store, error) {
 	deadline := time.Now().Add(max(opts.LockTimeout, 0))
-	s := &Store{path: path, readOnly: opts.ReadOnly}
+	s := &Store{path: path, readOnly: opts.ReadOnly, onWait: opts.OnWait}
 
 	fi, err := os.Stat(path)
 	switch {
@@ -234,6 +234,21 @@ func (d *database) Close() error {
 // never creates the file, nor lets bbolt turn an empty file into an empty
 // database: an empty file is not a state.
 func (s *Store) openDB(readOnly bool, deadline time.Time) (*database, error) {
+	if s.onWait != nil && time.Until(deadline) > 10*time.Millisecond {
+		// One quick try first: if the lock is held, say so before waiting.
+		db, err := s.openDBUntil(readOnly, time.Now())
+		var locked *LockedError
+		if !errors.As(err, &locked) {
+			return db, err
+		}
+		s.onWait(locked.Holder)
+		s.onWait = nil
+	}
+	return s.openDBUntil(readOnly, deadline)
+}
+
+// openDBUntil is openDB without the notice of a wait.
+func (s *Store) openDBUntil(readOnly bool, deadline time.Time) (*database, error) {
 	// bbolt waits forever for a zero timeout; we want one quick try.
 	timeout := max(time.Until(deadline), time.Millisecond)
 	var unlock *os.File

@@ -152,6 +152,11 @@ type Options struct {
 	// Command names the running command, e.g. "reconcile apply". A writer
 	// records it in the lock-holder information other processes see.
 	Command string
+	// OnWait, when set, is called once if Open finds the lock held by
+	// another process and starts waiting for it (LockTimeout is not zero),
+	// with what is known of the holder, so that a command can say why it
+	// waits.
+	OnWait func(Holder)
 }
 
 // Store is an open state file. Its methods are safe for concurrent use. A
@@ -162,6 +167,7 @@ type Store struct {
 	db       *database
 	lockFile string // path of the holder file this Store wrote, if any
 	closed   atomic.Bool
+	onWait   func(Holder) // Options.OnWait until called, during Open
 
 	mu         sync.Mutex // guards queue and committing
 	queue      []*call    // callers of commit waiting for the next commit

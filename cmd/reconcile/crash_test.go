@@ -322,9 +322,18 @@ func checkConverged(t *testing.T, e *emu, w *ws, prefix string) {
 // stateIntents reads the intents of the working directory's state.
 func (w *ws) stateIntents() []state.Intent {
 	w.t.Helper()
-	st, err := state.Open(w.path(".reconcile/state.db"), state.Options{ReadOnly: true, LockTimeout: 5 * time.Second})
-	if err != nil {
-		w.t.Fatalf("open the state: %v", err)
+	var st interface {
+		Intents() ([]state.Intent, error)
+		Close() error
+	}
+	if w.etcd != nil {
+		st = w.openEtcd()
+	} else {
+		bolt, err := state.Open(w.path(".reconcile/state.db"), state.Options{ReadOnly: true, LockTimeout: 5 * time.Second})
+		if err != nil {
+			w.t.Fatalf("open the state: %v", err)
+		}
+		st = bolt
 	}
 	defer st.Close()
 	ins, err := st.Intents()

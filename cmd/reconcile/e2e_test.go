@@ -34,6 +34,7 @@ import (
 
 	"reconcile/resources/emulator/server"
 	"reconcile/state"
+	"reconcile/state/etcdstate"
 )
 
 // binPath is the reconcile binary built by TestMain; "" when the e2e tests
@@ -344,6 +345,8 @@ type ws struct {
 	runs []result
 	// extraEnv are KEY=VALUE settings added to the binary's environment.
 	extraEnv []string
+	// etcd is the stack on etcd the directory's state is on, if it is.
+	etcd *etcdstate.Options
 }
 
 // newWS makes a working directory for t using e. When t ends it checks that

@@ -87,8 +87,12 @@ func (c *cli) openState(readOnly, create bool) (store, error) {
 	return w, nil
 }
 
-// openBackend opens stack's state on backend b.
+// openBackend opens stack's state on backend b, saying so when it waits
+// for another process's lock.
 func (c *cli) openBackend(b backend, stack string, so state.Options) (store, error) {
+	so.OnWait = func(h state.Holder) {
+		fmt.Fprintf(c.stderr, "Waiting up to %s (--lock-timeout) for the lock of %s, held by %s...\n", so.LockTimeout, b.describe(stack), h)
+	}
 	if b.etcd == nil {
 		return state.Open(b.statePath(stack), so)
 	}

@@ -295,7 +295,7 @@ func Stacks(ctx context.Context, opts Options) ([]string, error) {
 	where := fmt.Sprintf("etcd://%s%s", endpoints(opts.Endpoints), opts.Prefix)
 	cli, err := connect(opts)
 	if err != nil {
-		return nil, fmt.Errorf("list stacks %s: %w", where, err)
+		return nil, advise(fmt.Errorf("list stacks %s: %w", where, err))
 	}
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
@@ -314,7 +314,7 @@ func Stacks(ctx context.Context, opts Options) ([]string, error) {
 		}
 		resp, err := cli.Get(ctx, start, ropts...)
 		if err != nil {
-			return nil, cleanErr(fmt.Errorf("list stacks %s: %w", where, err), opts)
+			return nil, advise(cleanErr(fmt.Errorf("list stacks %s: %w", where, err), opts))
 		}
 		rev = resp.Header.Revision
 		if len(resp.Kvs) == 0 {

@@ -81,6 +81,10 @@ func (s *Store) takeLock(ctx context.Context) error {
 			s.dropLease()
 			return &state.LockedError{Path: s.location, Holder: h}
 		}
+		if s.opts.OnWait != nil {
+			s.opts.OnWait(h)
+			s.opts.OnWait = nil
+		}
 		if err := s.waitRelease(ctx, deadline, resp.Header.Revision); err != nil {
 			s.dropLease()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {

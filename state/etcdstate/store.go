@@ -101,7 +101,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	cli, err := connect(opts)
 	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", opts, err)
+		return nil, advise(fmt.Errorf("open state %s: %w", opts, err))
 	}
 	s := &Store{
 		location: opts.String(),
@@ -114,9 +114,23 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.opts = opts
 	if err := s.open(ctx); err != nil {
 		cli.Close()
-		return nil, err
+		return nil, advise(err)
 	}
 	return s, nil
+}
+
+// advise adds what to do to an error of etcd's authentication or
+// authorization, which etcd words for its operators.
+func advise(err error) error {
+	for _, e := range []error{rpctypes.ErrUserEmpty, rpctypes.ErrAuthFailed, rpctypes.ErrInvalidAuthToken, rpctypes.ErrAuthOldRevision} {
+		if errors.Is(err, e) || rpctypes.Error(err) == e || strings.Contains(err.Error(), e.Error()) {
+			return fmt.Errorf("%w; give etcd's user and password in ETCDCTL_USER and ETCDCTL_PASSWORD (or ETCDCTL_USER=name:password), as etcdctl takes them", err)
+		}
+	}
+	if errors.Is(err, rpctypes.ErrPermissionDenied) || rpctypes.Error(err) == rpctypes.ErrPermissionDenied || strings.Contains(err.Error(), rpctypes.ErrPermissionDenied.Error()) {
+		return fmt.Errorf("%w; the etcd user needs read and write permission on the key prefix (etcdctl role grant-permission ROLE --prefix readwrite PREFIX/)", err)
+	}
+	return err
 }
 
 // connect returns a client of the cluster opts names.

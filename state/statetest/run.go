@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -38,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 		"Coalesced":             testCoalesced,
 		"ConcurrentPut":         testConcurrentPut,
 		"DumpLoad":              testDumpLoad,
+		"WaitNotice":            testWaitNotice,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -686,4 +688,27 @@ func testClosed(t *testing.T, open Opener) {
 	if _, err := s.Meta(); err == nil {
 		t.Errorf("Meta after Close = nil, want an error")
 	}
+}
+
+// testWaitNotice: a writer that finds the lock held says so once, naming
+// the holder, before it waits; it gets the lock when the holder lets go.
+func testWaitNotice(t *testing.T, open Opener) {
+	first := mustOpen(t, open, state.Options{Create: true, Command: "reconcile apply"})
+	var holders []state.Holder
+	second := mustOpen(t, open, state.Options{LockTimeout: time.Minute, Command: "reconcile destroy", OnWait: func(h state.Holder) {
+		holders = append(holders, h)
+		first.Close() // the holder ends; the waiter goes on
+	}})
+	if len(holders) != 1 || holders[0].PID != os.Getpid() || holders[0].Command != "reconcile apply" {
+		t.Errorf("OnWait calls = %+v, want one naming this process running reconcile apply", holders)
+	}
+	if _, err := second.Put(state.Record{Name: "a", Kind: kind.Resource}); err != nil {
+		t.Errorf("Put by the writer that waited = %v", err)
+	}
+	// Nothing held: no notice.
+	second.Close()
+	third := mustOpen(t, open, state.Options{LockTimeout: time.Minute, OnWait: func(h state.Holder) {
+		t.Errorf("OnWait(%+v) called with the lock free", h)
+	}})
+	third.Close()
 }
