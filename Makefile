@@ -42,8 +42,8 @@ conformance:
 
 # Benchmarks of validate, plan and apply on generated specs, as a table.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state | \
-	  awk '/^Benchmark/ { name = $$1; $$1 = ""; $$2 = ""; printf "%-36s %s\n", name, $$0 } /^(ok|FAIL)/ { print }'
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state ./state/etcdstate | \
+	  awk '/^Benchmark/ { name = $$1; $$1 = ""; $$2 = ""; printf "%-44s %s\n", name, $$0 } /^(ok|FAIL)/ { print }'
 
 # Fuzz the spec loader, the interpolation parser, the plan-file reader and
 # the state decoder, one after the other (FUZZTIME=10m for a long run).
