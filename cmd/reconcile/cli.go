@@ -182,6 +182,16 @@ func (c *cli) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
 	}
 	fmt.Fprintf(w, "\nRun 'reconcile COMMAND -h' for the flags of a command.\n")
+	fmt.Fprint(w, `
+Environment:
+  RECONCILE_STATE    where state lives, as --state: a path, or etcd://HOST:PORT[,...]/PREFIX
+  RECONCILE_STACK    the stack, as --stack
+  ETCDCTL_USER, ETCDCTL_PASSWORD, ETCDCTL_CERT, ETCDCTL_KEY, ETCDCTL_CACERT
+                     etcd's credentials and TLS files, as etcdctl takes them
+  PULUMI_CONFIG_PASSPHRASE, PULUMI_CONFIG_PASSPHRASE_FILE
+                     the passphrase of secure: values in Pulumi.<stack>.yaml
+  NO_COLOR           never colour the output
+`)
 }
 
 func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
