@@ -29,13 +29,6 @@ const (
 	DriftResult  DriftStatus = "result"  // a lookup or get now returns something else
 )
 
-// FieldDrift is one field whose live value differs from the applied one.
-type FieldDrift struct {
-	Path    string
-	Applied any // as last applied (a Secret when it is secret)
-	Live    any // as the cloud has it now (a Secret when it is secret)
-}
-
 // DriftItem is one node that drifted.
 type DriftItem struct {
 	Addr    string

@@ -242,3 +242,10 @@ func (p *Plan) HasChanges() bool {
 	}
 	return false
 }
+
+// FieldDrift is one field whose live value differs from the applied one.
+type FieldDrift struct {
+	Path    string
+	Applied any // as last applied (a Secret when it is secret)
+	Live    any // as the cloud has it now (a Secret when it is secret)
+}

@@ -12,11 +12,8 @@ import (
 	"math"
 
 	"reconcile/engine/diag"
-	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/state"
 )
 
 // PlanFileVersion is the format version of saved plans.
@@ -196,7 +193,7 @@ func decodeValue(v any) any {
 		}
 		return x
 	}
-	return resources.Canon(v)
+	return v // nil, a bool or a string
 }
 
 // ErrNotPlanFile is returned by ReadPlanFile for input that is not a plan.
@@ -313,37 +310,4 @@ func parseAction(s string) (Action, bool) {
 		}
 	}
 	return 0, false
-}
-
-// ErrStalePlan is matched (with errors.Is) by the error CheckPlan returns
-// when a saved plan no longer fits the state or the specs.
-var ErrStalePlan = errors.New("stale plan")
-
-// stalePlanError is a CheckPlan failure: its text says what moved on and
-// what to do; it matches ErrStalePlan.
-type stalePlanError struct{ msg string }
-
-func (e *stalePlanError) Error() string        { return e.msg }
-func (e *stalePlanError) Is(target error) bool { return target == ErrStalePlan }
-
-// CheckPlan reports whether the saved plan pf may be applied to the state
-// described by meta, whose key is stateKey, with the specs in spec. It
-// returns ErrPlanFileChanged when the file's signature does not match (see
-// Verify), and an error matching ErrStalePlan when the plan was made for
-// another state (lineage), when the state changed since (serial), or when
-// the specs or config values changed (spec hash).
-func CheckPlan(pf *PlanFile, meta state.Meta, stateKey []byte, spec *specs.Spec) error {
-	if err := pf.Verify(stateKey); err != nil {
-		return err
-	}
-	p := pf.Plan
-	switch {
-	case p.Lineage != "" && meta.Lineage != p.Lineage:
-		return &stalePlanError{fmt.Sprintf("the plan file was made for another state (lineage %s, this state has %s); make a new plan", p.Lineage, meta.Lineage)}
-	case meta.Serial != p.Serial:
-		return &stalePlanError{fmt.Sprintf("the state changed since the plan was made (serial %d then, %d now); make a new plan with 'reconcile plan --out FILE'", p.Serial, meta.Serial)}
-	case spec.Hash != p.SpecHash:
-		return &stalePlanError{"the specs or config values changed since the plan was made; make a new plan with 'reconcile plan --out FILE' (secret config values must be passed again with --config)"}
-	}
-	return nil
 }
