@@ -15,6 +15,7 @@ import (
 	"reconcile/engine/dag"
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -57,7 +58,7 @@ const (
 type Event struct {
 	Addr    string
 	Type    string
-	Action  Action
+	Action  plan.Action
 	Phase   Phase
 	Elapsed time.Duration
 	ID      string
@@ -74,7 +75,7 @@ type NodeError struct {
 
 // ApplyResult summarises an apply.
 type ApplyResult struct {
-	Counts  map[Action]int // actions completed
+	Counts  map[plan.Action]int // actions completed
 	Failed  []NodeError
 	Skipped []string // not run because a dependency failed, sorted
 	Outputs map[string]any
@@ -112,8 +113,8 @@ func (r *ApplyResult) Complete() bool {
 // historyCounts is what history records of r.
 func (r *ApplyResult) historyCounts() state.Counts {
 	return state.Counts{
-		Create: r.Counts[Create], Update: r.Counts[Update], Replace: r.Counts[Replace], Delete: r.Counts[Delete],
-		Read: r.Counts[Read], Import: r.Counts[Import], Forget: r.Counts[Forget], Refresh: r.Counts[Refresh],
+		Create: r.Counts[plan.Create], Update: r.Counts[plan.Update], Replace: r.Counts[plan.Replace], Delete: r.Counts[plan.Delete],
+		Read: r.Counts[plan.Read], Import: r.Counts[plan.Import], Forget: r.Counts[plan.Forget], Refresh: r.Counts[plan.Refresh],
 		Failed: len(r.Failed), Skipped: len(r.Skipped), Interrupted: len(r.Interrupted), NotStarted: len(r.NotStarted),
 	}
 }
@@ -125,7 +126,7 @@ type applier struct {
 	st      state.Backend
 	reg     resources.Registry
 	opts    ApplyOptions
-	changes map[string]*Change
+	changes map[string]*plan.Change
 	prior   map[string]state.Record
 	// intents are the creates an earlier run left unresolved, by node.
 	intents map[string]state.Intent
@@ -133,7 +134,7 @@ type applier struct {
 
 	mu     sync.Mutex
 	values map[string]any
-	counts map[Action]int
+	counts map[plan.Action]int
 	failed []NodeError
 	redact map[string]*value.Redaction // by node: the secrets of its inputs
 	key    []byte                      // the state's key for digests of secrets
@@ -155,7 +156,7 @@ func (a *applier) setValue(name string, v any) {
 	a.mu.Unlock()
 }
 
-func (a *applier) count(act Action) {
+func (a *applier) count(act plan.Action) {
 	a.mu.Lock()
 	a.counts[act]++
 	a.mu.Unlock()
@@ -173,7 +174,7 @@ func (a *applier) emit(e Event) {
 // written after every operation. A failed node stops only its dependents.
 // The returned error is for problems that prevent applying at all; failures
 // of single nodes are in the result.
-func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st state.Backend, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backend, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -192,8 +193,8 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st state.Backend, 
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*Change{}, prior: map[string]state.Record{},
-		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[Action]int{}, redact: map[string]*value.Redaction{}, sc: StopControlOf(ctx)}
+	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*plan.Change{}, prior: map[string]state.Record{},
+		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[plan.Action]int{}, redact: map[string]*value.Redaction{}, sc: StopControlOf(ctx)}
 	for _, r := range records {
 		a.prior[r.Name] = r
 	}
@@ -208,7 +209,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st state.Backend, 
 			stop = a.sc.ch
 		}
 	}
-	nodes, deps := a.schedule(plan)
+	nodes, deps := a.schedule(pl)
 	errs := dag.WalkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
 		return a.run(ctx, name)
 	})
@@ -226,7 +227,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st state.Backend, 
 		err := errs[name]
 		// A delete's change is keyed by its node name, not its address.
 		c, ok := a.changes[name]
-		if !ok || c.Action == NoOp || failed[displayName(name)] {
+		if !ok || c.Action == plan.NoOp || failed[displayName(name)] {
 			continue
 		}
 		switch {
@@ -248,7 +249,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st state.Backend, 
 			res.Stopped = "stopped by " + a.sc.Reason()
 		}
 	}
-	if plan.Destroy && res.Complete() {
+	if pl.Destroy && res.Complete() {
 		// Every managed resource is gone: what lookups and gets read is
 		// no longer anybody's input.
 		for _, rec := range records {
@@ -259,7 +260,7 @@ func Apply(ctx context.Context, plan *Plan, spec *specs.Spec, st state.Backend, 
 			}
 		}
 	}
-	if !plan.Destroy && res.Complete() {
+	if !pl.Destroy && res.Complete() {
 		ev := &eval.Evaluator{Spec: spec, Env: eval.EnvFunc(a.lookup)}
 		res.Outputs = map[string]any{}
 		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
@@ -282,27 +283,27 @@ func displayName(node string) string {
 }
 
 // schedule lists the nodes to run and their dependencies.
-func (a *applier) schedule(plan *Plan) ([]string, map[string][]string) {
+func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 	deps := map[string][]string{}
 	var nodes []string
 	deleted := map[string]bool{}
-	for i := range plan.Changes {
-		c := &plan.Changes[i]
-		if c.Kind == kind.Resource && (c.Action == Delete || c.Action == Forget) {
+	for i := range pl.Changes {
+		c := &pl.Changes[i]
+		if c.Kind == kind.Resource && (c.Action == plan.Delete || c.Action == plan.Forget) {
 			deleted[c.Addr] = true
 			continue
 		}
 		a.changes[c.Addr] = c
 	}
-	if !plan.Destroy {
+	if !pl.Destroy {
 		for _, name := range a.spec.Graph().Order() {
 			nodes = append(nodes, name)
 			deps[name] = a.spec.Graph().Deps(name)
 		}
 	}
-	for i := range plan.Changes {
-		c := &plan.Changes[i]
-		if !deleted[c.Addr] || (c.Action != Delete && c.Action != Forget) {
+	for i := range pl.Changes {
+		c := &pl.Changes[i]
+		if !deleted[c.Addr] || (c.Action != plan.Delete && c.Action != plan.Forget) {
 			continue
 		}
 		node := deletePrefix + c.Addr
@@ -315,7 +316,7 @@ func (a *applier) schedule(plan *Plan) ([]string, map[string][]string) {
 			}
 			if deleted[rec.Name] {
 				deps[node] = append(deps[node], deletePrefix+rec.Name)
-			} else if !plan.Destroy {
+			} else if !pl.Destroy {
 				deps[node] = append(deps[node], rec.Name)
 			}
 		}
@@ -412,15 +413,15 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 		}
 		a.noteSecrets(v.Name, args)
 		start := time.Now()
-		a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Started, Pos: v.Pos})
+		a.emit(Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: Started, Pos: v.Pos})
 		plain, _ := value.Reveal(args)
 		res, err := ev.Invoke(inv, plain.(map[string]any))
 		if err != nil {
-			a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Failed, Message: err.Error(), Elapsed: time.Since(start)})
+			a.emit(Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: Failed, Message: err.Error(), Elapsed: time.Since(start)})
 			return a.fail(v.Name, v.Pos, err)
 		}
-		a.emit(Event{Addr: v.Name, Type: c.Type, Action: Read, Phase: Done, Elapsed: time.Since(start), ID: str(res["id"])})
-		a.count(Read)
+		a.emit(Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: Done, Elapsed: time.Since(start), ID: str(res["id"])})
+		a.count(plan.Read)
 		val := any(res)
 		if inv.Return != "" {
 			val = res[inv.Return]
@@ -436,13 +437,13 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 	return nil
 }
 
-func (a *applier) recordLookup(c *Change, args, res map[string]any) error {
+func (a *applier) recordLookup(c *plan.Change, args, res map[string]any) error {
 	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: kind.Lookup, ID: str(res["id"]),
 		Inputs: value.Seal(args, a.sealer(c.Addr)).(map[string]any), Outputs: res}
 	return a.put(c.Addr, c.Pos, rec)
 }
 
-func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *Change) error {
+func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *plan.Change) error {
 	live := c.After
 	if c.Deferred || live == nil {
 		id, err := a.evaluator(ctx).Eval(r.Get.ID)
@@ -455,7 +456,7 @@ func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *Change) erro
 			return a.fail(r.Name, r.Pos, fmt.Errorf("get %q: read %s %q: %w", r.Name, r.Type, str(sid), err))
 		}
 		live = got
-		a.count(Read)
+		a.count(plan.Read)
 	}
 	a.setValue(r.Name, live)
 	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: str(live["id"]), Outputs: live, Dependencies: a.resourceDeps(r.Name)}
@@ -557,7 +558,7 @@ func newToken() string {
 
 // operation runs one driver call with its timeout, progress events and a
 // heartbeat every ProgressInterval.
-func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout time.Duration, fn func(ctx context.Context) (string, error)) (string, error) {
+func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action, timeout time.Duration, fn func(ctx context.Context) (string, error)) (string, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -572,7 +573,7 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 	// The object a create makes has no id yet: c.ID, for a replacement, is
 	// the old object's.
 	startID := c.ID
-	if act == Create {
+	if act == plan.Create {
 		startID = ""
 	}
 	var mu sync.Mutex
@@ -621,13 +622,13 @@ func (a *applier) operation(ctx context.Context, c *Change, act Action, timeout 
 	return id, nil
 }
 
-func (a *applier) runDelete(ctx context.Context, c *Change) error {
+func (a *applier) runDelete(ctx context.Context, c *plan.Change) error {
 	prior := a.prior[c.Addr]
-	if c.Action == Forget {
+	if c.Action == plan.Forget {
 		if err := a.st.Delete(c.Addr); err != nil && !errors.Is(err, state.ErrNoRecord) {
 			return a.fail(c.Addr, c.Pos, fmt.Errorf("write state: %w", err))
 		}
-		a.count(Forget)
+		a.count(plan.Forget)
 		return nil
 	}
 	if prior.Protect {
@@ -642,7 +643,7 @@ func (a *applier) runDelete(ctx context.Context, c *Change) error {
 		ids = append(ids, prior.ID)
 	}
 	for _, id := range ids {
-		_, err := a.operation(ctx, c, Delete, 0, func(ctx context.Context) (string, error) {
+		_, err := a.operation(ctx, c, plan.Delete, 0, func(ctx context.Context) (string, error) {
 			err := d.Delete(ctx, id)
 			if errors.Is(err, resources.ErrNotFound) {
 				err = nil
@@ -656,7 +657,7 @@ func (a *applier) runDelete(ctx context.Context, c *Change) error {
 	if err := a.st.Delete(c.Addr); err != nil && !errors.Is(err, state.ErrNoRecord) {
 		return a.fail(c.Addr, c.Pos, fmt.Errorf("write state: %w", err))
 	}
-	a.count(Delete)
+	a.count(plan.Delete)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reconcile/engine/eval"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -15,7 +16,7 @@ import (
 )
 
 // runResource carries out the planned action of one managed resource.
-func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change) (err error) {
+func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *plan.Change) (err error) {
 	val, err := a.evaluator(ctx).Eval(r.Properties)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, err)
@@ -29,7 +30,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 	// Ignored fields keep the value the plan compared against (the prior or
 	// live one, or the imported object's), as the plan shows them.
 	switch c.Action {
-	case NoOp, Update, Replace, Import:
+	case plan.NoOp, plan.Update, plan.Replace, plan.Import:
 		for _, po := range r.Options.IgnoreChanges {
 			if !value.ContainsUnknown(c.After[po.Top]) {
 				eval.ApplyIgnore(po, c.After, desired)
@@ -46,7 +47,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.resourceDeps(r.Name),
 		Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace}
 	d, ok := a.reg.Drivers[r.Type]
-	if !ok && c.Action != NoOp {
+	if !ok && c.Action != plan.NoOp {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
 	}
 	plain, _ := value.Reveal(desired)
@@ -55,16 +56,16 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 	timeout := func(op string) time.Duration { return r.Options.CustomTimeouts[op] }
 
 	action := c.Action
-	if action == Update && c.Reason == ReasonOptionsChanged {
-		action = NoOp // nothing changes in the cloud: only the record
+	if action == plan.Update && c.Reason == plan.ReasonOptionsChanged {
+		action = plan.NoOp // nothing changes in the cloud: only the record
 		defer func() {
 			if err == nil {
-				a.count(Update)
+				a.count(plan.Update)
 			}
 		}()
 	}
 	switch action {
-	case NoOp:
+	case plan.NoOp:
 		before := c.Before
 		// References see the desired inputs, secrets included (state and
 		// plan files hold them sealed), with the prior outputs.
@@ -80,21 +81,21 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 		}
 		return a.deleteDeposed(ctx, r, c, d, timeout("delete"))
 
-	case Create:
+	case plan.Create:
 		return a.create(ctx, r, c, d, rec, desired, want, timeout("create"))
 
-	case Update:
+	case plan.Update:
 		got, err := a.update(ctx, c, d, prior.ID, prior.Inputs, want, timeout("update"))
 		if err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("update %s %q: %w", r.Type, prior.ID, err))
 		}
 		rec.Deposed = prior.Deposed
-		if err := a.record(r, rec, prior.ID, desired, got, Update, false); err != nil {
+		if err := a.record(r, rec, prior.ID, desired, got, plan.Update, false); err != nil {
 			return err
 		}
 		return a.deleteDeposed(ctx, r, c, d, timeout("delete"))
 
-	case Import:
+	case plan.Import:
 		got, err := a.driverRead(ctx, r, c.ImportID)
 		if err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("import %s %q: %w", r.Type, c.ImportID, err))
@@ -105,7 +106,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 		if _, err := a.st.Put(rec); err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 		}
-		a.count(Import)
+		a.count(plan.Import)
 		if changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, desired, nil), desired, nil, a.sealer(r.Name)); len(changed) > 0 {
 			got, err = a.update(ctx, c, d, c.ImportID, live, want, timeout("update"))
 			if err != nil {
@@ -114,10 +115,10 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 		}
 		return a.record(r, rec, c.ImportID, desired, got, -1, false)
 
-	case Replace:
+	case plan.Replace:
 		if c.DeleteBeforeReplace || opts.DeleteBeforeReplace {
 			if prior.ID != "" && prior.Tainted == "" || prior.ID != "" {
-				if _, err := a.operation(ctx, c, Delete, timeout("delete"), func(ctx context.Context) (string, error) {
+				if _, err := a.operation(ctx, c, plan.Delete, timeout("delete"), func(ctx context.Context) (string, error) {
 					err := d.Delete(ctx, prior.ID)
 					if errors.Is(err, resources.ErrNotFound) {
 						err = nil
@@ -134,8 +135,8 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 				return err
 			}
 			a.mu.Lock()
-			a.counts[Create]--
-			a.counts[Replace]++
+			a.counts[plan.Create]--
+			a.counts[plan.Replace]++
 			a.mu.Unlock()
 			return nil
 		}
@@ -146,12 +147,12 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 			return err
 		}
 		a.mu.Lock()
-		a.counts[Create]--
+		a.counts[plan.Create]--
 		a.mu.Unlock()
 		cur, _, _ := a.st.Get(r.Name)
 		var remaining []string
 		for _, old := range cur.Deposed {
-			_, err := a.operation(ctx, c, Delete, timeout("delete"), func(ctx context.Context) (string, error) {
+			_, err := a.operation(ctx, c, plan.Delete, timeout("delete"), func(ctx context.Context) (string, error) {
 				err := d.Delete(ctx, old)
 				if errors.Is(err, resources.ErrNotFound) {
 					err = nil
@@ -170,7 +171,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 		if len(remaining) > 0 {
 			return errors.New("replace incomplete")
 		}
-		a.count(Replace)
+		a.count(plan.Replace)
 		return nil
 	}
 	return a.fail(r.Name, r.Pos, fmt.Errorf("unexpected action %s", c.Action))
@@ -179,7 +180,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *Change)
 // deleteDeposed deletes the objects that an earlier replacement left in
 // state as deposed because their delete failed, and records the ones that
 // still could not be deleted.
-func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *Change, d resources.Driver, timeout time.Duration) error {
+func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *plan.Change, d resources.Driver, timeout time.Duration) error {
 	cur, ok, err := a.st.Get(r.Name)
 	if err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("read state: %w", err))
@@ -193,7 +194,7 @@ func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *Chang
 	var remaining []string
 	var firstErr error
 	for _, old := range cur.Deposed {
-		_, err := a.operation(ctx, c, Delete, timeout, func(ctx context.Context) (string, error) {
+		_, err := a.operation(ctx, c, plan.Delete, timeout, func(ctx context.Context) (string, error) {
 			err := d.Delete(ctx, old)
 			if errors.Is(err, resources.ErrNotFound) {
 				err = nil
@@ -229,7 +230,7 @@ func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *Chang
 // what it finds is recorded as this create's result; a driver without
 // Recover gets the create with the interrupted create's token. With other
 // inputs the node is not created at all (see unresolvedError).
-func (a *applier) create(ctx context.Context, r *specs.Resource, c *Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
+func (a *applier) create(ctx context.Context, r *specs.Resource, c *plan.Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
 	sealed := value.Seal(desired, a.sealer(r.Name)).(map[string]any)
 	token := newToken()
 	if in, ok := a.intents[r.Name]; ok {
@@ -239,7 +240,7 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *Change, d re
 		token = in.Token
 		if rv, ok := d.(resources.Recoverer); ok {
 			var got resources.Attrs
-			id, err := a.operation(resources.WithIdempotencyToken(ctx, token), c, Create, timeout, func(ctx context.Context) (string, error) {
+			id, err := a.operation(resources.WithIdempotencyToken(ctx, token), c, plan.Create, timeout, func(ctx context.Context) (string, error) {
 				id, g, err := rv.Recover(ctx, resources.RecoverRequest{Token: in.Token, Want: want, Time: in.Time})
 				got = g
 				return id, err
@@ -259,7 +260,7 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *Change, d re
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
 	var got resources.Attrs
-	id, err := a.operation(resources.WithIdempotencyToken(ctx, token), c, Create, timeout, func(ctx context.Context) (string, error) {
+	id, err := a.operation(resources.WithIdempotencyToken(ctx, token), c, plan.Create, timeout, func(ctx context.Context) (string, error) {
 		id, g, err := d.Create(ctx, want)
 		got = g
 		return id, err
@@ -305,7 +306,7 @@ func (a *applier) finishCreate(ctx context.Context, r *specs.Resource, rec state
 	if got == nil {
 		got = resources.Attrs{}
 	}
-	act := Create
+	act := plan.Create
 	if err != nil {
 		act = -1 // failed, tainted or not known: counted as failed only
 	}
@@ -346,10 +347,10 @@ func unresolvedError(in state.Intent) error {
 }
 
 // update calls the driver's Update inside an operation.
-func (a *applier) update(ctx context.Context, c *Change, d resources.Driver, id string, prior map[string]any, want resources.Attrs, timeout time.Duration) (resources.Attrs, error) {
+func (a *applier) update(ctx context.Context, c *plan.Change, d resources.Driver, id string, prior map[string]any, want resources.Attrs, timeout time.Duration) (resources.Attrs, error) {
 	var got resources.Attrs
 	priorPlain := resources.Attrs(prior)
-	_, err := a.operation(ctx, c, Update, timeout, func(ctx context.Context) (string, error) {
+	_, err := a.operation(ctx, c, plan.Update, timeout, func(ctx context.Context) (string, error) {
 		g, err := d.Update(ctx, id, priorPlain, want)
 		got = g
 		return id, err
@@ -359,7 +360,7 @@ func (a *applier) update(ctx context.Context, c *Change, d resources.Driver, id 
 
 // record writes the resource's new state and publishes its value. act is
 // counted unless negative.
-func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired map[string]any, got resources.Attrs, act Action, clearIntent bool) error {
+func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired map[string]any, got resources.Attrs, act plan.Action, clearIntent bool) error {
 	attrs := map[string]any(resources.CanonAttrs(got))
 	if attrs == nil {
 		attrs = map[string]any{}
@@ -400,8 +401,8 @@ func sealAt(attrs, desired map[string]any, sl value.Sealer) map[string]any {
 
 // checkAgainstPlan refuses to apply values that differ from what the plan
 // showed as known.
-func checkAgainstPlan(r *specs.Resource, c *Change, desired map[string]any, sl value.Sealer) error {
-	if c.After == nil || c.Action == NoOp {
+func checkAgainstPlan(r *specs.Resource, c *plan.Change, desired map[string]any, sl value.Sealer) error {
+	if c.After == nil || c.Action == plan.NoOp {
 		return nil
 	}
 	for _, k := range r.Schema.Inputs() {

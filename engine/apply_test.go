@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -46,7 +47,7 @@ func TestApplyCreateRecordsState(t *testing.T) {
 	if b.Before != nil {
 		t.Errorf("planned b.Before = %v, want nil for a create", b.Before)
 	}
-	if res.Counts[engine.Create] != 2 {
+	if res.Counts[plan.Create] != 2 {
 		t.Errorf("counts = %v, want 2 creates", res.Counts)
 	}
 	recs := h.records()
@@ -98,7 +99,7 @@ func TestApplyUpdateInPlace(t *testing.T) {
 	src := resourcesOf(endpoint("a", "renamed"))
 	p, res := h.mustApply(src)
 	c := change(t, p, "a")
-	if c.Action != engine.Update || len(c.ReplacePaths) != 0 || c.ID != id {
+	if c.Action != plan.Update || len(c.ReplacePaths) != 0 || c.ID != id {
 		t.Fatalf("change = %s (replace paths %v, id %q), want an update of %q", c.Action, c.ReplacePaths, c.ID, id)
 	}
 	if c.Before["displayName"] != "first" || c.After["displayName"] != "renamed" {
@@ -110,7 +111,7 @@ func TestApplyUpdateInPlace(t *testing.T) {
 	if got, want := newCalls(h.cloud.callLog(), calls), []string{"update " + id}; !reflect.DeepEqual(got, want) {
 		t.Errorf("calls = %q, want %q", got, want)
 	}
-	if res.Counts[engine.Update] != 1 {
+	if res.Counts[plan.Update] != 1 {
 		t.Errorf("counts = %v, want 1 update", res.Counts)
 	}
 	r := h.record("a")
@@ -157,13 +158,13 @@ func TestApplyReplace(t *testing.T) {
 			src := resourcesOf(endpoint("a", "first", append([]string{"modelId: ocid1.ailanguagemodel.oc1..m2"}, tc.options...)...))
 			p, res := h.mustApply(src)
 			c := change(t, p, "a")
-			if c.Action != engine.Replace {
+			if c.Action != plan.Replace {
 				t.Fatalf("action = %s, want replace", c.Action)
 			}
 			if !reflect.DeepEqual(c.ReplacePaths, tc.wantReplacePaths) {
 				t.Errorf("ReplacePaths = %v, want %v", c.ReplacePaths, tc.wantReplacePaths)
 			}
-			if c.Reason != engine.ReasonReplaceOnChanges || !strings.Contains(engine.ReasonText(&c), `"modelId"`) {
+			if c.Reason != plan.ReasonReplaceOnChanges || !strings.Contains(engine.ReasonText(&c), `"modelId"`) {
 				t.Errorf("Reason = %s (%q), want replace_because_replace_on_changes naming \"modelId\"", c.Reason, engine.ReasonText(&c))
 			}
 			if c.DeleteBeforeReplace != tc.deleteFirst {
@@ -181,7 +182,7 @@ func TestApplyReplace(t *testing.T) {
 			if !reflect.DeepEqual(log, want) {
 				t.Errorf("calls = %q, want %q", log, want)
 			}
-			if res.Counts[engine.Replace] != 1 || res.Counts[engine.Create] != 0 || res.Counts[engine.Delete] != 0 {
+			if res.Counts[plan.Replace] != 1 || res.Counts[plan.Create] != 0 || res.Counts[plan.Delete] != 0 {
 				t.Errorf("counts = %v, want exactly 1 replace", res.Counts)
 			}
 			r := h.record("a")
@@ -229,7 +230,7 @@ func TestApplyReplacesTaintedObject(t *testing.T) {
 	if got, want := actions(p), "a:replace b:create"; got != want {
 		t.Fatalf("plan after the failed create = %q, want %q", got, want)
 	}
-	if c := change(t, p, "a"); c.Reason != engine.ReasonTainted || !strings.Contains(c.ReasonDetail, "out of capacity") {
+	if c := change(t, p, "a"); c.Reason != plan.ReasonTainted || !strings.Contains(c.ReasonDetail, "out of capacity") {
 		t.Errorf("reason = %s (%q), want replace_because_tainted saying why", c.Reason, c.ReasonDetail)
 	}
 	calls := len(h.cloud.callLog())
@@ -272,7 +273,7 @@ func TestApplyDeletesInReverseDependencyOrder(t *testing.T) {
 			recs := h.records()
 			calls := len(h.cloud.callLog())
 
-			var p *engine.Plan
+			var p *plan.Plan
 			var res *engine.ApplyResult
 			if tc.destroy {
 				p, res = h.destroy(full)
@@ -288,9 +289,9 @@ func TestApplyDeletesInReverseDependencyOrder(t *testing.T) {
 			}
 			pos := map[string]int{}
 			for i, c := range p.Changes {
-				if c.Action == engine.Delete {
+				if c.Action == plan.Delete {
 					pos[c.Addr] = i
-				} else if c.Action != engine.NoOp {
+				} else if c.Action != plan.NoOp {
 					t.Errorf("change %s: %s, want only deletes and no-ops", c.Addr, c.Action)
 				}
 			}
@@ -308,7 +309,7 @@ func TestApplyDeletesInReverseDependencyOrder(t *testing.T) {
 					t.Errorf("calls = %q, want %s (%s) deleted before %s (%s)", log, dependent, recs[dependent].ID, dependency, recs[dependency].ID)
 				}
 			}
-			if res.Counts[engine.Delete] != len(wantDeleted) {
+			if res.Counts[plan.Delete] != len(wantDeleted) {
 				t.Errorf("counts = %v, want %d deletes", res.Counts, len(wantDeleted))
 			}
 			left := h.records()
@@ -353,7 +354,7 @@ resources:
 	if a.After["description"] != "legacy-name" || a.After["inferenceUnits"] != int64(3) {
 		t.Errorf("a's planned description, inferenceUnits = %v, %#v, want the get's outputs", a.After["description"], a.After["inferenceUnits"])
 	}
-	if res.Counts[engine.Create] != 1 {
+	if res.Counts[plan.Create] != 1 {
 		t.Errorf("counts = %v, want 1 create", res.Counts)
 	}
 	for _, call := range h.cloud.callLog() {
@@ -401,7 +402,7 @@ func TestApplyImport(t *testing.T) {
 
 			p, res := h.mustApply(src)
 			c := change(t, p, "a")
-			if c.Action != engine.Import || c.ImportID != "ocid1.existing" || engine.ReasonText(&c) != tc.wantReason {
+			if c.Action != plan.Import || c.ImportID != "ocid1.existing" || engine.ReasonText(&c) != tc.wantReason {
 				t.Fatalf("change = %s import %q reason %q, want import of ocid1.existing, reason %q", c.Action, c.ImportID, engine.ReasonText(&c), tc.wantReason)
 			}
 			if c.Before["displayName"] != "old" || c.After["displayName"] != tc.displayName {
@@ -414,7 +415,7 @@ func TestApplyImport(t *testing.T) {
 			if log := h.cloud.callLog(); !reflect.DeepEqual(log, want) {
 				t.Errorf("calls = %q, want %q", log, want)
 			}
-			if res.Counts[engine.Import] != 1 {
+			if res.Counts[plan.Import] != 1 {
 				t.Errorf("counts = %v, want 1 import", res.Counts)
 			}
 			r := h.record("a")
@@ -442,7 +443,7 @@ func TestApplyRetainOnDeleteForgets(t *testing.T) {
 	calls := len(h.cloud.callLog())
 	p, res := h.mustApply(resourcesOf(endpoint("b", "b")))
 	c := change(t, p, "a")
-	if c.Action != engine.Forget || c.Reason != engine.ReasonRetainOnDelete {
+	if c.Action != plan.Forget || c.Reason != plan.ReasonRetainOnDelete {
 		t.Errorf("change = %s (%s), want forget because of retainOnDelete", c.Action, c.Reason)
 	}
 	if log := newCalls(h.cloud.callLog(), calls); !reflect.DeepEqual(log, []string{"create b"}) {
@@ -454,7 +455,7 @@ func TestApplyRetainOnDeleteForgets(t *testing.T) {
 	if _, ok := h.records()["a"]; ok {
 		t.Errorf("a is still in state, want it forgotten")
 	}
-	if res.Counts[engine.Forget] != 1 {
+	if res.Counts[plan.Forget] != 1 {
 		t.Errorf("counts = %v, want 1 forget", res.Counts)
 	}
 }
@@ -473,7 +474,7 @@ func TestApplyIgnoreChanges(t *testing.T) {
 	src := resourcesOf(endpoint("a", "second", "description: now described", "options.ignoreChanges: [display_name]"))
 	p, _ = h.mustApply(src)
 	c := change(t, p, "a")
-	if c.Action != engine.Update || c.After["displayName"] != "first" || c.After["description"] != "now described" {
+	if c.Action != plan.Update || c.After["displayName"] != "first" || c.After["description"] != "now described" {
 		t.Errorf("change = %s, after displayName %v description %v, want an update keeping displayName first", c.Action, c.After["displayName"], c.After["description"])
 	}
 	obj, _ := h.cloud.object(id)
@@ -526,7 +527,7 @@ outputs:
 		t.Errorf("a's planned description = %v, want the lookup's email", a.After["description"])
 	}
 	pol := change(t, p, "policy")
-	if !pol.Deferred || pol.Reason != engine.ReasonReadDeferred {
+	if !pol.Deferred || pol.Reason != plan.ReasonReadDeferred {
 		t.Errorf("policy = deferred %v reason %s, want deferred to apply, read_because_dependency_pending", pol.Deferred, pol.Reason)
 	}
 	if _, ok := pol.After["serviceName"].(value.Unknown); !ok {
@@ -592,7 +593,7 @@ func TestApplyPartialFailure(t *testing.T) {
 	if !reflect.DeepEqual(res.Skipped, []string{"y3"}) {
 		t.Errorf("skipped = %v, want [y3]", res.Skipped)
 	}
-	if res.Counts[engine.Create] != 7 {
+	if res.Counts[plan.Create] != 7 {
 		t.Errorf("counts = %v, want 7 creates", res.Counts)
 	}
 	if res.Err() == nil {
@@ -622,7 +623,7 @@ func TestApplyPartialFailure(t *testing.T) {
 	p := h.plan(src, engine.PlanOptions{Refresh: true})
 	var work []string
 	for _, c := range p.Changes {
-		if c.Action != engine.NoOp {
+		if c.Action != plan.NoOp {
 			work = append(work, c.Addr+":"+c.Action.String())
 		}
 	}
@@ -630,7 +631,7 @@ func TestApplyPartialFailure(t *testing.T) {
 		t.Errorf("plan after the failure = %q, want only %q", work, want)
 	}
 	_, res = h.mustApply(src)
-	if res.Counts[engine.Create] != 2 {
+	if res.Counts[plan.Create] != 2 {
 		t.Errorf("second apply counts = %v, want 2 creates", res.Counts)
 	}
 }
@@ -731,7 +732,7 @@ func TestApplyRetriesDeposedDelete(t *testing.T) {
 	}
 	h.cloud.failDelete = nil
 	p := h.plan(src, engine.PlanOptions{Refresh: true})
-	if c := change(t, p, "a"); c.Action != engine.NoOp || !reflect.DeepEqual(c.Deposed, []string{old}) || !p.HasChanges() {
+	if c := change(t, p, "a"); c.Action != plan.NoOp || !reflect.DeepEqual(c.Deposed, []string{old}) || !p.HasChanges() {
 		t.Errorf("plan = %s with deposed %v, has changes %v; want a no-op that still destroys %q", c.Action, c.Deposed, p.HasChanges(), old)
 	}
 	var text strings.Builder
@@ -803,7 +804,7 @@ variables:
 	}
 	p, res := h.destroy(spec)
 	for _, c := range p.Changes {
-		if c.Action == engine.Read {
+		if c.Action == plan.Read {
 			t.Errorf("destroy plan reads %s; a destroy should only delete", c.Addr)
 		}
 	}

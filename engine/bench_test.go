@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -253,7 +254,7 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 		b.Fatalf("plan has %d changes (changes: %v), want %d no-ops", len(p.Changes), p.HasChanges(), n)
 	}
 	for _, c := range p.Changes {
-		if c.Action != engine.NoOp {
+		if c.Action != plan.NoOp {
 			b.Fatalf("%s: %s, want no-op", c.Addr, c.Action)
 		}
 	}
@@ -302,7 +303,7 @@ func benchApply(b *testing.B, be backend, n int) {
 		res, err := engine.Apply(b.Context(), p, spec, st, reg, engine.ApplyOptions{})
 		elapsed += time.Since(start)
 		b.StopTimer()
-		if err != nil || res.Err() != nil || res.Counts[engine.Create] != n {
+		if err != nil || res.Err() != nil || res.Counts[plan.Create] != n {
 			b.Fatalf("apply: %v, %v, counts %v", err, res.Failed, res.Counts)
 		}
 		st.Close()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/state"
 )
@@ -26,7 +27,7 @@ func (e *stalePlanError) Is(target error) bool { return target == ErrStalePlan }
 // Verify), and an error matching ErrStalePlan when the plan was made for
 // another state (lineage), when the state changed since (serial), or when
 // the specs or config values changed (spec hash).
-func CheckPlan(pf *PlanFile, meta state.Meta, stateKey []byte, spec *specs.Spec) error {
+func CheckPlan(pf *plan.File, meta state.Meta, stateKey []byte, spec *specs.Spec) error {
 	if err := pf.Verify(stateKey); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"reconcile/engine/dag"
 	"reconcile/engine/eval"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -36,8 +37,8 @@ type DriftItem struct {
 	Kind    kind.Kind
 	ID      string
 	Status  DriftStatus
-	Fields  []FieldDrift // sorted by path
-	Details []string     // extra lines, such as IAM binding changes
+	Fields  []plan.FieldDrift // sorted by path
+	Details []string          // extra lines, such as IAM binding changes
 }
 
 // DriftError is a node that could not be read.
@@ -229,7 +230,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 // entries the cloud adds by itself, and with the fields named by ignore
 // left out. Values secret in applied (sealed) are sealed alike in live, and
 // shown as secrets. The result is sorted by path.
-func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) []FieldDrift {
+func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) []plan.FieldDrift {
 	liveIn := eval.WithoutVendorKeys(d, eval.Inputs(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {
@@ -242,7 +243,7 @@ func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 	for _, po := range ignore {
 		eval.ApplyIgnore(po, a, liveIn)
 	}
-	var out []FieldDrift
+	var out []plan.FieldDrift
 	for _, k := range s.Inputs() {
 		if _, managed := applied[k]; !managed {
 			continue
@@ -250,7 +251,7 @@ func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 		av := a[k]
 		lv := value.SealAs(liveIn[k], av, sl)
 		if !value.Equal(s.Root.Properties[k], lv, av, sl) {
-			out = append(out, FieldDrift{Path: k, Applied: value.UnsealForDisplay(av), Live: value.UnsealForDisplay(lv)})
+			out = append(out, plan.FieldDrift{Path: k, Applied: value.UnsealForDisplay(av), Live: value.UnsealForDisplay(lv)})
 		}
 	}
 	return out
@@ -260,8 +261,8 @@ func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 // results: every output-only field; an IAM policy's policyData compares as
 // a set of role bindings, and details say which members were added to and
 // removed from which role.
-func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]FieldDrift, []string) {
-	var fields []FieldDrift
+func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]plan.FieldDrift, []string) {
+	var fields []plan.FieldDrift
 	var details []string
 	for _, k := range s.Outputs() {
 		pr := s.Root.Properties[k]
@@ -282,7 +283,7 @@ func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]FieldDrift,
 		if resources.Equal(a, l) {
 			continue
 		}
-		fields = append(fields, FieldDrift{Path: k, Applied: a, Live: l})
+		fields = append(fields, plan.FieldDrift{Path: k, Applied: a, Live: l})
 	}
 	return fields, details
 }
@@ -290,14 +291,14 @@ func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]FieldDrift,
 // getDrift compares what a get read at the last apply with what it reads
 // now: the input fields (output-only ones, such as state and timeUpdated,
 // move on their own).
-func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) []FieldDrift {
-	var out []FieldDrift
+func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) []plan.FieldDrift {
+	var out []plan.FieldDrift
 	for _, k := range s.Outputs() {
 		if k == "id" {
 			continue
 		}
 		if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !value.Equal(pr, live[k], applied[k], sl) {
-			out = append(out, FieldDrift{Path: k, Applied: applied[k], Live: live[k]})
+			out = append(out, plan.FieldDrift{Path: k, Applied: applied[k], Live: live[k]})
 		}
 	}
 	return out

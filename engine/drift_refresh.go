@@ -8,6 +8,7 @@ import (
 
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -27,7 +28,7 @@ import (
 // ignoreChanges (ignored fields are not drift) and for positions only: a
 // refresh-only plan never creates, updates or deletes anything in the
 // cloud. A node that cannot be read is an error diagnostic.
-func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*plan.Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
@@ -40,7 +41,7 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
-	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
+	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
 	var diags diag.Diagnostics
 	for _, r := range refreshRecords(ctx, spec, reg, key, recs, opts.Parallelism) {
 		rec := r.rec
@@ -49,7 +50,7 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend
 			diags = append(diags, diag.Errorf(pos, "refresh %q: read %s %q: %v", rec.Name, rec.Type, rec.ID, r.err))
 			continue
 		}
-		c := Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: NoOp, ID: rec.ID, Pos: pos}
+		c := plan.Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: plan.NoOp, ID: rec.ID, Pos: pos}
 		if rec.Kind == kind.Resource {
 			c.Before = eval.Merge(rec.Inputs, rec.Outputs)
 			c.Before["id"] = rec.ID
@@ -59,19 +60,19 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend
 		c.Before = value.UnsealForDisplay(c.Before).(map[string]any)
 		if r.item == nil {
 			c.After = c.Before
-			plan.Changes = append(plan.Changes, c)
+			pl.Changes = append(pl.Changes, c)
 			continue
 		}
-		c.Action = Refresh
+		c.Action = plan.Refresh
 		c.Drift, c.DriftDetails = r.item.Fields, r.item.Details
 		if r.item.Status == DriftDeleted {
 			c.DeletedOutside, c.DeletedID = true, rec.ID
 		} else {
 			c.After = refreshedAttrs(rec, r.live, reg)
 		}
-		plan.Changes = append(plan.Changes, c)
+		pl.Changes = append(pl.Changes, c)
 	}
-	return plan, diags.Sort()
+	return pl, diags.Sort()
 }
 
 // refreshedAttrs is what a Refresh writes into state for rec, given what
@@ -112,23 +113,23 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 // nothing else. It makes no cloud call. Each node is written in its own
 // state transaction; a node whose record changed since the plan was made
 // fails and is left as it is. The history records opts.Command.
-func ApplyRefreshOnly(ctx context.Context, plan *Plan, st state.Backend, opts ApplyOptions) (*ApplyResult, error) {
-	if !plan.RefreshOnly {
+func ApplyRefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts ApplyOptions) (*ApplyResult, error) {
+	if !pl.RefreshOnly {
 		return nil, errors.New("not a refresh-only plan")
 	}
 	key, err := st.SecretKey()
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	res := &ApplyResult{Counts: map[Action]int{}}
+	res := &ApplyResult{Counts: map[plan.Action]int{}}
 	emit := func(e Event) {
 		if opts.Observer != nil {
 			opts.Observer(e)
 		}
 	}
-	for i := range plan.Changes {
-		c := &plan.Changes[i]
-		if c.Action != Refresh {
+	for i := range pl.Changes {
+		c := &pl.Changes[i]
+		if c.Action != plan.Refresh {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -136,14 +137,14 @@ func ApplyRefreshOnly(ctx context.Context, plan *Plan, st state.Backend, opts Ap
 			continue
 		}
 		start := time.Now()
-		emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Started, ID: c.ID, Pos: c.Pos})
+		emit(Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: Started, ID: c.ID, Pos: c.Pos})
 		if err := refreshState(st, c, key); err != nil {
 			res.Failed = append(res.Failed, NodeError{Addr: c.Addr, Pos: c.Pos, Err: err})
-			emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Failed, ID: c.ID, Message: err.Error(), Elapsed: time.Since(start)})
+			emit(Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: Failed, ID: c.ID, Message: err.Error(), Elapsed: time.Since(start)})
 			continue
 		}
-		res.Counts[Refresh]++
-		emit(Event{Addr: c.Addr, Type: c.Type, Action: Refresh, Phase: Done, ID: c.ID, Elapsed: time.Since(start)})
+		res.Counts[plan.Refresh]++
+		emit(Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: Done, ID: c.ID, Elapsed: time.Since(start)})
 	}
 	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: res.historyCounts()}); err != nil {
 		return res, fmt.Errorf("record history: %w", err)
@@ -152,7 +153,7 @@ func ApplyRefreshOnly(ctx context.Context, plan *Plan, st state.Backend, opts Ap
 }
 
 // refreshState writes one Refresh change into state.
-func refreshState(st state.Backend, c *Change, key []byte) error {
+func refreshState(st state.Backend, c *plan.Change, key []byte) error {
 	rec, ok, err := st.Get(c.Addr)
 	if err != nil {
 		return fmt.Errorf("read state: %w", err)

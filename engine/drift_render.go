@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -158,7 +159,7 @@ func driftItemJSONOf(it DriftItem) driftItemJSON {
 }
 
 // driftItemOf is the drift of a planned change, as Drift reports it.
-func driftItemOf(c *Change) DriftItem {
+func driftItemOf(c *plan.Change) DriftItem {
 	it := DriftItem{Addr: c.Addr, Type: c.Type, Kind: c.Kind, ID: c.ID, Fields: c.Drift, Details: c.DriftDetails}
 	switch {
 	case c.DeletedOutside:

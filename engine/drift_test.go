@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"reconcile/engine"
+	"reconcile/engine/plan"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -26,7 +27,7 @@ func (h *harness) drift(src string) *engine.DriftReport {
 
 // refreshOnly makes a refresh-only plan of src and applies it, through a
 // plan file as 'reconcile plan --refresh-only --out' then 'apply FILE' do.
-func (h *harness) refreshOnly(src string) (*engine.Plan, *engine.ApplyResult) {
+func (h *harness) refreshOnly(src string) (*plan.Plan, *engine.ApplyResult) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -43,10 +44,10 @@ func (h *harness) refreshOnly(src string) (*engine.Plan, *engine.ApplyResult) {
 		h.t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p}, "test", key); err != nil {
+	if err := plan.WriteFile(&buf, plan.File{Plan: p}, "test", key); err != nil {
 		h.t.Fatal(err)
 	}
-	pf, err := engine.ReadPlanFile(&buf)
+	pf, err := plan.ReadFile(&buf)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func (h *harness) edit(id string, set resources.Attrs) {
 	h.cloud.put(id, o)
 }
 
-func renderString(t *testing.T, p *engine.Plan, f func(*bytes.Buffer, *engine.Plan) error) string {
+func renderString(t *testing.T, p *plan.Plan, f func(*bytes.Buffer, *plan.Plan) error) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := f(&buf, p); err != nil {
@@ -96,12 +97,12 @@ func renderString(t *testing.T, p *engine.Plan, f func(*bytes.Buffer, *engine.Pl
 	return buf.String()
 }
 
-func textOf(t *testing.T, p *engine.Plan) string {
-	return renderString(t, p, func(b *bytes.Buffer, p *engine.Plan) error { return engine.RenderText(b, p, engine.RenderOptions{}) })
+func textOf(t *testing.T, p *plan.Plan) string {
+	return renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error { return engine.RenderText(b, p, engine.RenderOptions{}) })
 }
 
 // driftPaths lists the paths of a change's drift.
-func driftPaths(c engine.Change) string {
+func driftPaths(c plan.Change) string {
 	var out []string
 	for _, f := range c.Drift {
 		out = append(out, f.Path)
@@ -122,7 +123,7 @@ func TestPlanShowsDrift(t *testing.T) {
 
 	p := h.plan(src, engine.PlanOptions{Refresh: true})
 	a := change(t, p, "a")
-	if a.Action != engine.Update || driftPaths(a) != "displayName,freeformTags" {
+	if a.Action != plan.Update || driftPaths(a) != "displayName,freeformTags" {
 		t.Fatalf("a = %s with drift %q, want an update with drift displayName,freeformTags", a.Action, driftPaths(a))
 	}
 	if f := a.Drift[0]; f.Applied != "first" || f.Live != "renamed by hand" {
@@ -132,10 +133,10 @@ func TestPlanShowsDrift(t *testing.T) {
 		t.Errorf("a change = %v -> %v, want the live value back to the specs", a.Before["displayName"], a.After["displayName"])
 	}
 	b := change(t, p, "b")
-	if b.Action != engine.Create || !b.DeletedOutside || b.DeletedID == "" || !b.Drifted() {
+	if b.Action != plan.Create || !b.DeletedOutside || b.DeletedID == "" || !b.Drifted() {
 		t.Errorf("b = %s deleted %v (%q), want a create of an object deleted outside reconcile", b.Action, b.DeletedOutside, b.DeletedID)
 	}
-	if c := change(t, p, "c"); c.Drifted() || c.Action != engine.NoOp {
+	if c := change(t, p, "c"); c.Drifted() || c.Action != plan.NoOp {
 		t.Errorf("c = %s, drift %v, want an unchanged no-op", c.Action, c.Drift)
 	}
 	if !p.HasDrift() {
@@ -166,7 +167,7 @@ func TestPlanShowsDrift(t *testing.T) {
 		t.Errorf("the changes do not take displayName back to the specs:\n%s", changes)
 	}
 
-	js := renderString(t, p, func(b *bytes.Buffer, p *engine.Plan) error { return engine.RenderJSON(b, p, engine.RenderOptions{}) })
+	js := renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error { return engine.RenderJSON(b, p, engine.RenderOptions{}) })
 	var doc struct {
 		FormatVersion string `json:"format_version"`
 		ResourceDrift []struct {
@@ -190,7 +191,7 @@ func TestPlanShowsDrift(t *testing.T) {
 		t.Errorf("json resource_drift[1] = %+v, want b deleted with its old id", d)
 	}
 
-	md := renderString(t, p, func(b *bytes.Buffer, p *engine.Plan) error {
+	md := renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error {
 		return engine.RenderMarkdown(b, p, engine.RenderOptions{})
 	})
 	if !strings.Contains(md, "2 objects changed outside reconcile since the last apply") || !strings.Contains(md, `+ displayName  = "renamed by hand"`) {
@@ -251,7 +252,7 @@ func TestNoFalseDrift(t *testing.T) {
 	// A tag default the specs do set is compared like any other key.
 	set := strings.Replace(src, `"Operations.CostCenter": "42"`, `"Operations.CostCenter": "42", "Oracle-Tags.CreatedBy": "me"`, 1)
 	set = strings.Replace(set, "displayName: tagged", "displayName: renamed by hand", 1)
-	if c := change(t, h.plan(set, engine.PlanOptions{Refresh: true}), "tagged"); c.Action != engine.Update {
+	if c := change(t, h.plan(set, engine.PlanOptions{Refresh: true}), "tagged"); c.Action != plan.Update {
 		t.Errorf("a set Oracle-Tags key that differs: tagged = %s, want update", c.Action)
 	}
 }
@@ -385,7 +386,7 @@ variables:
 	if !p.RefreshOnly || !p.HasChanges() {
 		t.Errorf("RefreshOnly %v, HasChanges %v", p.RefreshOnly, p.HasChanges())
 	}
-	if res.Counts[engine.Refresh] != 3 {
+	if res.Counts[plan.Refresh] != 3 {
 		t.Errorf("apply --refresh-only counts = %v, want 3 refreshed", res.Counts)
 	}
 	if n := len(h.cloud.callLog()); n != calls {
@@ -436,7 +437,7 @@ variables:
 	// Nothing drifted: nothing to accept.
 	h.mustApply(src)
 	p3, res := h.refreshOnly(src)
-	if p3.HasChanges() || res.Counts[engine.Refresh] != 0 || !strings.Contains(textOf(t, p3), "No changes. State matches the cloud") {
+	if p3.HasChanges() || res.Counts[plan.Refresh] != 0 || !strings.Contains(textOf(t, p3), "No changes. State matches the cloud") {
 		t.Errorf("refresh-only without drift = %q:\n%s", actions(p3), textOf(t, p3))
 	}
 	hist := h.history()

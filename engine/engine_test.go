@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/state"
@@ -274,13 +275,13 @@ func (h *harness) reading(fn func(st *state.Store)) {
 
 // makePlan plans src against the state file, read-only, and returns the
 // diagnostics instead of failing on them.
-func (h *harness) makePlan(src string, opts engine.PlanOptions) (p *engine.Plan, diags diag.Diagnostics) {
+func (h *harness) makePlan(src string, opts engine.PlanOptions) (p *plan.Plan, diags diag.Diagnostics) {
 	h.t.Helper()
 	h.reading(func(st *state.Store) { p, diags = engine.MakePlan(h.t.Context(), h.load(src), st, h.reg, opts) })
 	return p, diags
 }
 
-func (h *harness) plan(src string, opts engine.PlanOptions) *engine.Plan {
+func (h *harness) plan(src string, opts engine.PlanOptions) *plan.Plan {
 	h.t.Helper()
 	p, diags := h.makePlan(src, opts)
 	if diags.HasErrors() {
@@ -290,18 +291,18 @@ func (h *harness) plan(src string, opts engine.PlanOptions) *engine.Plan {
 }
 
 // apply plans src with refresh and applies the plan.
-func (h *harness) apply(src string) (*engine.Plan, *engine.ApplyResult) {
+func (h *harness) apply(src string) (*plan.Plan, *engine.ApplyResult) {
 	h.t.Helper()
 	return h.applyWith(src, engine.PlanOptions{Refresh: true}, engine.ApplyOptions{Command: "apply"})
 }
 
 // destroy plans the deletion of everything and applies it.
-func (h *harness) destroy(src string) (*engine.Plan, *engine.ApplyResult) {
+func (h *harness) destroy(src string) (*plan.Plan, *engine.ApplyResult) {
 	h.t.Helper()
 	return h.applyWith(src, engine.PlanOptions{Refresh: true, Destroy: true}, engine.ApplyOptions{Command: "destroy"})
 }
 
-func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOptions) (*engine.Plan, *engine.ApplyResult) {
+func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOptions) (*plan.Plan, *engine.ApplyResult) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -321,7 +322,7 @@ func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOp
 }
 
 // mustApply applies src and fails the test if any node failed.
-func (h *harness) mustApply(src string) (*engine.Plan, *engine.ApplyResult) {
+func (h *harness) mustApply(src string) (*plan.Plan, *engine.ApplyResult) {
 	h.t.Helper()
 	p, res := h.apply(src)
 	if res.Err() != nil {
@@ -370,13 +371,13 @@ func (h *harness) stateKey() []byte {
 
 // signed returns pf written with key and read back, as a plan file saved
 // by plan and read by apply.
-func signed(t *testing.T, pf engine.PlanFile, key []byte) *engine.PlanFile {
+func signed(t *testing.T, pf plan.File, key []byte) *plan.File {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, pf, "test", key); err != nil {
+	if err := plan.WriteFile(&buf, pf, "test", key); err != nil {
 		t.Fatal(err)
 	}
-	out, err := engine.ReadPlanFile(&buf)
+	out, err := plan.ReadFile(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +397,7 @@ func (h *harness) meta() state.Meta {
 }
 
 // change returns the change of addr in p; the test fails without it.
-func change(t *testing.T, p *engine.Plan, addr string) engine.Change {
+func change(t *testing.T, p *plan.Plan, addr string) plan.Change {
 	t.Helper()
 	for _, c := range p.Changes {
 		if c.Addr == addr {
@@ -404,7 +405,7 @@ func change(t *testing.T, p *engine.Plan, addr string) engine.Change {
 		}
 	}
 	t.Fatalf("plan has no change for %q; it has %s", addr, actions(p))
-	return engine.Change{}
+	return plan.Change{}
 }
 
 // diagText joins the diagnostics, with their details, one per line.
@@ -416,7 +417,7 @@ func diagText(ds diag.Diagnostics) string {
 	return b.String()
 }
 
-func actions(p *engine.Plan) string {
+func actions(p *plan.Plan) string {
 	var parts []string
 	for _, c := range p.Changes {
 		parts = append(parts, c.Addr+":"+c.Action.String())
@@ -450,7 +451,7 @@ func TestApplyCreatesThenNoChanges(t *testing.T) {
 	if got, want := actions(p), "a:create b:create"; got != want {
 		t.Fatalf("first plan = %q, want %q", got, want)
 	}
-	if res.Err() != nil || res.Counts[engine.Create] != 2 {
+	if res.Err() != nil || res.Counts[plan.Create] != 2 {
 		t.Fatalf("apply: counts %v, failed %v", res.Counts, res.Failed)
 	}
 	if res.Outputs["bId"] == nil {

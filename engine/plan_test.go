@@ -13,6 +13,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -21,9 +22,9 @@ import (
 
 // comparable strips what legitimately differs between two plans of the same
 // specs written differently: positions.
-func withoutPositions(p *engine.Plan) *engine.Plan {
+func withoutPositions(p *plan.Plan) *plan.Plan {
 	out := *p
-	out.Changes = append([]engine.Change(nil), p.Changes...)
+	out.Changes = append([]plan.Change(nil), p.Changes...)
 	for i := range out.Changes {
 		out.Changes[i].Pos = diag.Pos{}
 	}
@@ -234,7 +235,7 @@ func TestPlanUnprotectThenDelete(t *testing.T) {
 		t.Fatalf("record.Protect = true after setting protect: false and applying")
 	}
 	p, _ := h.mustApply(resourcesOf(endpoint("b", "b")))
-	if c := change(t, p, "a"); c.Action != engine.Delete {
+	if c := change(t, p, "a"); c.Action != plan.Delete {
 		t.Errorf("a: %s, want delete once unprotected", c.Action)
 	}
 }
@@ -259,7 +260,7 @@ func TestPlanRefresh(t *testing.T) {
 
 	p = h.plan(src, engine.PlanOptions{Refresh: true})
 	c := change(t, p, "a")
-	if c.Action != engine.Create || c.Reason != engine.ReasonDeletedOutside || c.ID != "" {
+	if c.Action != plan.Create || c.Reason != plan.ReasonDeletedOutside || c.ID != "" {
 		t.Errorf("a = %s (%s, id %q), want create because it was deleted outside reconcile", c.Action, c.Reason, c.ID)
 	}
 	if n := h.cloud.readCount() - reads; n != 2 {
@@ -268,14 +269,14 @@ func TestPlanRefresh(t *testing.T) {
 
 	// Removed from the specs and already gone: forgotten, not deleted.
 	p = h.plan(resourcesOf(endpoint("a", "a")), engine.PlanOptions{Refresh: true})
-	if c := change(t, p, "gone"); c.Action != engine.Forget || c.Reason != engine.ReasonGoneOutside {
+	if c := change(t, p, "gone"); c.Action != plan.Forget || c.Reason != plan.ReasonGoneOutside {
 		t.Errorf("gone = %s (%s), want forget because it was already deleted", c.Action, c.Reason)
 	}
 
 	// Drift is compared with the live object when refreshing.
 	h.cloud.put(id, resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1", "displayName": "changed by hand", "inferenceUnits": 1})
 	p = h.plan(resourcesOf(endpoint("a", "a")), engine.PlanOptions{Refresh: true})
-	if c := change(t, p, "a"); c.Action != engine.Update || c.Before["displayName"] != "changed by hand" || c.After["displayName"] != "a" {
+	if c := change(t, p, "a"); c.Action != plan.Update || c.Before["displayName"] != "changed by hand" || c.After["displayName"] != "a" {
 		t.Errorf("a after drift = %s, before %v after %v, want an update back to a", c.Action, c.Before["displayName"], c.After["displayName"])
 	}
 }
@@ -318,7 +319,7 @@ func TestCheckPlan(t *testing.T) {
 		t.Fatalf("plan spec hash = %q, want the spec's %q", p.SpecHash, spec.Hash)
 	}
 	key := h.stateKey()
-	pf := signed(t, engine.PlanFile{Plan: p}, key)
+	pf := signed(t, plan.File{Plan: p}, key)
 	other := newHarness(t)
 	other.mustApply(src)
 
@@ -326,7 +327,7 @@ func TestCheckPlan(t *testing.T) {
 		t.Errorf("CheckPlan of a fresh plan = %v, want nil", err)
 	}
 	// Signed with another state's key: refused before anything else.
-	if err := engine.CheckPlan(pf, other.meta(), other.stateKey(), spec); !errors.Is(err, engine.ErrPlanFileChanged) {
+	if err := engine.CheckPlan(pf, other.meta(), other.stateKey(), spec); !errors.Is(err, plan.ErrFileChanged) {
 		t.Errorf("CheckPlan against another state = %v, want ErrPlanFileChanged", err)
 	}
 	h.mustApply(resourcesOf(endpoint("a", "moved on")))
@@ -358,7 +359,7 @@ func TestPlanFileEditedIsRefused(t *testing.T) {
 	p := h.plan(resourcesOf(endpoint("a", "a2"), endpoint("b", "b")), engine.PlanOptions{Refresh: true})
 	key := h.stateKey()
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p, Backend: h.path}, "test", key); err != nil {
+	if err := plan.WriteFile(&buf, plan.File{Plan: p, Backend: h.path}, "test", key); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
@@ -373,15 +374,15 @@ func TestPlanFileEditedIsRefused(t *testing.T) {
 		if bytes.Equal(data, good) {
 			t.Fatalf("%s: the edit changed nothing", name)
 		}
-		pf, err := engine.ReadPlanFile(bytes.NewReader(data))
+		pf, err := plan.ReadFile(bytes.NewReader(data))
 		if err != nil {
 			continue // refused already
 		}
-		if err := pf.Verify(key); !errors.Is(err, engine.ErrPlanFileChanged) {
+		if err := pf.Verify(key); !errors.Is(err, plan.ErrFileChanged) {
 			t.Errorf("%s: Verify = %v, want ErrPlanFileChanged", name, err)
 		}
 	}
-	pf, err := engine.ReadPlanFile(bytes.NewReader(good))
+	pf, err := plan.ReadFile(bytes.NewReader(good))
 	if err != nil || pf.Verify(key) != nil {
 		t.Errorf("the plan file as written: %v, %v", err, pf.Verify(key))
 	}
@@ -408,9 +409,9 @@ outputs:
     fn::secret: ` + clear + `
 `
 	p := h.plan(src, engine.PlanOptions{})
-	pf := engine.PlanFile{Plan: p, SpecPath: "/abs/specs", Backend: h.path, Stack: "dev", Config: map[string]string{"region": "eu"}}
+	pf := plan.File{Plan: p, SpecPath: "/abs/specs", Backend: h.path, Stack: "dev", Config: map[string]string{"region": "eu"}}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, pf, "v1.2.3", h.stateKey()); err != nil {
+	if err := plan.WriteFile(&buf, pf, "v1.2.3", h.stateKey()); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(buf.Bytes(), []byte(clear)) {
@@ -420,7 +421,7 @@ outputs:
 	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
 		t.Fatalf("plan file is not JSON: %v", err)
 	}
-	got, err := engine.ReadPlanFile(bytes.NewReader(buf.Bytes()))
+	got, err := plan.ReadFile(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +461,7 @@ outputs:
 	if c := change(t, gp, "policy"); !c.Deferred {
 		t.Errorf("policy read back not deferred")
 	}
-	if c := change(t, gp, "old"); c.Action != engine.Delete || c.Before["displayName"] != "old" {
+	if c := change(t, gp, "old"); c.Action != plan.Delete || c.Before["displayName"] != "old" {
 		t.Errorf("old read back as %s before %v, want the delete with its prior attributes", c.Action, c.Before)
 	}
 	// The saved plan applies like the one it was made from.
@@ -479,7 +480,7 @@ outputs:
 	if err != nil || res.Err() != nil {
 		t.Fatalf("apply of the read-back plan: %v, %v", err, res.Failed)
 	}
-	if res.Counts[engine.Create] != 2 || res.Counts[engine.Delete] != 1 {
+	if res.Counts[plan.Create] != 2 || res.Counts[plan.Delete] != 1 {
 		t.Errorf("counts = %v, want 2 creates and 1 delete", res.Counts)
 	}
 	data, err := os.ReadFile(h.path)
@@ -507,7 +508,7 @@ func TestReadPlanFileRejects(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, err := engine.ReadPlanFile(strings.NewReader(tc.data))
+			_, err := plan.ReadFile(strings.NewReader(tc.data))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("ReadPlanFile(%q) = %v, want an error containing %q", tc.data, err, tc.want)
 			}
@@ -609,7 +610,7 @@ func TestPlanSecretInputs(t *testing.T) {
 			t.Errorf("plan (refresh=%v) of a rename = %q, want a:update b:no-op", refresh, got)
 		}
 		var buf bytes.Buffer
-		if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: p}, "test", h.stateKey()); err != nil {
+		if err := plan.WriteFile(&buf, plan.File{Plan: p}, "test", h.stateKey()); err != nil {
 			t.Fatal(err)
 		}
 		if err := engine.RenderText(&buf, p, engine.RenderOptions{}); err != nil {
@@ -654,12 +655,12 @@ func TestPlanLeavesUnsetInputsToTheCloud(t *testing.T) {
 
 	p := h.plan(resourcesOf(endpoint("a", "", "description: second")), engine.PlanOptions{Refresh: true})
 	c := change(t, p, "a")
-	if c.Action != engine.Update || c.After["displayName"] != "ailanguageendpoint20261121120000" {
+	if c.Action != plan.Update || c.After["displayName"] != "ailanguageendpoint20261121120000" {
 		t.Errorf("update plan: %s with displayName %v, want update keeping the cloud's name", c.Action, c.After["displayName"])
 	}
 
 	p = h.plan(resourcesOf(endpoint("a", "")), engine.PlanOptions{Refresh: true})
-	if c := change(t, p, "a"); c.Action != engine.Update {
+	if c := change(t, p, "a"); c.Action != plan.Update {
 		t.Errorf("plan after removing description from the specs = %s, want update (the applied value is cleared)", c.Action)
 	} else if _, kept := c.After["description"]; kept {
 		t.Errorf("After still holds description: %v", c.After)

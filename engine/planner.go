@@ -11,6 +11,7 @@ import (
 
 	"reconcile/engine/dag"
 	"reconcile/engine/eval"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/kind"
 
@@ -39,7 +40,7 @@ type PlanOptions struct {
 // nodeResult is what planning learned about one node.
 type nodeResult struct {
 	value  any // what references to the node see
-	change *Change
+	change *plan.Change
 }
 
 type planner struct {
@@ -97,24 +98,24 @@ func (p *planner) set(name string, r *nodeResult) {
 //
 // A plan interrupted by the end of ctx (a signal) returns one error
 // diagnostic saying so, not one per node that the interruption reached.
-func MakePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func MakePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*plan.Plan, diag.Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
-	var plan *Plan
+	var pl *plan.Plan
 	var diags diag.Diagnostics
 	if opts.RefreshOnly {
-		plan, diags = makeRefreshOnlyPlan(ctx, spec, st, reg, opts)
+		pl, diags = makeRefreshOnlyPlan(ctx, spec, st, reg, opts)
 	} else {
-		plan, diags = makePlan(ctx, spec, st, reg, opts)
+		pl, diags = makePlan(ctx, spec, st, reg, opts)
 	}
 	if ctx.Err() != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "the plan was interrupted (%v): nothing was planned or changed", context.Cause(ctx))}
 	}
-	return plan, diags
+	return pl, diags
 }
 
-func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*Plan, diag.Diagnostics) {
+func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*plan.Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
@@ -140,17 +141,17 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 			p.addDiag(diag.Errorf(spec.DeclaredAt(name), "%s: %v", name, err))
 		}
 	}
-	plan := &Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
+	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
 	for _, name := range g.Order() {
 		if r, ok := p.results[name]; ok && r.change != nil {
-			plan.Changes = append(plan.Changes, *r.change)
+			pl.Changes = append(pl.Changes, *r.change)
 		}
 	}
-	plan.Changes = append(plan.Changes, p.planDeletes(ctx)...)
+	pl.Changes = append(pl.Changes, p.planDeletes(ctx)...)
 	if !p.diags.HasErrors() && !opts.Destroy {
-		plan.Outputs = p.outputs()
+		pl.Outputs = p.outputs()
 	}
-	return plan, p.diags.Sort()
+	return pl, p.diags.Sort()
 }
 
 // errReported marks a node whose problem is already a diagnostic.
@@ -234,13 +235,13 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	if err != nil {
 		return p.evalErr(err, v.Pos, v.Name)
 	}
-	c := &Change{Addr: v.Name, Type: inv.Function, Kind: kind.Lookup, Action: Read, Pos: v.Pos, After: args.(map[string]any)}
+	c := &plan.Change{Addr: v.Name, Type: inv.Function, Kind: kind.Lookup, Action: plan.Read, Pos: v.Pos, After: args.(map[string]any)}
 	if prior, ok := p.prior[v.Name]; ok {
 		c.Before = prior.Outputs
 	}
 	if value.ContainsUnknown(args) {
 		c.Deferred = true
-		c.Reason = ReasonReadDeferred
+		c.Reason = plan.ReasonReadDeferred
 		p.set(v.Name, &nodeResult{value: value.Unknown{}, change: c})
 		return nil
 	}
@@ -324,7 +325,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
-	c := &Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: Read, Pos: r.Pos}
+	c := &plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: plan.Read, Pos: r.Pos}
 	if prior, ok := p.prior[r.Name]; ok {
 		c.Before = prior.Outputs
 		c.ID = prior.ID
@@ -416,7 +417,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return err
 	}
-	c := &Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace}
+	c := &plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace}
 	prior, hasPrior := p.prior[r.Name]
 	if hasPrior && (prior.Kind != kind.Resource || prior.Type != r.Type) {
 		// The name now declares something else: the old object goes.
@@ -429,7 +430,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		if r.Options.Import != "" {
 			return p.planImport(ctx, r, c, desired)
 		}
-		c.Action = Create
+		c.Action = plan.Create
 		c.After = eval.CreatedView(r.Schema, desired)
 		p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
 		return nil
@@ -442,7 +443,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		live, err := p.read(ctx, r, prior.ID)
 		switch {
 		case errors.Is(err, resources.ErrNotFound):
-			c.Action, c.Reason = Create, ReasonDeletedOutside
+			c.Action, c.Reason = plan.Create, plan.ReasonDeletedOutside
 			c.DeletedOutside, c.DeletedID = true, prior.ID
 			c.ID = ""
 			c.After = eval.CreatedView(r.Schema, desired)
@@ -461,14 +462,14 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	}
 	c.Before = value.UnsealForDisplay(before).(map[string]any)
 	if prior.Tainted != "" {
-		c.Action, c.Reason, c.ReasonDetail = Replace, ReasonTainted, prior.Tainted
+		c.Action, c.Reason, c.ReasonDetail = plan.Replace, plan.ReasonTainted, prior.Tainted
 		return p.finishReplace(r, c, opts, desired)
 	}
 	c.Options = optionChanges(prior, opts)
 	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) == 0 && len(c.Options) > 0 {
 		// Only options change: a change of state, none in the cloud.
-		c.Action, c.Reason = Update, ReasonOptionsChanged
+		c.Action, c.Reason = plan.Update, plan.ReasonOptionsChanged
 		for _, o := range c.Options {
 			c.ReasonFields = append(c.ReasonFields, o.Name)
 		}
@@ -478,7 +479,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return nil
 	}
 	if len(changed) == 0 {
-		c.Action = NoOp
+		c.Action = plan.NoOp
 		c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
 		// References see the desired inputs (secrets wrapped, not sealed
 		// as in state) with the prior outputs.
@@ -489,21 +490,21 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	for _, po := range r.Options.ReplaceOnChanges {
 		force[po.Top] = true
 	}
-	c.Reason = ReasonReplaceOnChanges
+	c.Reason = plan.ReasonReplaceOnChanges
 	for _, k := range changed {
 		if pr := r.Schema.Root.Properties[k]; pr != nil && pr.ReplaceOnChange {
 			c.ReplacePaths = append(c.ReplacePaths, k)
-			c.Reason = ReasonCannotUpdate
+			c.Reason = plan.ReasonCannotUpdate
 		} else if force[k] {
 			c.ReplacePaths = append(c.ReplacePaths, k)
 		}
 	}
 	if len(c.ReplacePaths) > 0 {
-		c.Action = Replace
+		c.Action = plan.Replace
 		return p.finishReplace(r, c, opts, desired)
 	}
-	c.Reason = ReasonNone
-	c.Action = Update
+	c.Reason = plan.ReasonNone
+	c.Action = plan.Update
 	c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
 	sameSecrets(c, changed)
 	p.set(r.Name, &nodeResult{value: c.After, change: c})
@@ -512,7 +513,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 
 // sameSecrets shows an unchanged secret input as unchanged: Before holds it
 // sealed and After in clear, so a renderer could not tell that they match.
-func sameSecrets(c *Change, changed []string) {
+func sameSecrets(c *plan.Change, changed []string) {
 	for k, v := range c.After {
 		if value.ContainsSecret(v) && !slices.Contains(changed, k) {
 			c.Before[k] = v
@@ -520,7 +521,7 @@ func sameSecrets(c *Change, changed []string) {
 	}
 }
 
-func (p *planner) finishReplace(r *specs.Resource, c *Change, opts eval.Options, desired map[string]any) error {
+func (p *planner) finishReplace(r *specs.Resource, c *plan.Change, opts eval.Options, desired map[string]any) error {
 	if opts.Protect {
 		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", ReasonText(c)), "resource %q is protected and cannot be replaced", r.Name)
 	}
@@ -529,14 +530,14 @@ func (p *planner) finishReplace(r *specs.Resource, c *Change, opts eval.Options,
 	return nil
 }
 
-func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, desired map[string]any) error {
-	c.Action, c.ImportID = Import, r.Options.Import
+func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *plan.Change, desired map[string]any) error {
+	c.Action, c.ImportID = plan.Import, r.Options.Import
 	if owner, ok := managedBy(p.priorRecords(), r.Type, r.Options.Import); ok && owner != r.Name {
 		return p.failDetail(r.Options.ImportPos, fmt.Sprintf("two names would own one object; to rename it, run 'reconcile state mv %s %s' and remove options.import", owner, r.Name),
 			"import %q: %s %q is already managed in this state as %q", r.Name, r.Type, r.Options.Import, owner)
 	}
 	if !p.opts.Refresh {
-		c.Reason = ReasonImportUnread
+		c.Reason = plan.ReasonImportUnread
 		c.After = eval.CreatedView(r.Schema, desired)
 		c.After["id"] = r.Options.Import // known: it is the id adopted
 		p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
@@ -554,7 +555,7 @@ func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, 
 	c.Before, c.ID = value.UnsealForDisplay(live).(map[string]any), r.Options.Import
 	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) > 0 {
-		c.Reason, c.ReasonFields = ReasonImportThenUpdate, changed
+		c.Reason, c.ReasonFields = plan.ReasonImportThenUpdate, changed
 	}
 	c.After = eval.UpdatedView(r.Schema, live, desired, nil)
 	sameSecrets(c, changed)
@@ -564,12 +565,12 @@ func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *Change, 
 
 // optionChanges lists the options that differ between what state records
 // and what the specs now say, sorted by name.
-func optionChanges(prior state.Record, now eval.Options) []OptionChange {
-	var out []OptionChange
-	for _, o := range []OptionChange{
-		{"deleteBeforeReplace", prior.DeleteBeforeReplace, now.DeleteBeforeReplace},
-		{"protect", prior.Protect, now.Protect},
-		{"retainOnDelete", prior.RetainOnDelete, now.RetainOnDelete},
+func optionChanges(prior state.Record, now eval.Options) []plan.OptionChange {
+	var out []plan.OptionChange
+	for _, o := range []plan.OptionChange{
+		{Name: "deleteBeforeReplace", Before: prior.DeleteBeforeReplace, After: now.DeleteBeforeReplace},
+		{Name: "protect", Before: prior.Protect, After: now.Protect},
+		{Name: "retainOnDelete", Before: prior.RetainOnDelete, After: now.RetainOnDelete},
 	} {
 		if o.Before != o.After {
 			out = append(out, o)
@@ -589,7 +590,7 @@ func (p *planner) evalOptions(r *specs.Resource) (eval.Options, error) {
 // planDeletes plans the deletion of every managed resource in state that the
 // specs no longer declare (every one, for a destroy), in reverse dependency
 // order.
-func (p *planner) planDeletes(ctx context.Context) []Change {
+func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 	var gone []state.Record
 	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
 		rec := p.prior[name]
@@ -602,18 +603,18 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 		gone = append(gone, rec)
 	}
 	order := reverseDeleteOrder(gone)
-	var out []Change
+	var out []plan.Change
 	var mu sync.Mutex
-	byName := map[string]*Change{}
+	byName := map[string]*plan.Change{}
 	for _, rec := range order {
-		c := Change{Addr: rec.Name, Type: rec.Type, Kind: kind.Resource, Action: Delete, Reason: ReasonNotDeclared, ID: rec.ID, Before: eval.Merge(rec.Inputs, rec.Outputs)}
+		c := plan.Change{Addr: rec.Name, Type: rec.Type, Kind: kind.Resource, Action: plan.Delete, Reason: plan.ReasonNotDeclared, ID: rec.ID, Before: eval.Merge(rec.Inputs, rec.Outputs)}
 		if p.opts.Destroy {
-			c.Reason = ReasonDestroy
+			c.Reason = plan.ReasonDestroy
 		}
 		c.Before["id"] = rec.ID
 		switch {
 		case rec.RetainOnDelete:
-			c.Action, c.Reason = Forget, ReasonRetainOnDelete
+			c.Action, c.Reason = plan.Forget, plan.ReasonRetainOnDelete
 		case rec.Protect:
 			d := diag.Errorf(diag.Pos{}, "resource %q is protected and cannot be deleted", rec.Name)
 			d.Detail = "protect is recorded in state: declare it again, or set protect: false on it and apply before removing it, or run `reconcile state rm " + rec.Name + "` to forget it without deleting"
@@ -627,7 +628,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 	if p.opts.Refresh {
 		var names []string
 		for _, c := range out {
-			if c.Action == Delete && c.ID != "" {
+			if c.Action == plan.Delete && c.ID != "" {
 				names = append(names, c.Addr)
 			}
 		}
@@ -639,7 +640,7 @@ func (p *planner) planDeletes(ctx context.Context) []Change {
 			}
 			if _, err := d.Read(ctx, c.ID); errors.Is(err, resources.ErrNotFound) {
 				mu.Lock()
-				c.Action, c.Reason = Forget, ReasonGoneOutside
+				c.Action, c.Reason = plan.Forget, plan.ReasonGoneOutside
 				c.DeletedOutside, c.DeletedID = true, c.ID
 				mu.Unlock()
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reconcile/engine/dag"
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -215,10 +216,10 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 	}
 	want, hidden := recoverInputs(in.Inputs)
 	req := resources.RecoverRequest{Token: in.Token, Want: want, Hidden: hidden, Time: in.Time}
-	c := &Change{Addr: in.Name, Type: in.Type}
+	c := &plan.Change{Addr: in.Name, Type: in.Type}
 	a := &applier{st: st, opts: ApplyOptions{Observer: opts.Observer, ProgressInterval: opts.ProgressInterval}}
 	var got resources.Attrs
-	id, err := a.operation(resources.WithIdempotencyToken(ctx, in.Token), c, Create, 0, func(ctx context.Context) (string, error) {
+	id, err := a.operation(resources.WithIdempotencyToken(ctx, in.Token), c, plan.Create, 0, func(ctx context.Context) (string, error) {
 		id, g, err := rv.Recover(ctx, req)
 		got = g
 		return id, err

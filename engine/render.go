@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 )
 
@@ -29,26 +30,26 @@ const (
 )
 
 // actionCounts counts a plan's changes by action, indexed by Action.
-type actionCounts [len(actionNames)]int
+type actionCounts [plan.NumActions]int
 
-func countActions(p *Plan) actionCounts { return count(p, false) }
+func countActions(p *plan.Plan) actionCounts { return count(p, false) }
 
 // countShown counts the changes a reader is shown (see visibleChanges), so
 // that the summary of a text or markdown plan adds up to what it lists: a
 // read of what state already holds is neither shown nor counted.
-func countShown(p *Plan) actionCounts { return count(p, true) }
+func countShown(p *plan.Plan) actionCounts { return count(p, true) }
 
-func count(p *Plan, shownOnly bool) actionCounts {
+func count(p *plan.Plan, shownOnly bool) actionCounts {
 	var n actionCounts
 	for i := range p.Changes {
 		c := &p.Changes[i]
-		if shownOnly && c.Action == Read && unchangedRead(c) {
+		if shownOnly && c.Action == plan.Read && unchangedRead(c) {
 			continue
 		}
 		if c.Action >= 0 && int(c.Action) < len(n) {
 			n[c.Action]++
 		}
-		n[Delete] += len(c.Deposed) // objects left by an earlier replacement
+		n[plan.Delete] += len(c.Deposed) // objects left by an earlier replacement
 	}
 	return n
 }
@@ -57,17 +58,17 @@ func count(p *Plan, shownOnly bool) actionCounts {
 // replace and destroy always appear, so that scripts and eyes find them in
 // the same place; the rarer actions appear only when they occur.
 var summaryTerms = []struct {
-	action Action
+	action plan.Action
 	verb   string
 	always bool
 }{
-	{Create, "create", true},
-	{Update, "update", true},
-	{Replace, "replace", true},
-	{Delete, "destroy", true},
-	{Import, "import", false},
-	{Forget, "forget", false},
-	{Read, "read", false},
+	{plan.Create, "create", true},
+	{plan.Update, "update", true},
+	{plan.Replace, "replace", true},
+	{plan.Delete, "destroy", true},
+	{plan.Import, "import", false},
+	{plan.Forget, "forget", false},
+	{plan.Read, "read", false},
 }
 
 // phrase is the body of a summary: "1 to create, 0 to update, ...".
@@ -82,12 +83,12 @@ func (n actionCounts) phrase() string {
 }
 
 // summaryText is the last line of a text plan.
-func summaryText(p *Plan, n actionCounts) string {
+func summaryText(p *plan.Plan, n actionCounts) string {
 	if p.RefreshOnly {
 		if !p.HasChanges() {
 			return noDrift
 		}
-		return fmt.Sprintf("Plan: %d to accept into state (refresh only: nothing in the cloud changes).", n[Refresh])
+		return fmt.Sprintf("Plan: %d to accept into state (refresh only: nothing in the cloud changes).", n[plan.Refresh])
 	}
 	if !p.HasChanges() {
 		return noChanges
@@ -97,11 +98,11 @@ func summaryText(p *Plan, n actionCounts) string {
 
 // visibleChanges returns the changes a reader is shown: all but no-ops and
 // reads whose result is what state already holds.
-func visibleChanges(p *Plan) []*Change {
-	var out []*Change
+func visibleChanges(p *plan.Plan) []*plan.Change {
+	var out []*plan.Change
 	for i := range p.Changes {
 		c := &p.Changes[i]
-		if c.Action == NoOp && len(c.Deposed) == 0 || c.Action == Read && unchangedRead(c) {
+		if c.Action == plan.NoOp && len(c.Deposed) == 0 || c.Action == plan.Read && unchangedRead(c) {
 			continue
 		}
 		out = append(out, c)
@@ -111,49 +112,49 @@ func visibleChanges(p *Plan) []*Change {
 
 // unchangedRead reports whether c reads what state already holds, which
 // the reader is not shown.
-func unchangedRead(c *Change) bool {
+func unchangedRead(c *plan.Change) bool {
 	return !c.Deferred && c.Before != nil && value.CanonicalJSON(c.Before) == value.CanonicalJSON(c.After)
 }
 
 // blockSymbol is the sign before a change's block: Action.Symbol, except
 // that a replacement creating the new object first shows "+/-".
-func blockSymbol(c *Change) string {
-	if c.Action == Replace && !c.DeleteBeforeReplace {
+func blockSymbol(c *plan.Change) string {
+	if c.Action == plan.Replace && !c.DeleteBeforeReplace {
 		return "+/-"
 	}
-	if c.Action == Refresh && c.DeletedOutside {
+	if c.Action == plan.Refresh && c.DeletedOutside {
 		return "-"
 	}
 	return c.Action.Symbol()
 }
 
 // verbPhrase says what happens to c, as in "sentiment will be created".
-func verbPhrase(c *Change) string {
+func verbPhrase(c *plan.Change) string {
 	switch c.Action {
-	case Create:
+	case plan.Create:
 		return "will be created"
-	case Update:
+	case plan.Update:
 		return "will be updated in place"
-	case Replace:
+	case plan.Replace:
 		return "must be replaced"
-	case Delete:
+	case plan.Delete:
 		return "will be destroyed"
-	case Read:
+	case plan.Read:
 		if c.Deferred {
 			return "will be read during apply"
 		}
 		return "will be read"
-	case Import:
+	case plan.Import:
 		if c.ImportID != "" {
 			return "will be imported from id " + value.Quote(c.ImportID)
 		}
 		return "will be imported"
-	case Forget:
-		if c.Reason == ReasonGoneOutside {
+	case plan.Forget:
+		if c.Reason == plan.ReasonGoneOutside {
 			return "will be removed from state: it was already deleted outside reconcile"
 		}
 		return "will be removed from state without being destroyed"
-	case Refresh:
+	case plan.Refresh:
 		if c.DeletedOutside {
 			return driftHeadlineOf(c) + ": it will be removed from state"
 		}
@@ -167,29 +168,29 @@ func verbPhrase(c *Change) string {
 
 // ReasonText says in words why c's action was chosen, from its typed
 // reason; "" when there is nothing to add to the action itself.
-func ReasonText(c *Change) string {
+func ReasonText(c *plan.Change) string {
 	switch c.Reason {
-	case ReasonTainted:
+	case plan.ReasonTainted:
 		return "the previous create failed: " + c.ReasonDetail
-	case ReasonCannotUpdate:
+	case plan.ReasonCannotUpdate:
 		return joinQuoted(c.ReplacePaths) + " cannot be updated in place"
-	case ReasonReplaceOnChanges:
+	case plan.ReasonReplaceOnChanges:
 		return "replaceOnChanges asks for a replacement when " + joinQuoted(c.ReplacePaths) + " changes"
-	case ReasonReplaceRequested:
+	case plan.ReasonReplaceRequested:
 		return "replacement requested"
-	case ReasonDeletedOutside:
+	case plan.ReasonDeletedOutside:
 		return "the object was deleted outside reconcile"
-	case ReasonRetainOnDelete:
+	case plan.ReasonRetainOnDelete:
 		return "retainOnDelete is set: the object stays in the cloud"
-	case ReasonGoneOutside:
+	case plan.ReasonGoneOutside:
 		return "already deleted outside reconcile"
-	case ReasonReadDeferred:
+	case plan.ReasonReadDeferred:
 		return "an argument is known only after apply"
-	case ReasonImportThenUpdate:
+	case plan.ReasonImportThenUpdate:
 		return "then updated in place: " + joinQuoted(c.ReasonFields)
-	case ReasonImportUnread:
+	case plan.ReasonImportUnread:
 		return "adopted on apply, then updated in place if the specs differ"
-	case ReasonOptionsChanged:
+	case plan.ReasonOptionsChanged:
 		return "only its options change (" + strings.Join(c.ReasonFields, ", ") + "): nothing in the cloud changes"
 	}
 	return ""
@@ -205,25 +206,25 @@ func joinQuoted(names []string) string {
 }
 
 // actionLabel names c's action for a reader.
-func actionLabel(c *Change) string {
+func actionLabel(c *plan.Change) string {
 	switch c.Action {
-	case Replace:
+	case plan.Replace:
 		if c.DeleteBeforeReplace {
 			return "replace (destroy first)"
 		}
 		return "replace (create first)"
-	case Delete:
+	case plan.Delete:
 		return "destroy"
-	case Read:
+	case plan.Read:
 		if c.Deferred {
 			return "read during apply"
 		}
 		return "read"
-	case Update:
+	case plan.Update:
 		return "update in place"
-	case Forget:
+	case plan.Forget:
 		return "forget (keep the object)"
-	case Refresh:
+	case plan.Refresh:
 		if c.DeletedOutside {
 			return "remove from state (deleted outside reconcile)"
 		}
@@ -258,7 +259,7 @@ const (
 // ends with "No changes. The cloud matches the specs." instead. Without
 // opts.Color the output holds no escape sequence; values are quoted so that
 // they cannot bring one in.
-func RenderText(w io.Writer, p *Plan, opts RenderOptions) error {
+func RenderText(w io.Writer, p *plan.Plan, opts RenderOptions) error {
 	t := &textWriter{color: opts.Color}
 	visible := visibleChanges(p)
 	if !p.RefreshOnly {
@@ -291,17 +292,17 @@ func (t *textWriter) paint(code, s string) string {
 }
 
 // actionColor is the colour of a change's symbol.
-func actionColor(a Action) string {
+func actionColor(a plan.Action) string {
 	switch a {
-	case Create:
+	case plan.Create:
 		return ansiGreen
-	case Update:
+	case plan.Update:
 		return ansiYellow
-	case Replace:
+	case plan.Replace:
 		return ansiMagenta
-	case Delete, Forget:
+	case plan.Delete, plan.Forget:
 		return ansiRed
-	case Read, Import, Refresh:
+	case plan.Read, plan.Import, plan.Refresh:
 		return ansiCyan
 	}
 	return ""
@@ -328,7 +329,7 @@ func signText(s sign) string {
 // drift writes the section of the objects changed outside reconcile, each
 // with its fields from the value last applied to the live one, and a note
 // saying how to read it. Nothing when there are none.
-func (t *textWriter) drift(drifted []*Change) {
+func (t *textWriter) drift(drifted []*plan.Change) {
 	if len(drifted) == 0 {
 		return
 	}
@@ -371,7 +372,7 @@ func wrapText(s string, width int) string {
 }
 
 // header writes the opening line and a legend of the symbols used.
-func (t *textWriter) header(p *Plan, changes []*Change) {
+func (t *textWriter) header(p *plan.Plan, changes []*plan.Change) {
 	if p.RefreshOnly {
 		t.b.WriteString("reconcile will accept the cloud's values into state for these objects, changed\noutside reconcile since the last apply. Nothing in the cloud changes.\n")
 	} else {
@@ -379,10 +380,10 @@ func (t *textWriter) header(p *Plan, changes []*Change) {
 	}
 	labels := map[string][]string{} // by symbol, in Action order
 	colors := map[string]string{}
-	for a := NoOp + 1; int(a) < len(actionNames); a++ {
+	for a := plan.NoOp + 1; int(a) < plan.NumActions; a++ {
 		for _, c := range changes {
 			sym, what := blockSymbol(c), actionLabel(c)
-			if c.Action == Read {
+			if c.Action == plan.Read {
 				what = "read"
 			}
 			if c.Action == a && !slices.Contains(labels[sym], what) {
@@ -401,16 +402,16 @@ func (t *textWriter) header(p *Plan, changes []*Change) {
 }
 
 // change writes one change: its comment lines and its block.
-func (t *textWriter) change(c *Change) {
+func (t *textWriter) change(c *plan.Change) {
 	what := fmt.Sprintf("  # %s (%s) %s", value.PlainText(c.Addr), value.PlainText(c.Type), verbPhrase(c))
 	t.b.WriteString(t.paint(ansiBold, what) + "\n")
 	if why := ReasonText(c); why != "" {
 		t.b.WriteString("  # (" + value.PlainText(oneLine(why)) + ")\n")
 	}
 	for _, id := range c.Deposed {
-		t.b.WriteString("  " + t.paint(actionColor(Delete), "-") + " deposed object " + value.Quote(id) + " (left by an earlier replacement) will be destroyed\n")
+		t.b.WriteString("  " + t.paint(actionColor(plan.Delete), "-") + " deposed object " + value.Quote(id) + " (left by an earlier replacement) will be destroyed\n")
 	}
-	if c.Action == NoOp {
+	if c.Action == plan.NoOp {
 		t.b.WriteString("\n")
 		return
 	}

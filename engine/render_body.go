@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -53,32 +54,32 @@ type body struct{ lines []line }
 func (b *body) add(l line) { b.lines = append(b.lines, l) }
 
 // changeLines returns the body of c: the fields each action shows.
-func changeLines(c *Change) []line {
+func changeLines(c *plan.Change) []line {
 	var b body
 	switch c.Action {
-	case Create:
+	case plan.Create:
 		b.entries(0, signAdd, c.After)
-	case Delete:
+	case plan.Delete:
 		b.entries(0, signRemove, c.Before)
-	case Update, Replace:
+	case plan.Update, plan.Replace:
 		force := map[string]bool{}
 		for _, p := range c.ReplacePaths {
 			force[p] = true
 		}
 		b.diffEntries(0, c.Before, c.After, force)
-	case Import:
+	case plan.Import:
 		if c.Before == nil {
 			b.entries(0, signNone, c.After)
 		} else {
 			b.diffEntries(0, c.Before, c.After, nil)
 		}
-	case Read:
+	case plan.Read:
 		b.entries(0, signNone, c.After)
-	case Forget:
+	case plan.Forget:
 		if c.ID != "" {
 			b.add(line{kind: lineValue, key: "id", text: value.Quote(c.ID)})
 		}
-	case Refresh:
+	case plan.Refresh:
 		if c.DeletedOutside {
 			if c.ID != "" {
 				b.add(line{kind: lineValue, sign: signRemove, key: "id", text: value.Quote(c.ID)})
@@ -97,7 +98,7 @@ func changeLines(c *Change) []line {
 // reconcile, from the value last applied to the live one, then the
 // details as comments. A policyData whose details say what changed, member
 // by member, is left to them.
-func driftLines(c *Change) []line {
+func driftLines(c *plan.Change) []line {
 	var b body
 	for _, f := range c.Drift {
 		if f.Path == "policyData" && len(c.DriftDetails) > 0 {
@@ -113,7 +114,7 @@ func driftLines(c *Change) []line {
 }
 
 // driftHeadlineOf says how c moved away from what was last applied.
-func driftHeadlineOf(c *Change) string {
+func driftHeadlineOf(c *plan.Change) string {
 	switch {
 	case c.DeletedOutside && c.Kind == kind.Get:
 		return "no longer exists"
@@ -129,8 +130,8 @@ func driftHeadlineOf(c *Change) string {
 
 // driftedChanges returns the changes of p that refresh found changed or
 // deleted outside reconcile, in plan order.
-func driftedChanges(p *Plan) []*Change {
-	var out []*Change
+func driftedChanges(p *plan.Plan) []*plan.Change {
+	var out []*plan.Change
 	for i := range p.Changes {
 		if c := &p.Changes[i]; c.Drifted() {
 			out = append(out, c)

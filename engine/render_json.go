@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -39,25 +40,25 @@ type jsonPlan struct {
 
 // jsonChange is one element of "changes".
 type jsonChange struct {
-	Address             string         `json:"address"`
-	Type                string         `json:"type"`
-	Kind                kind.Kind      `json:"kind"`
-	Action              string         `json:"action"`
-	ActionReason        string         `json:"action_reason"`
-	Reason              string         `json:"reason"`
-	ID                  string         `json:"id"`
-	ImportID            string         `json:"import_id"`
-	ReplacePaths        []string       `json:"replace_paths"`
-	DeleteBeforeReplace bool           `json:"delete_before_replace"`
-	Deferred            bool           `json:"deferred"`
-	Deposed             []string       `json:"deposed"`
-	OptionChanges       []OptionChange `json:"option_changes"`
-	Position            string         `json:"position,omitempty"`
-	Before              any            `json:"before"`
-	BeforeSensitive     []string       `json:"before_sensitive"`
-	After               any            `json:"after"`
-	AfterUnknown        []string       `json:"after_unknown"`
-	AfterSensitive      []string       `json:"after_sensitive"`
+	Address             string              `json:"address"`
+	Type                string              `json:"type"`
+	Kind                kind.Kind           `json:"kind"`
+	Action              string              `json:"action"`
+	ActionReason        string              `json:"action_reason"`
+	Reason              string              `json:"reason"`
+	ID                  string              `json:"id"`
+	ImportID            string              `json:"import_id"`
+	ReplacePaths        []string            `json:"replace_paths"`
+	DeleteBeforeReplace bool                `json:"delete_before_replace"`
+	Deferred            bool                `json:"deferred"`
+	Deposed             []string            `json:"deposed"`
+	OptionChanges       []plan.OptionChange `json:"option_changes"`
+	Position            string              `json:"position,omitempty"`
+	Before              any                 `json:"before"`
+	BeforeSensitive     []string            `json:"before_sensitive"`
+	After               any                 `json:"after"`
+	AfterUnknown        []string            `json:"after_unknown"`
+	AfterSensitive      []string            `json:"after_sensitive"`
 }
 
 // jsonOutput is one value of "outputs".
@@ -87,7 +88,7 @@ type jsonSummary struct {
 // before_sensitive. Keys are in a fixed order and map keys sorted, so equal
 // plans give equal bytes. It returns an error, and writes nothing, when a
 // value cannot be encoded (a NaN, for one).
-func RenderJSON(w io.Writer, p *Plan, opts RenderOptions) error {
+func RenderJSON(w io.Writer, p *plan.Plan, opts RenderOptions) error {
 	n := countActions(p)
 	doc := jsonPlan{
 		FormatVersion:    JSONFormatVersion,
@@ -100,8 +101,8 @@ func RenderJSON(w io.Writer, p *Plan, opts RenderOptions) error {
 		Changes:          make([]jsonChange, 0, len(p.Changes)),
 		Outputs:          make(map[string]jsonOutput, len(p.Outputs)),
 		Summary: jsonSummary{
-			NoOp: n[NoOp], Create: n[Create], Update: n[Update], Replace: n[Replace],
-			Delete: n[Delete], Read: n[Read], Import: n[Import], Forget: n[Forget], Refresh: n[Refresh],
+			NoOp: n[plan.NoOp], Create: n[plan.Create], Update: n[plan.Update], Replace: n[plan.Replace],
+			Delete: n[plan.Delete], Read: n[plan.Read], Import: n[plan.Import], Forget: n[plan.Forget], Refresh: n[plan.Refresh],
 		},
 		HasChanges: p.HasChanges(),
 	}
@@ -126,7 +127,7 @@ func RenderJSON(w io.Writer, p *Plan, opts RenderOptions) error {
 }
 
 // jsonChangeOf converts one change.
-func jsonChangeOf(c *Change) jsonChange {
+func jsonChangeOf(c *plan.Change) jsonChange {
 	jc := jsonChange{
 		Address:             c.Addr,
 		Type:                c.Type,
@@ -140,7 +141,7 @@ func jsonChangeOf(c *Change) jsonChange {
 		DeleteBeforeReplace: c.DeleteBeforeReplace,
 		Deferred:            c.Deferred,
 		Deposed:             append([]string{}, c.Deposed...),
-		OptionChanges:       append([]OptionChange{}, c.Options...),
+		OptionChanges:       append([]plan.OptionChange{}, c.Options...),
 		Position:            c.Pos.String(),
 		BeforeSensitive:     []string{},
 		AfterUnknown:        []string{},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -30,7 +31,7 @@ const mdNoteRoom = 600
 // to the addresses alone, then to a count. Text from the plan outside code
 // blocks is escaped, so that no address, type or reason can open HTML or
 // break the table; values only ever appear inside code blocks.
-func RenderMarkdown(w io.Writer, p *Plan, opts RenderOptions) error {
+func RenderMarkdown(w io.Writer, p *plan.Plan, opts RenderOptions) error {
 	var b strings.Builder
 	changes := visibleChanges(p)
 	b.WriteString(mdTitle(p, countShown(p)))
@@ -58,12 +59,12 @@ func RenderMarkdown(w io.Writer, p *Plan, opts RenderOptions) error {
 }
 
 // mdTitle is the heading: the summary counts, or that nothing changes.
-func mdTitle(p *Plan, n actionCounts) string {
+func mdTitle(p *plan.Plan, n actionCounts) string {
 	if p.RefreshOnly {
 		if !p.HasChanges() {
 			return "## " + noDrift + "\n\n"
 		}
-		return fmt.Sprintf("## Refresh only: %d to accept into state\n\nNothing in the cloud changes: the values below, changed outside reconcile since the last apply, are accepted into state.\n\n", n[Refresh])
+		return fmt.Sprintf("## Refresh only: %d to accept into state\n\nNothing in the cloud changes: the values below, changed outside reconcile since the last apply, are accepted into state.\n\n", n[plan.Refresh])
 	}
 	if !p.HasChanges() {
 		return "## " + noChanges + "\n\n"
@@ -75,7 +76,7 @@ func mdTitle(p *Plan, n actionCounts) string {
 // last apply, with their fields (applied, then live) in a collapsed diff
 // block, at most limit bytes long; "" when there are none. When the fields
 // do not fit, the note lists the addresses alone, then only a count.
-func mdDrift(drifted []*Change, limit int) string {
+func mdDrift(drifted []*plan.Change, limit int) string {
 	if len(drifted) == 0 {
 		return ""
 	}
@@ -111,8 +112,8 @@ func mdDrift(drifted []*Change, limit int) string {
 
 // mdWarnings is the alert listing the replacements and destructions, at
 // most limit bytes long; "" when there are none.
-func mdWarnings(changes []*Change, limit int) string {
-	var destructive []*Change
+func mdWarnings(changes []*plan.Change, limit int) string {
+	var destructive []*plan.Change
 	for _, c := range changes {
 		if isDestructive(c) {
 			destructive = append(destructive, c)
@@ -145,7 +146,7 @@ func mdWarnings(changes []*Change, limit int) string {
 }
 
 // mdWarning is one item of the warning list.
-func mdWarning(c *Change) string {
+func mdWarning(c *plan.Change) string {
 	s := "**" + actionLabel(c) + "** " + mdCode(c.Addr) + " (" + mdCode(c.Type) + ")"
 	if len(c.ReplacePaths) > 0 {
 		forced := make([]string, len(c.ReplacePaths))
@@ -164,13 +165,13 @@ func mdWarning(c *Change) string {
 }
 
 // isDestructive reports whether c destroys a remote object.
-func isDestructive(c *Change) bool {
-	return c.Action == Replace || c.Action == Delete || len(c.Deposed) > 0
+func isDestructive(c *plan.Change) bool {
+	return c.Action == plan.Replace || c.Action == plan.Delete || len(c.Deposed) > 0
 }
 
 // mdTable is the table of changes, at most limit bytes long, and how many
 // changes it lists.
-func mdTable(changes []*Change, limit int) (string, int) {
+func mdTable(changes []*plan.Change, limit int) (string, int) {
 	if len(changes) == 0 {
 		return "", 0
 	}
@@ -214,14 +215,14 @@ func mdOutputs(outputs map[string]any) string {
 }
 
 // mdDetails is the collapsed section of one change.
-func mdDetails(c *Change) string {
+func mdDetails(c *plan.Change) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary><code>%s</code> %s %s (%s)</summary>\n\n",
 		mdEscape(blockSymbol(c)), actionLabel(c), mdCode(c.Addr), mdCode(c.Type))
 	if why := ReasonText(c); why != "" {
 		b.WriteString("Reason: " + mdEscape(why) + "\n\n")
 	}
-	if c.Action == Import && c.ImportID != "" {
+	if c.Action == plan.Import && c.ImportID != "" {
 		b.WriteString("Import id: " + mdCode(c.ImportID) + "\n\n")
 	}
 	var code strings.Builder

@@ -14,6 +14,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -35,7 +36,7 @@ const (
 )
 
 // renderers are the three formats, by golden-file extension.
-var renderers = map[string]func(io.Writer, *engine.Plan, engine.RenderOptions) error{
+var renderers = map[string]func(io.Writer, *plan.Plan, engine.RenderOptions) error{
 	"txt":  engine.RenderText,
 	"json": engine.RenderJSON,
 	"md":   engine.RenderMarkdown,
@@ -43,15 +44,15 @@ var renderers = map[string]func(io.Writer, *engine.Plan, engine.RenderOptions) e
 
 // renderCases are the hand-built plans of the golden tests, by folder name
 // under testdata/render.
-func renderCases() map[string]*engine.Plan {
-	return map[string]*engine.Plan{
-		"create":               {Changes: []engine.Change{createEndpoint(), createPolicy()}, Outputs: obj{"endpointId": value.Unknown{}}},
-		"update":               {Changes: []engine.Change{updateEndpoint()}},
-		"replace_create_first": {Changes: []engine.Change{replacePolicy()}},
-		"replace_delete_first": {Changes: []engine.Change{replaceEndpoint()}},
-		"delete_forget":        {Changes: []engine.Change{deleteEndpoint(), forgetEndpoint()}},
-		"reads":                {Changes: []engine.Change{readDirect(), readDeferred(), {Addr: "quiet", Type: endpointType, Kind: kind.Resource}}},
-		"import":               {Changes: []engine.Change{importNew(), importWithDiff()}},
+func renderCases() map[string]*plan.Plan {
+	return map[string]*plan.Plan{
+		"create":               {Changes: []plan.Change{createEndpoint(), createPolicy()}, Outputs: obj{"endpointId": value.Unknown{}}},
+		"update":               {Changes: []plan.Change{updateEndpoint()}},
+		"replace_create_first": {Changes: []plan.Change{replacePolicy()}},
+		"replace_delete_first": {Changes: []plan.Change{replaceEndpoint()}},
+		"delete_forget":        {Changes: []plan.Change{deleteEndpoint(), forgetEndpoint()}},
+		"reads":                {Changes: []plan.Change{readDirect(), readDeferred(), {Addr: "quiet", Type: endpointType, Kind: kind.Resource}}},
+		"import":               {Changes: []plan.Change{importNew(), importWithDiff()}},
 		"no_changes":           noChangesPlan(),
 		"all_actions":          allActionsPlan(),
 		"escaping":             escapingPlan(),
@@ -64,62 +65,62 @@ func renderCases() map[string]*engine.Plan {
 // endpoint renamed and re-tagged (updated back to the specs), one with a
 // secret changed, a policy deleted (created again), an IAM policy lookup
 // with a new member, and an unchanged node.
-func driftPlan() *engine.Plan {
-	return &engine.Plan{
-		Changes: []engine.Change{
+func driftPlan() *plan.Plan {
+	return &plan.Plan{
+		Changes: []plan.Change{
 			{Addr: "same", Type: endpointType, Kind: kind.Resource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
-			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Read,
+			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: plan.Read,
 				Before: obj{"serviceName": "s", "etag": "e1", "policyData": `{"bindings":[{"members":["user:a@x"],"role":"roles/viewer"}]}`},
 				After:  obj{"serviceName": "s", "etag": "e2", "policyData": `{"bindings":[{"members":["user:a@x","user:b@x"],"role":"roles/viewer"}]}`},
-				Drift: []engine.FieldDrift{
+				Drift: []plan.FieldDrift{
 					{Path: "etag", Applied: "e1", Live: "e2"},
 					{Path: "policyData", Applied: `{"bindings":[{"members":["user:a@x"],"role":"roles/viewer"}]}`, Live: `{"bindings":[{"members":["user:a@x","user:b@x"],"role":"roles/viewer"}]}`},
 				},
 				DriftDetails: []string{"binding roles/viewer: +user:b@x"}},
-			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Update, ID: "ocid1.sentiment",
+			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: plan.Update, ID: "ocid1.sentiment",
 				Pos:    diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 				Before: obj{"displayName": "renamed-by-hand", "freeformTags": obj{"team": "nlp", "owner": "bob"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
 				After:  obj{"displayName": "sentiment-prod", "freeformTags": obj{"team": "nlp"}, "inferenceUnits": int64(2), "id": "ocid1.sentiment"},
-				Drift: []engine.FieldDrift{
+				Drift: []plan.FieldDrift{
 					{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"},
 					{Path: "freeformTags", Applied: obj{"team": "nlp"}, Live: obj{"team": "nlp", "owner": "bob"}},
 				}},
-			{Addr: "keyed", Type: endpointType, Kind: kind.Resource, Action: engine.Update, ID: "ocid1.keyed",
+			{Addr: "keyed", Type: endpointType, Kind: kind.Resource, Action: plan.Update, ID: "ocid1.keyed",
 				Before: obj{"apiKey": value.Secret{}}, After: obj{"apiKey": value.Secret{Value: secretValue}},
-				Drift: []engine.FieldDrift{{Path: "apiKey", Applied: value.Secret{}, Live: value.Secret{}}}},
-			{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Create,
-				Reason: engine.ReasonDeletedOutside, DeletedOutside: true, DeletedID: "dashboard:abc",
+				Drift: []plan.FieldDrift{{Path: "apiKey", Applied: value.Secret{}, Live: value.Secret{}}}},
+			{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Create,
+				Reason: plan.ReasonDeletedOutside, DeletedOutside: true, DeletedID: "dashboard:abc",
 				After: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": value.Unknown{}}},
 		},
 	}
 }
 
 // refreshOnlyPlan is what plan --refresh-only makes of the same drift.
-func refreshOnlyPlan() *engine.Plan {
-	return &engine.Plan{
+func refreshOnlyPlan() *plan.Plan {
+	return &plan.Plan{
 		RefreshOnly: true, Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17,
-		Changes: []engine.Change{
-			{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Refresh, ID: "dashboard:abc",
+		Changes: []plan.Change{
+			{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Refresh, ID: "dashboard:abc",
 				DeletedOutside: true, DeletedID: "dashboard:abc",
 				Before: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": "dashboard:abc"}},
 			{Addr: "same", Type: endpointType, Kind: kind.Resource, ID: "ocid1.same", Before: obj{"a": "b"}, After: obj{"a": "b"}},
-			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Refresh, ID: "ocid1.sentiment",
+			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: plan.Refresh, ID: "ocid1.sentiment",
 				Pos:    diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 				Before: obj{"displayName": "sentiment-prod", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
 				After:  obj{"displayName": "renamed-by-hand", "inferenceUnits": int64(2), "state": "ACTIVE", "id": "ocid1.sentiment"},
-				Drift:  []engine.FieldDrift{{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"}}},
-			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Refresh, ID: "services/s",
+				Drift:  []plan.FieldDrift{{Path: "displayName", Applied: "sentiment-prod", Live: "renamed-by-hand"}}},
+			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: plan.Refresh, ID: "services/s",
 				Before:       obj{"serviceName": "s", "etag": "e1", "id": "services/s"},
 				After:        obj{"serviceName": "s", "etag": "e2", "id": "services/s"},
-				Drift:        []engine.FieldDrift{{Path: "etag", Applied: "e1", Live: "e2"}},
+				Drift:        []plan.FieldDrift{{Path: "etag", Applied: "e1", Live: "e2"}},
 				DriftDetails: []string{"binding roles/viewer: +user:b@x"}},
 		},
 	}
 }
 
-func createEndpoint() engine.Change {
-	return engine.Change{
-		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Create,
+func createEndpoint() plan.Change {
+	return plan.Change{
+		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: plan.Create,
 		Pos: diag.Pos{File: "site.yaml", Line: 12, Col: 3},
 		After: obj{
 			"compartmentId":  "ocid1.compartment.oc1..example",
@@ -142,9 +143,9 @@ func createEndpoint() engine.Change {
 	}
 }
 
-func createPolicy() engine.Change {
-	return engine.Change{
-		Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Create,
+func createPolicy() plan.Change {
+	return plan.Change{
+		Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Create,
 		After: obj{
 			"resourceId": value.Unknown{},
 			"bindings": list{
@@ -155,9 +156,9 @@ func createPolicy() engine.Change {
 	}
 }
 
-func updateEndpoint() engine.Change {
-	return engine.Change{
-		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Update,
+func updateEndpoint() plan.Change {
+	return plan.Change{
+		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: plan.Update,
 		ID: "ocid1.ailanguageendpoint.oc1.iad.sentiment",
 		Before: obj{
 			"compartmentId":  "ocid1.compartment.oc1..example",
@@ -198,23 +199,23 @@ func updateEndpoint() engine.Change {
 	}
 }
 
-func replacePolicy() engine.Change {
+func replacePolicy() plan.Change {
 	bindings := list{obj{"relation": "editor", "principals": list{"role:1"}}}
-	return engine.Change{
-		Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Replace,
+	return plan.Change{
+		Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Replace,
 		ID:           "dashboard:abc-def-ghi",
-		Reason:       engine.ReasonCannotUpdate,
+		Reason:       plan.ReasonCannotUpdate,
 		ReplacePaths: []string{"resourceId"},
 		Before:       obj{"resourceId": "dashboard:abc-def-ghi", "bindings": bindings, "id": "dashboard:abc-def-ghi"},
 		After:        obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": value.Unknown{}},
 	}
 }
 
-func replaceEndpoint() engine.Change {
-	return engine.Change{
-		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: engine.Replace,
+func replaceEndpoint() plan.Change {
+	return plan.Change{
+		Addr: "sentiment", Type: endpointType, Kind: kind.Resource, Action: plan.Replace,
 		ID:                  "ocid1.ailanguageendpoint.oc1.iad.sentiment",
-		Reason:              engine.ReasonReplaceOnChanges,
+		Reason:              plan.ReasonReplaceOnChanges,
 		ReplacePaths:        []string{"modelId", "placement"},
 		DeleteBeforeReplace: true,
 		Before: obj{
@@ -230,11 +231,11 @@ func replaceEndpoint() engine.Change {
 	}
 }
 
-func deleteEndpoint() engine.Change {
-	return engine.Change{
-		Addr: "old", Type: endpointType, Kind: kind.Resource, Action: engine.Delete,
+func deleteEndpoint() plan.Change {
+	return plan.Change{
+		Addr: "old", Type: endpointType, Kind: kind.Resource, Action: plan.Delete,
 		ID:     "ocid1.ailanguageendpoint.oc1.iad.old",
-		Reason: engine.ReasonNotDeclared,
+		Reason: plan.ReasonNotDeclared,
 		Before: obj{
 			"displayName": "old",
 			"apiKey":      value.Secret{Value: secretValue},
@@ -243,17 +244,17 @@ func deleteEndpoint() engine.Change {
 	}
 }
 
-func forgetEndpoint() engine.Change {
-	return engine.Change{
-		Addr: "kept", Type: endpointType, Kind: kind.Resource, Action: engine.Forget,
+func forgetEndpoint() plan.Change {
+	return plan.Change{
+		Addr: "kept", Type: endpointType, Kind: kind.Resource, Action: plan.Forget,
 		ID:     "ocid1.ailanguageendpoint.oc1.iad.kept",
 		Before: obj{"displayName": "kept"},
 	}
 }
 
-func readDirect() engine.Change {
-	return engine.Change{
-		Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Read,
+func readDirect() plan.Change {
+	return plan.Change{
+		Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: plan.Read,
 		After: obj{
 			"serviceName": "orders.endpoints.acme.cloud.goog",
 			"etag":        "BwW1",
@@ -262,37 +263,37 @@ func readDirect() engine.Change {
 	}
 }
 
-func readDeferred() engine.Change {
-	return engine.Change{
+func readDeferred() plan.Change {
+	return plan.Change{
 		Addr: "consumerPolicy", Type: "gcp:endpoints:getServiceConsumersIamPolicy", Kind: kind.Lookup,
-		Action: engine.Read, Deferred: true,
-		Reason: engine.ReasonReadDeferred,
+		Action: plan.Read, Deferred: true,
+		Reason: plan.ReasonReadDeferred,
 		After:  obj{"serviceName": "orders.endpoints.acme.cloud.goog", "consumerId": value.Unknown{}, "etag": value.Unknown{}},
 	}
 }
 
-func importNew() engine.Change {
-	return engine.Change{
-		Addr: "legacy", Type: endpointType, Kind: kind.Resource, Action: engine.Import,
+func importNew() plan.Change {
+	return plan.Change{
+		Addr: "legacy", Type: endpointType, Kind: kind.Resource, Action: plan.Import,
 		ImportID: "ocid1.ailanguageendpoint.oc1.iad.legacy",
 		After:    obj{"displayName": "legacy", "inferenceUnits": int64(1)},
 	}
 }
 
-func importWithDiff() engine.Change {
-	return engine.Change{
-		Addr: "adopted", Type: policyType, Kind: kind.Resource, Action: engine.Import,
+func importWithDiff() plan.Change {
+	return plan.Change{
+		Addr: "adopted", Type: policyType, Kind: kind.Resource, Action: plan.Import,
 		ImportID: "dashboard:adopted",
-		Reason:   engine.ReasonImportThenUpdate, ReasonFields: []string{"bindings"},
+		Reason:   plan.ReasonImportThenUpdate, ReasonFields: []string{"bindings"},
 		Before: obj{"resourceId": "dashboard:adopted", "bindings": list{}},
 		After:  obj{"resourceId": "dashboard:adopted", "bindings": list{obj{"relation": "editor", "principals": list{"role:1"}}}},
 	}
 }
 
-func noChangesPlan() *engine.Plan {
-	return &engine.Plan{
+func noChangesPlan() *plan.Plan {
+	return &plan.Plan{
 		Lineage: "6f1c2d3e", Serial: 4, SpecHash: "sha256:abc",
-		Changes: []engine.Change{
+		Changes: []plan.Change{
 			{Addr: "sentiment", Type: endpointType, Kind: kind.Resource, ID: "ocid1.x", Before: obj{"a": int64(1)}, After: obj{"a": int64(1)}},
 		},
 		Outputs: obj{
@@ -304,23 +305,23 @@ func noChangesPlan() *engine.Plan {
 	}
 }
 
-func allActionsPlan() *engine.Plan {
-	return &engine.Plan{
+func allActionsPlan() *plan.Plan {
+	return &plan.Plan{
 		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
-		Changes: []engine.Change{
+		Changes: []plan.Change{
 			{Addr: "same", Type: endpointType, Kind: kind.Resource, Before: obj{"a": "b"}, After: obj{"a": "b"}},
-			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: engine.Read, After: obj{"serviceName": "s", "etag": "e"}},
-			{Addr: "later", Type: iamType, Kind: kind.Lookup, Action: engine.Read, Deferred: true, After: obj{"serviceName": value.Unknown{}}},
-			{Addr: "new", Type: endpointType, Kind: kind.Resource, Action: engine.Create, After: obj{"displayName": "new"},
+			{Addr: "svcPolicy", Type: iamType, Kind: kind.Lookup, Action: plan.Read, After: obj{"serviceName": "s", "etag": "e"}},
+			{Addr: "later", Type: iamType, Kind: kind.Lookup, Action: plan.Read, Deferred: true, After: obj{"serviceName": value.Unknown{}}},
+			{Addr: "new", Type: endpointType, Kind: kind.Resource, Action: plan.Create, After: obj{"displayName": "new"},
 				Pos: diag.Pos{File: "site.yaml", Line: 3, Col: 3}},
-			{Addr: "changed", Type: endpointType, Kind: kind.Resource, Action: engine.Update, ID: "ocid1.changed",
+			{Addr: "changed", Type: endpointType, Kind: kind.Resource, Action: plan.Update, ID: "ocid1.changed",
 				Before: obj{"inferenceUnits": int64(1)}, After: obj{"inferenceUnits": int64(2)}},
-			{Addr: "moved", Type: policyType, Kind: kind.Resource, Action: engine.Replace, ID: "dashboard:a",
+			{Addr: "moved", Type: policyType, Kind: kind.Resource, Action: plan.Replace, ID: "dashboard:a",
 				ReplacePaths: []string{"resourceId"}, Before: obj{"resourceId": "dashboard:a"}, After: obj{"resourceId": "dashboard:b"}},
-			{Addr: "adopted", Type: endpointType, Kind: kind.Resource, Action: engine.Import, ImportID: "ocid1.adopted",
+			{Addr: "adopted", Type: endpointType, Kind: kind.Resource, Action: plan.Import, ImportID: "ocid1.adopted",
 				After: obj{"displayName": "adopted"}},
-			{Addr: "kept", Type: endpointType, Kind: kind.Resource, Action: engine.Forget, ID: "ocid1.kept"},
-			{Addr: "gone", Type: endpointType, Kind: kind.Resource, Action: engine.Delete, ID: "ocid1.gone",
+			{Addr: "kept", Type: endpointType, Kind: kind.Resource, Action: plan.Forget, ID: "ocid1.kept"},
+			{Addr: "gone", Type: endpointType, Kind: kind.Resource, Action: plan.Delete, ID: "ocid1.gone",
 				Before: obj{"displayName": "gone"}},
 		},
 		Outputs: obj{"endpointId": value.Unknown{}, "etag": "e", "apiKey": value.Secret{Value: secretValue}},
@@ -329,11 +330,11 @@ func allActionsPlan() *engine.Plan {
 
 // escapingPlan holds text meant to break each format's markup or a
 // terminal.
-func escapingPlan() *engine.Plan {
-	return &engine.Plan{
-		Changes: []engine.Change{{
-			Addr: "web|<img src=x onerror=alert(1)>", Type: "x:`y`:Z", Kind: kind.Resource, Action: engine.Delete,
-			Reason: engine.ReasonTainted, ReasonDetail: "a *bold* [link](https://example.com) & <script>alert(1)</script>\nsecond line \x1b[31mred",
+func escapingPlan() *plan.Plan {
+	return &plan.Plan{
+		Changes: []plan.Change{{
+			Addr: "web|<img src=x onerror=alert(1)>", Type: "x:`y`:Z", Kind: kind.Resource, Action: plan.Delete,
+			Reason: plan.ReasonTainted, ReasonDetail: "a *bold* [link](https://example.com) & <script>alert(1)</script>\nsecond line \x1b[31mred",
 			Before: obj{
 				"fence":        "```\n</details><script>alert(1)</script>",
 				"escape":       "\x1b[2J\u202eevil\u0085",
@@ -344,7 +345,7 @@ func escapingPlan() *engine.Plan {
 	}
 }
 
-func render(t *testing.T, format string, p *engine.Plan, opts engine.RenderOptions) string {
+func render(t *testing.T, format string, p *plan.Plan, opts engine.RenderOptions) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := renderers[format](&buf, p, opts); err != nil {
@@ -380,9 +381,9 @@ func TestRenderTextColor(t *testing.T) {
 func TestRenderSecretsHidden(t *testing.T) {
 	type attrs map[string]any // a named map type, as resources.Attrs is
 	cases := renderCases()
-	cases["odd shapes"] = &engine.Plan{
-		Changes: []engine.Change{{
-			Addr: "x", Type: endpointType, Kind: kind.Resource, Action: engine.Update,
+	cases["odd shapes"] = &plan.Plan{
+		Changes: []plan.Change{{
+			Addr: "x", Type: endpointType, Kind: kind.Resource, Action: plan.Update,
 			Before: obj{"p": &value.Secret{Value: secretValue}, "n": attrs{"s": value.Secret{Value: secretValue}}},
 			After: obj{
 				"p": attrs{"deep": []attrs{{"s": &value.Secret{Value: secretValue}}}},
@@ -443,7 +444,7 @@ func TestRenderJSONDecodes(t *testing.T) {
 }
 
 func TestRenderJSONPaths(t *testing.T) {
-	got := render(t, "json", &engine.Plan{Changes: []engine.Change{updateEndpoint(), createEndpoint()}}, engine.RenderOptions{})
+	got := render(t, "json", &plan.Plan{Changes: []plan.Change{updateEndpoint(), createEndpoint()}}, engine.RenderOptions{})
 	var doc struct {
 		Changes []struct {
 			BeforeSensitive []string `json:"before_sensitive"`
@@ -468,18 +469,18 @@ func TestRenderJSONPaths(t *testing.T) {
 
 // manyChanges returns a plan of n changes where every destructiveEvery-th
 // one deletes or replaces, alternately.
-func manyChanges(n, destructiveEvery int) (*engine.Plan, []string) {
-	p := &engine.Plan{}
+func manyChanges(n, destructiveEvery int) (*plan.Plan, []string) {
+	p := &plan.Plan{}
 	var destructive []string
 	for i := range n {
-		c := engine.Change{
-			Addr: fmt.Sprintf("endpoint%04d", i), Type: endpointType, Kind: kind.Resource, Action: engine.Create,
+		c := plan.Change{
+			Addr: fmt.Sprintf("endpoint%04d", i), Type: endpointType, Kind: kind.Resource, Action: plan.Create,
 			After: obj{"displayName": fmt.Sprintf("endpoint %d", i), "inferenceUnits": int64(i % 7), "tags": obj{"n": int64(i)}},
 		}
 		if i%destructiveEvery == 0 {
-			c.Action, c.Before, c.After = engine.Delete, c.After, nil
+			c.Action, c.Before, c.After = plan.Delete, c.After, nil
 			if i%(2*destructiveEvery) == 0 {
-				c.Action, c.After = engine.Replace, obj{"displayName": "new"}
+				c.Action, c.After = plan.Replace, obj{"displayName": "new"}
 				c.ReplacePaths = []string{"displayName"}
 			}
 			destructive = append(destructive, c.Addr)
@@ -568,16 +569,16 @@ func TestRenderJSONDocExample(t *testing.T) {
 	bindings := list{obj{"relation": "editor", "principals": principal}}
 	live := list{obj{"relation": "editor", "principals": principal},
 		obj{"relation": "viewer", "principals": list{"role:00000000-0000-0000-0000-000000000002"}}}
-	p := &engine.Plan{
+	p := &plan.Plan{
 		Lineage: "6f1c2d3e-0000-4000-8000-000000000001", Serial: 17, SpecHash: "sha256:0123abcd",
-		Changes: []engine.Change{{
-			Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: engine.Replace,
-			Reason: engine.ReasonCannotUpdate,
+		Changes: []plan.Change{{
+			Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Replace,
+			Reason: plan.ReasonCannotUpdate,
 			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
 			Pos:    diag.Pos{File: "site.yaml", Line: 14, Col: 3},
 			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": live, "id": "dashboard:abc-def-ghi"},
 			After:  obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": value.Unknown{}},
-			Drift:  []engine.FieldDrift{{Path: "bindings", Applied: bindings, Live: live}},
+			Drift:  []plan.FieldDrift{{Path: "bindings", Applied: bindings, Live: live}},
 		}},
 		Outputs: obj{"policyId": value.Unknown{}, "apiKey": value.Secret{Value: secretValue}},
 	}

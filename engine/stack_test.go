@@ -6,6 +6,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/state"
@@ -41,7 +42,7 @@ func TestStackConfig(t *testing.T) {
 		t.Errorf("stack %q project %q", spec.Stack, spec.Project)
 	}
 	h := newHarness(t)
-	var p *engine.Plan
+	var p *plan.Plan
 	h.reading(func(st *state.Store) { p, diags = engine.MakePlan(t.Context(), spec, st, h.reg, engine.PlanOptions{}) })
 	if diags.HasErrors() || p.Outputs["s"] != "dev" || p.Outputs["p"] != "orders" || p.Outputs["e"] == nil {
 		t.Errorf("outputs %v (%v)", p.Outputs, diags)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/plan"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -71,7 +72,7 @@ func TestApplyGracefulStop(t *testing.T) {
 	}
 	close(c.block) // a's create finishes after the stop
 	res := <-done
-	if res.Counts[engine.Create] != 1 || !reflect.DeepEqual(res.NotStarted, []string{"b", "c"}) || len(res.Interrupted) != 0 || len(res.Failed) != 0 {
+	if res.Counts[plan.Create] != 1 || !reflect.DeepEqual(res.NotStarted, []string{"b", "c"}) || len(res.Interrupted) != 0 || len(res.Failed) != 0 {
 		t.Errorf("result: counts %v, not started %v, interrupted %v, failed %v; want a created, b and c not started", res.Counts, res.NotStarted, res.Interrupted, res.Failed)
 	}
 	if res.Stopped != "stopped by interrupt" || res.Err() == nil || res.Complete() {

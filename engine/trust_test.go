@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -101,8 +102,8 @@ func TestReasonsAreTyped(t *testing.T) {
 			t.Errorf("the plan does not say %q:\n%s", want, text)
 		}
 	}
-	if c := change(t, p, "gone"); c.Reason != engine.ReasonGoneOutside {
-		t.Errorf("gone: reason %s, want %s", c.Reason, engine.ReasonGoneOutside)
+	if c := change(t, p, "gone"); c.Reason != plan.ReasonGoneOutside {
+		t.Errorf("gone: reason %s, want %s", c.Reason, plan.ReasonGoneOutside)
 	}
 }
 
@@ -116,7 +117,7 @@ func TestCountsAddUp(t *testing.T) {
 		return resources.Unusable(errors.New("endpoint is FAILED: out of capacity"))
 	}
 	_, res := h.apply(resourcesOf(endpoint("a", "a")))
-	if res.Counts[engine.Create] != 0 || len(res.Failed) != 1 {
+	if res.Counts[plan.Create] != 0 || len(res.Failed) != 1 {
 		t.Errorf("a create that failed: counts %v, failed %d; want no create counted and one failure", res.Counts, len(res.Failed))
 	}
 	h.cloud.taintCreate = nil
@@ -150,12 +151,12 @@ func TestReplacementCreateShowsNoOldID(t *testing.T) {
 			continue
 		}
 		switch e.Action {
-		case engine.Create:
+		case plan.Create:
 			sawCreate = true
 			if e.ID != "" {
 				t.Errorf("the replacement's create started with id %q, want none", e.ID)
 			}
-		case engine.Delete:
+		case plan.Delete:
 			sawDelete = true
 			if e.ID != old {
 				t.Errorf("the replacement's delete started with id %q, want the old %q", e.ID, old)
@@ -178,8 +179,8 @@ func TestOptionChangeIsAChange(t *testing.T) {
 	src := resourcesOf(endpoint("a", "a", "options.protect: true"))
 	p := h.plan(src, engine.PlanOptions{Refresh: true})
 	c := change(t, p, "a")
-	if c.Action != engine.Update || c.Reason != engine.ReasonOptionsChanged || !p.HasChanges() ||
-		len(c.Options) != 1 || c.Options[0] != (engine.OptionChange{Name: "protect", Before: false, After: true}) {
+	if c.Action != plan.Update || c.Reason != plan.ReasonOptionsChanged || !p.HasChanges() ||
+		len(c.Options) != 1 || c.Options[0] != (plan.OptionChange{Name: "protect", Before: false, After: true}) {
 		t.Fatalf("plan after setting protect: %s (%s) options %+v, has changes %v; want an update of protect false -> true", c.Action, c.Reason, c.Options, p.HasChanges())
 	}
 	var b strings.Builder
@@ -190,7 +191,7 @@ func TestOptionChangeIsAChange(t *testing.T) {
 		t.Errorf("the plan does not show the change of protect:\n%s", b.String())
 	}
 	_, res := h.mustApply(src)
-	if res.Counts[engine.Update] != 1 || !h.record("a").Protect {
+	if res.Counts[plan.Update] != 1 || !h.record("a").Protect {
 		t.Errorf("apply: counts %v, protect recorded %v; want one update, protect true", res.Counts, h.record("a").Protect)
 	}
 	if got := h.cloud.callLog()[calls:]; len(got) != 0 {
@@ -249,7 +250,7 @@ func TestReadFileConfined(t *testing.T) {
 			t.Fatalf("load: %v", diags.Err())
 		}
 		h := newHarness(t)
-		var p *engine.Plan
+		var p *plan.Plan
 		h.reading(func(st *state.Store) { p, diags = engine.MakePlan(t.Context(), spec, st, h.reg, engine.PlanOptions{}) })
 		if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
 			if !diags.HasErrors() || !strings.Contains(diags[0].Summary, msg) || diags[0].Pos.Line != 3 || diags[0].Pos.Col != 5 {
@@ -369,7 +370,7 @@ func TestUnknownCreateOutcomeIsResolvedNotReplaced(t *testing.T) {
 	}
 	src := resourcesOf(endpoint("a", "a"))
 	_, res := h.apply(src)
-	if len(res.Failed) != 1 || res.Counts[engine.Create] != 0 {
+	if len(res.Failed) != 1 || res.Counts[plan.Create] != 0 {
 		t.Fatalf("apply: failed %v, counts %v; want a failed, nothing counted created", res.Failed, res.Counts)
 	}
 	rec := h.record("a")

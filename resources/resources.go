@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -242,7 +241,7 @@ func (e *APIError) Error() string {
 // Refused.
 func RefusalStatus(status int) bool {
 	switch status {
-	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+	case 408, 409, 429: // Request Timeout, Conflict, Too Many Requests
 		return false
 	}
 	return status >= 400 && status < 500

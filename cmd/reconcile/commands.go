@@ -15,6 +15,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/project"
 	"reconcile/schemas"
@@ -150,40 +151,40 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	defer ss.close()
 	spec, reg, st := ss.spec, ss.reg, ss.st
 	c.warnIntents(st)
-	plan, diags := engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Parallelism: c.g.parallelism})
+	pl, diags := engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Parallelism: c.g.parallelism})
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return exitError
 	}
-	if err := c.renderPlan(plan); err != nil {
+	if err := c.renderPlan(pl); err != nil {
 		return c.errorf("%v", err)
 	}
 	if o.out != "" {
-		if err := c.savePlan(o.out, plan, spec, st); err != nil {
+		if err := c.savePlan(o.out, pl, spec, st); err != nil {
 			return c.errorf("%v", err)
 		}
 		if c.g.output == "text" {
 			fmt.Fprintf(c.stdout, "\nSaved the plan to %s. To apply exactly it, run:\n  reconcile apply %s\n", o.out, o.out)
 		}
 	}
-	if o.detailed && plan.HasChanges() {
+	if o.detailed && pl.HasChanges() {
 		return exitChanges
 	}
 	return exitOK
 }
 
-func (c *cli) renderPlan(plan *engine.Plan) error {
+func (c *cli) renderPlan(pl *plan.Plan) error {
 	opts := engine.RenderOptions{Color: c.color(), Version: version}
 	switch c.g.output {
 	case "json":
-		return engine.RenderJSON(c.stdout, plan, opts)
+		return engine.RenderJSON(c.stdout, pl, opts)
 	case "markdown":
-		return engine.RenderMarkdown(c.stdout, plan, opts)
+		return engine.RenderMarkdown(c.stdout, pl, opts)
 	}
-	return engine.RenderText(c.stdout, plan, opts)
+	return engine.RenderText(c.stdout, pl, opts)
 }
 
-func (c *cli) savePlan(path string, plan *engine.Plan, spec *specs.Spec, st store) error {
+func (c *cli) savePlan(path string, pl *plan.Plan, spec *specs.Spec, st store) error {
 	key, err := st.SecretKey()
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
@@ -204,7 +205,7 @@ func (c *cli) savePlan(path string, plan *engine.Plan, spec *specs.Spec, st stor
 		}
 	}
 	var buf bytes.Buffer
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg}, version, key); err != nil {
+	if err := plan.WriteFile(&buf, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg}, version, key); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	return writeFileAtomic(path, buf.Bytes(), 0o600)
@@ -300,7 +301,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 	if len(args) > 1 || (destroy && len(args) > 0) {
 		return c.errorf("%s takes at most one argument (a plan file), got %q", c.cmd, args)
 	}
-	var pf *engine.PlanFile
+	var pf *plan.File
 	if len(args) == 1 && c.set["f"] {
 		return c.errorf("apply takes either -f PATH or a plan file, not both: the plan file records the specs it was made from")
 	}
@@ -315,7 +316,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		if err != nil {
 			return c.errorf("read plan file: %v", err)
 		}
-		p, err := engine.ReadPlanFile(f)
+		p, err := plan.ReadFile(f)
 		f.Close()
 		if err != nil {
 			return c.errorf("read plan file %s: %v", args[0], err)
@@ -350,7 +351,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 	if !c.resolveIntents(st, reg) {
 		return exitError
 	}
-	var plan *engine.Plan
+	var pl *plan.Plan
 	if pf != nil {
 		meta, err := st.Meta()
 		if err != nil {
@@ -359,20 +360,20 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		if err := engine.CheckPlan(pf, meta, key, spec); err != nil {
 			return c.errorf("%v", err)
 		}
-		plan = pf.Plan
+		pl = pf.Plan
 	} else {
 		var diags diag.Diagnostics
-		plan, diags = engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
+		pl, diags = engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
 		c.printDiags(diags)
 		if diags.HasErrors() {
 			return exitError
 		}
 		if c.g.output == "text" {
-			if err := c.renderPlan(plan); err != nil {
+			if err := c.renderPlan(pl); err != nil {
 				return c.errorf("%v", err)
 			}
 		}
-		if plan.HasChanges() && !o.autoApprove {
+		if pl.HasChanges() && !o.autoApprove {
 			if !c.interactive() {
 				return c.errorf("%s needs confirmation: pass --auto-approve, or save a plan with 'reconcile plan --out FILE' and apply that file", c.cmd)
 			}
@@ -383,14 +384,14 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		}
 	}
 	pr := &progressPrinter{w: c.stdout, quiet: c.g.output != "text"}
-	if plan.RefreshOnly {
-		res, err := engine.ApplyRefreshOnly(c.ctx, plan, st, engine.ApplyOptions{Observer: pr.event, Command: c.cmd + " --refresh-only"})
+	if pl.RefreshOnly {
+		res, err := engine.ApplyRefreshOnly(c.ctx, pl, st, engine.ApplyOptions{Observer: pr.event, Command: c.cmd + " --refresh-only"})
 		if err != nil {
 			return c.errorf("%v", err)
 		}
 		return c.reportRefresh(res)
 	}
-	res, err := engine.Apply(c.ctx, plan, spec, st, reg, engine.ApplyOptions{
+	res, err := engine.Apply(c.ctx, pl, spec, st, reg, engine.ApplyOptions{
 		Parallelism: c.g.parallelism, Observer: pr.event, ProgressInterval: o.progressPeriod, Command: c.cmd,
 	})
 	if err != nil {
@@ -403,7 +404,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 // was made against: it is applied there, or not at all. A location given
 // explicitly (--state, RECONCILE_STATE, Pulumi.yaml's backend, --stack,
 // RECONCILE_STACK) that is another is refused.
-func (c *cli) usePlanTarget(pf *engine.PlanFile) error {
+func (c *cli) usePlanTarget(pf *plan.File) error {
 	ws, err := c.workspace()
 	if err != nil {
 		return err
@@ -495,7 +496,7 @@ func (c *cli) reportRefresh(res *engine.ApplyResult) int {
 		out["failed"] = failed
 		c.writeJSON(out)
 	} else {
-		n := res.Counts[engine.Refresh]
+		n := res.Counts[plan.Refresh]
 		if len(res.Failed) == 0 && len(res.Skipped) == 0 {
 			fmt.Fprintf(c.stdout, "\nApply complete! %d accepted into state from the cloud; nothing in the cloud was changed.\n", n)
 		} else {
@@ -511,7 +512,7 @@ func (c *cli) reportRefresh(res *engine.ApplyResult) int {
 	return exitOK
 }
 
-func actionCounts(m map[engine.Action]int) map[string]int {
+func actionCounts(m map[plan.Action]int) map[string]int {
 	out := map[string]int{}
 	for a, n := range m {
 		out[a.String()] = n
@@ -519,9 +520,9 @@ func actionCounts(m map[engine.Action]int) map[string]int {
 	return out
 }
 
-func summary(m map[engine.Action]int) string {
+func summary(m map[plan.Action]int) string {
 	return fmt.Sprintf("%d created, %d updated, %d replaced, %d destroyed, %d imported",
-		m[engine.Create], m[engine.Update], m[engine.Replace], m[engine.Delete]+m[engine.Forget], m[engine.Import])
+		m[plan.Create], m[plan.Update], m[plan.Replace], m[plan.Delete]+m[plan.Forget], m[plan.Import])
 }
 
 // progressPrinter prints apply events as lines.
@@ -531,14 +532,14 @@ type progressPrinter struct {
 	quiet bool
 }
 
-var verbs = map[engine.Action][3]string{
-	engine.Create:  {"Creating", "creating", "Creation"},
-	engine.Update:  {"Modifying", "modifying", "Modifications"},
-	engine.Delete:  {"Destroying", "destroying", "Destruction"},
-	engine.Read:    {"Reading", "reading", "Read"},
-	engine.Import:  {"Importing", "importing", "Import"},
-	engine.Replace: {"Replacing", "replacing", "Replacement"},
-	engine.Refresh: {"Accepting the cloud's values into state", "accepting", "Refresh"},
+var verbs = map[plan.Action][3]string{
+	plan.Create:  {"Creating", "creating", "Creation"},
+	plan.Update:  {"Modifying", "modifying", "Modifications"},
+	plan.Delete:  {"Destroying", "destroying", "Destruction"},
+	plan.Read:    {"Reading", "reading", "Read"},
+	plan.Import:  {"Importing", "importing", "Import"},
+	plan.Replace: {"Replacing", "replacing", "Replacement"},
+	plan.Refresh: {"Accepting the cloud's values into state", "accepting", "Refresh"},
 }
 
 func (p *progressPrinter) event(e engine.Event) {
@@ -628,7 +629,7 @@ var versionCmd = &command{
 	name: "version", args: "", summary: "Print the version of reconcile.",
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if c.g.output == "json" {
-			return c.writeJSON(map[string]string{"version": version, "planFormat": fmt.Sprint(engine.PlanFileVersion)})
+			return c.writeJSON(map[string]string{"version": version, "planFormat": fmt.Sprint(plan.FileVersion)})
 		}
 		fmt.Fprintf(c.stdout, "reconcile %s\n", version)
 		return exitOK

@@ -264,18 +264,18 @@ func TestE2EDriftEndpointUpdate(t *testing.T) {
 		t.Errorf("plan mentions the ignored change:\n%s", r)
 	}
 	r = w.must(0, "plan", "--output", "json")
-	var plan struct {
+	var pl struct {
 		FormatVersion string `json:"format_version"`
 		ResourceDrift []struct {
 			Address string `json:"address"`
 			Status  string `json:"status"`
 		} `json:"resource_drift"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
+	if err := json.Unmarshal([]byte(r.stdout), &pl); err != nil {
 		t.Fatal(err)
 	}
-	if plan.FormatVersion != engine.JSONFormatVersion || len(plan.ResourceDrift) != 1 || plan.ResourceDrift[0].Address != "ep" {
-		t.Errorf("plan json: format %q, resource_drift %+v", plan.FormatVersion, plan.ResourceDrift)
+	if pl.FormatVersion != engine.JSONFormatVersion || len(pl.ResourceDrift) != 1 || pl.ResourceDrift[0].Address != "ep" {
+		t.Errorf("plan json: format %q, resource_drift %+v", pl.FormatVersion, pl.ResourceDrift)
 	}
 	r = w.must(0, "plan", "--output", "markdown")
 	wantStdout(t, r, "1 object changed outside reconcile since the last apply")

@@ -880,7 +880,7 @@ func TestE2EOutputFormats(t *testing.T) {
 	w.write("main.yaml", spec(policySpec("pol", id, "", "")))
 
 	r := w.must(0, "plan", "--output", "json")
-	var plan struct {
+	var pl struct {
 		FormatVersion string `json:"format_version"`
 		Changes       []struct {
 			Address string `json:"address"`
@@ -892,24 +892,24 @@ func TestE2EOutputFormats(t *testing.T) {
 		HasChanges bool           `json:"has_changes"`
 		Outputs    map[string]any `json:"outputs"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
+	if err := json.Unmarshal([]byte(r.stdout), &pl); err != nil {
 		t.Fatalf("plan --output json does not parse: %v\n%s", err, r)
 	}
-	if !strings.HasPrefix(plan.FormatVersion, "1.") {
-		t.Errorf("format_version = %q, want 1.x", plan.FormatVersion)
+	if !strings.HasPrefix(pl.FormatVersion, "1.") {
+		t.Errorf("format_version = %q, want 1.x", pl.FormatVersion)
 	}
-	if !plan.HasChanges || plan.Summary["create"] != 1 || plan.Summary["read"] != 2 {
-		t.Errorf("plan json: has_changes %v summary %v", plan.HasChanges, plan.Summary)
+	if !pl.HasChanges || pl.Summary["create"] != 1 || pl.Summary["read"] != 2 {
+		t.Errorf("plan json: has_changes %v summary %v", pl.HasChanges, pl.Summary)
 	}
 	actions := map[string]string{}
-	for _, c := range plan.Changes {
+	for _, c := range pl.Changes {
 		actions[c.Address] = c.Action
 	}
 	if actions["pol"] != "create" || actions["me"] != "read" || actions["svcPolicy"] != "read" {
 		t.Errorf("plan json actions = %v", actions)
 	}
-	if _, ok := plan.Outputs["policyEtag"]; !ok {
-		t.Errorf("plan json has no output policyEtag: %v", plan.Outputs)
+	if _, ok := pl.Outputs["policyEtag"]; !ok {
+		t.Errorf("plan json has no output policyEtag: %v", pl.Outputs)
 	}
 
 	r = w.must(0, "plan", "--output", "markdown")

@@ -400,31 +400,31 @@ func TestE2EEtcdPlanSnapshot(t *testing.T) {
 	if res := p.wait(2 * time.Minute); res.code != 0 {
 		t.Fatalf("the apply:\n%s", res)
 	}
-	var plan struct {
+	var pl struct {
 		Serial  int64 `json:"serial"`
 		Changes []struct {
 			Address string `json:"address"`
 			Action  string `json:"action"`
 		} `json:"changes"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
+	if err := json.Unmarshal([]byte(r.stdout), &pl); err != nil {
 		t.Fatalf("plan JSON: %v\n%s", err, r.stdout)
 	}
-	if len(plan.Changes) != crashEndpoints+crashPolicies {
-		t.Fatalf("the plan has %d changes, want %d:\n%s", len(plan.Changes), crashEndpoints+crashPolicies, r.stdout)
+	if len(pl.Changes) != crashEndpoints+crashPolicies {
+		t.Fatalf("the plan has %d changes, want %d:\n%s", len(pl.Changes), crashEndpoints+crashPolicies, r.stdout)
 	}
 	recorded := 0
-	for _, c := range plan.Changes {
+	for _, c := range pl.Changes {
 		inPlan := c.Action != "create"
-		s := planning.rc("state", "show", c.Address, "--serial", fmt.Sprint(plan.Serial))
+		s := planning.rc("state", "show", c.Address, "--serial", fmt.Sprint(pl.Serial))
 		if inPlan != (s.code == 0) {
-			t.Errorf("%s: planned as in state %v, but in state at serial %d: %v", c.Address, inPlan, plan.Serial, s.code == 0)
+			t.Errorf("%s: planned as in state %v, but in state at serial %d: %v", c.Address, inPlan, pl.Serial, s.code == 0)
 		}
 		if inPlan {
 			recorded++
 		}
 	}
-	t.Logf("the plan, at serial %d, saw %d of %d nodes recorded", plan.Serial, recorded, len(plan.Changes))
+	t.Logf("the plan, at serial %d, saw %d of %d nodes recorded", pl.Serial, recorded, len(pl.Changes))
 }
 
 // meta reads the lineage and serial of w's state on etcd.
@@ -506,11 +506,11 @@ func TestE2EEtcdCredentials(t *testing.T) {
 		shown("reconcile "+strings.Join(r.args, " "), r.stdout+r.stderr)
 	}
 	w.mu.Unlock()
-	plan, err := os.ReadFile(w.path("p.plan"))
+	pl, err := os.ReadFile(w.path("p.plan"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	shown("the plan file", string(plan))
+	shown("the plan file", string(pl))
 	root, err := clientv3.New(clientv3.Config{Endpoints: eps, Username: "root", Password: "root-pw"})
 	if err != nil {
 		t.Fatal(err)

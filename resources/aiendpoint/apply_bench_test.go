@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
@@ -43,14 +44,14 @@ func applyEndpoints(tb testing.TB, srv *server.Server, dataDir string, n, parall
 		tb.Fatal(err)
 	}
 	defer st.Close()
-	plan, diags := engine.MakePlan(tb.Context(), spec, st, reg, engine.PlanOptions{})
+	pl, diags := engine.MakePlan(tb.Context(), spec, st, reg, engine.PlanOptions{})
 	if diags.HasErrors() {
 		tb.Fatal(diags.Err())
 	}
 	start := time.Now()
-	res, err := engine.Apply(tb.Context(), plan, spec, st, reg, engine.ApplyOptions{Parallelism: parallelism, Command: "apply"})
+	res, err := engine.Apply(tb.Context(), pl, spec, st, reg, engine.ApplyOptions{Parallelism: parallelism, Command: "apply"})
 	elapsed := time.Since(start)
-	if err != nil || res.Err() != nil || res.Counts[engine.Create] != n {
+	if err != nil || res.Err() != nil || res.Counts[plan.Create] != n {
 		tb.Fatalf("apply of %d endpoints: err %v, counts %v, failed %v", n, err, res.Counts, res.Failed)
 	}
 	return elapsed

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/plan"
 	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
@@ -45,12 +46,12 @@ func BenchmarkDrift1000Endpoints(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		plan, diags := engine.MakePlan(b.Context(), spec, st, reg, engine.PlanOptions{})
+		pl, diags := engine.MakePlan(b.Context(), spec, st, reg, engine.PlanOptions{})
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}
-		res, err := engine.Apply(b.Context(), plan, spec, st, reg, engine.ApplyOptions{Parallelism: 20, Command: "apply"})
-		if err != nil || res.Err() != nil || res.Counts[engine.Create] != n {
+		res, err := engine.Apply(b.Context(), pl, spec, st, reg, engine.ApplyOptions{Parallelism: 20, Command: "apply"})
+		if err != nil || res.Err() != nil || res.Counts[plan.Create] != n {
 			b.Fatalf("apply of %d endpoints: err %v, counts %v, failed %v", n, err, res.Counts, res.Failed)
 		}
 		recs, err := st.List()

@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"bytes"
@@ -16,24 +16,24 @@ import (
 	"reconcile/kind"
 )
 
-// PlanFileVersion is the format version of saved plans.
-const PlanFileVersion = 3
+// FileVersion is the format version of saved plans.
+const FileVersion = 3
 
 // maxPlanFile bounds what ReadPlanFile accepts.
 const maxPlanFile = 256 << 20
 
 const unknownKey = "$unknown"
 
-// PlanFile is a saved plan: the plan plus what is needed to apply exactly it
+// File is a saved plan: the plan plus what is needed to apply exactly it
 // later and to refuse it when the world moved on.
 //
 // A plan file is signed whole with a key of the state it was made against
 // (derived from state.SecretKey, which no file or output ever holds):
 // anyone who edits it, to add a delete or a replace, cannot sign it again.
-// ReadPlanFile reads it but cannot check the signature, since the state is
+// ReadFile reads it but cannot check the signature, since the state is
 // named inside; Verify (which CheckPlan calls too) must succeed before
 // anything of it is used.
-type PlanFile struct {
+type File struct {
 	Plan *Plan
 	// SpecPath is the -f path the plan was made from, absolute.
 	SpecPath string
@@ -67,16 +67,16 @@ func planMAC(stateKey, body []byte) string {
 // the state it is to be applied to and is byte for byte what was signed. A
 // plan file that was changed, or was made against another state, is
 // refused with ErrPlanFileChanged.
-func (pf *PlanFile) Verify(stateKey []byte) error {
+func (pf *File) Verify(stateKey []byte) error {
 	if pf.body == nil || !hmac.Equal([]byte(pf.mac), []byte(planMAC(stateKey, pf.body))) {
-		return ErrPlanFileChanged
+		return ErrFileChanged
 	}
 	return nil
 }
 
-// ErrPlanFileChanged is returned by Verify and CheckPlan for a plan file
+// ErrFileChanged is returned by Verify and CheckPlan for a plan file
 // whose signature does not match.
-var ErrPlanFileChanged = errors.New("the plan file was changed after it was made, or was made against another state: nothing of it is applied; make a new plan with 'reconcile plan --out FILE'")
+var ErrFileChanged = errors.New("the plan file was changed after it was made, or was made against another state: nothing of it is applied; make a new plan with 'reconcile plan --out FILE'")
 
 // planEnvelope is the outer object of a plan file: the signature of the
 // plan's bytes, and the plan.
@@ -125,11 +125,11 @@ type changeJSON struct {
 	Pos                 diag.Pos       `json:"pos"`
 }
 
-// WritePlanFile encodes pf and signs it with stateKey, the key of the
+// WriteFile encodes pf and signs it with stateKey, the key of the
 // state the plan was made against. Secrets are sealed (a keyed digest,
 // never the value) and unknown values marked.
-func WritePlanFile(w io.Writer, pf PlanFile, version string, stateKey []byte) error {
-	out := planFileJSON{Version: PlanFileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
+func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
+	out := planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
 		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly}
 	for _, c := range pf.Plan.Changes {
 		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
@@ -145,7 +145,7 @@ func WritePlanFile(w io.Writer, pf PlanFile, version string, stateKey []byte) er
 	}
 	signed := bytes.TrimSpace(body.Bytes())
 	_, err := fmt.Fprintf(w, "{\n \"format\": %q,\n \"version\": %d,\n \"mac\": %q,\n \"plan\": %s\n}\n",
-		planFormatName, PlanFileVersion, planMAC(stateKey, signed), signed)
+		planFormatName, FileVersion, planMAC(stateKey, signed), signed)
 	return err
 }
 
@@ -199,68 +199,68 @@ func decodeValue(v any) any {
 // ErrNotPlanFile is returned by ReadPlanFile for input that is not a plan.
 var ErrNotPlanFile = errors.New("not a reconcile plan file")
 
-// ReadPlanFile decodes a plan saved by WritePlanFile. It does not check the
+// ReadFile decodes a plan saved by WritePlanFile. It does not check the
 // signature, which needs the key of the state the file names: call Verify
 // before using anything of it but the paths it names.
-func ReadPlanFile(r io.Reader) (PlanFile, error) {
+func ReadFile(r io.Reader) (File, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxPlanFile+1))
 	if err != nil {
-		return PlanFile{}, err
+		return File{}, err
 	}
 	if len(data) > maxPlanFile {
-		return PlanFile{}, fmt.Errorf("%w: over the limit of %d bytes", ErrNotPlanFile, maxPlanFile)
+		return File{}, fmt.Errorf("%w: over the limit of %d bytes", ErrNotPlanFile, maxPlanFile)
 	}
 	var env planEnvelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return PlanFile{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+		return File{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
 	}
 	switch {
-	case env.Format == "" && env.Version > 0 && env.Version < PlanFileVersion:
+	case env.Format == "" && env.Version > 0 && env.Version < FileVersion:
 		// Formats 1 and 2 had no envelope; their version is at the top.
-		return PlanFile{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", env.Version, PlanFileVersion)
-	case env.Version > PlanFileVersion:
-		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", env.Version, PlanFileVersion)
+		return File{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", env.Version, FileVersion)
+	case env.Version > FileVersion:
+		return File{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", env.Version, FileVersion)
 	case env.Format != planFormatName:
-		return PlanFile{}, fmt.Errorf("%w: format %q", ErrNotPlanFile, env.Format)
-	case env.Version < PlanFileVersion:
-		return PlanFile{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", env.Version, PlanFileVersion)
-	case env.Version > PlanFileVersion:
-		return PlanFile{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", env.Version, PlanFileVersion)
+		return File{}, fmt.Errorf("%w: format %q", ErrNotPlanFile, env.Format)
+	case env.Version < FileVersion:
+		return File{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", env.Version, FileVersion)
+	case env.Version > FileVersion:
+		return File{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", env.Version, FileVersion)
 	case len(env.Plan) == 0 || env.MAC == "":
-		return PlanFile{}, fmt.Errorf("%w: no plan or no signature", ErrNotPlanFile)
+		return File{}, fmt.Errorf("%w: no plan or no signature", ErrNotPlanFile)
 	}
 	dec := json.NewDecoder(bytes.NewReader(env.Plan))
 	dec.UseNumber()
 	var in planFileJSON
 	if err := dec.Decode(&in); err != nil {
-		return PlanFile{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+		return File{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
 	}
-	if in.Version != PlanFileVersion || in.SpecHash == "" {
-		return PlanFile{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
+	if in.Version != FileVersion || in.SpecHash == "" {
+		return File{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
 	}
 	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly}
 	for i, c := range in.Changes {
-		act, ok := parseAction(c.Action)
+		act, ok := ParseAction(c.Action)
 		if !ok {
-			return PlanFile{}, fmt.Errorf("%w: change %d has unknown action %q", ErrNotPlanFile, i, c.Action)
+			return File{}, fmt.Errorf("%w: change %d has unknown action %q", ErrNotPlanFile, i, c.Action)
 		}
 		if c.Addr == "" {
-			return PlanFile{}, fmt.Errorf("%w: change %d has no address", ErrNotPlanFile, i)
+			return File{}, fmt.Errorf("%w: change %d has no address", ErrNotPlanFile, i)
 		}
 		if !c.Kind.Valid() {
-			return PlanFile{}, fmt.Errorf("%w: change %d has unknown kind %q", ErrNotPlanFile, i, c.Kind)
+			return File{}, fmt.Errorf("%w: change %d has unknown kind %q", ErrNotPlanFile, i, c.Kind)
 		}
-		reason, ok := parseReason(c.Reason)
+		reason, ok := ParseReason(c.Reason)
 		if !ok {
-			return PlanFile{}, fmt.Errorf("%w: change %d has unknown reason %q", ErrNotPlanFile, i, c.Reason)
+			return File{}, fmt.Errorf("%w: change %d has unknown reason %q", ErrNotPlanFile, i, c.Reason)
 		}
 		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: reason, ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields, ID: c.ID, ImportID: c.ImportID,
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos}
 		if err := checkNumbers(c.Before); err != nil {
-			return PlanFile{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
+			return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 		}
 		if err := checkNumbers(c.After); err != nil {
-			return PlanFile{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
+			return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 		}
 		if c.Before != nil {
 			ch.Before = decodeValue(c.Before).(map[string]any)
@@ -272,7 +272,7 @@ func ReadPlanFile(r io.Reader) (PlanFile, error) {
 		}
 		p.Changes = append(p.Changes, ch)
 	}
-	return PlanFile{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
+	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
 }
 
 // checkNumbers refuses a number beyond float64's range anywhere in v, as
@@ -303,7 +303,7 @@ func checkNumbers(v any) error {
 	return nil
 }
 
-func parseAction(s string) (Action, bool) {
+func ParseAction(s string) (Action, bool) {
 	for i, n := range actionNames {
 		if n == s {
 			return Action(i), true

@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"reconcile/engine/diag"
@@ -22,9 +22,12 @@ const (
 	// the cloud: the one action of a refresh-only plan, for a node that
 	// changed (or was deleted) outside reconcile since the last apply.
 	Refresh // ~ (or - when the object is gone: it is removed from state)
+
+	// NumActions is the number of actions: every Action is below it.
+	NumActions int = iota
 )
 
-var actionNames = [...]string{"no-op", "create", "update", "replace", "delete", "read", "import", "forget", "refresh"}
+var actionNames = [NumActions]string{"no-op", "create", "update", "replace", "delete", "read", "import", "forget", "refresh"}
 
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
@@ -54,14 +57,14 @@ func (a Action) Symbol() string {
 	return " "
 }
 
-// ActionReason says why the planner chose a change's action, as data: the
+// Reason says why the planner chose a change's action, as data: the
 // renderers derive their words from it, and plan JSON exposes it as
 // action_reason.
-type ActionReason int
+type Reason int
 
 // Reasons. The zero value says nothing beyond the action itself.
 const (
-	ReasonNone ActionReason = iota
+	ReasonNone Reason = iota
 	// ReasonTainted: replace, because the previous create failed
 	// (ReasonDetail says why).
 	ReasonTainted
@@ -110,18 +113,18 @@ var reasonNames = [...]string{
 
 // String is the reason's name in plan JSON and plan files: "" for
 // ReasonNone, else snake_case such as "replace_because_tainted".
-func (r ActionReason) String() string {
+func (r Reason) String() string {
 	if r >= 0 && int(r) < len(reasonNames) {
 		return reasonNames[r]
 	}
 	return "unknown"
 }
 
-// parseReason is the inverse of ActionReason.String.
-func parseReason(s string) (ActionReason, bool) {
+// ParseReason is the inverse of ActionReason.String.
+func ParseReason(s string) (Reason, bool) {
 	for i, n := range reasonNames {
 		if n == s {
-			return ActionReason(i), true
+			return Reason(i), true
 		}
 	}
 	return 0, false
@@ -138,7 +141,7 @@ type Change struct {
 	// reason needs beyond the change's other fields (why the previous
 	// create failed), ReasonFields the fields it is about (those an import
 	// then updates, or whose options changed).
-	Reason       ActionReason
+	Reason       Reason
 	ReasonDetail string
 	ReasonFields []string
 	// ID is the object's current id, if it has one.

@@ -1,12 +1,12 @@
-package engine_test
+package plan_test
 
 import (
 	"bytes"
 	"reflect"
 	"testing"
 
-	"reconcile/engine"
 	"reconcile/engine/diag"
+	"reconcile/engine/plan"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -15,22 +15,22 @@ import (
 // damaged or hostile plan file would. It must never panic; a plan it accepts
 // must write again, and read back from that to the same plan.
 //
-//	go test ./engine -run '^$' -fuzz FuzzReadPlanFile -fuzztime 10m
+//	go test ./engine/plan -run '^$' -fuzz FuzzReadPlanFile -fuzztime 10m
 func FuzzReadPlanFile(f *testing.F) {
-	plan := &engine.Plan{Lineage: "4b7c1c1e-0000-4000-8000-000000000000", Serial: 3, SpecHash: "sha256:abc", Changes: []engine.Change{
-		{Addr: "ep", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: engine.Update, ID: "ocid1.x",
+	pl := &plan.Plan{Lineage: "4b7c1c1e-0000-4000-8000-000000000000", Serial: 3, SpecHash: "sha256:abc", Changes: []plan.Change{
+		{Addr: "ep", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: plan.Update, ID: "ocid1.x",
 			Before: map[string]any{"displayName": "a", "inferenceUnits": int64(1), "tags": map[string]any{"k": "v"}},
 			After: map[string]any{"displayName": "b", "inferenceUnits": int64(2), "id": value.Unknown{}, "description": value.Secret{Value: "s3cret"},
 				"list": []any{1.5, nil, true, []any{"x"}}},
 			ReplacePaths: []string{"modelId"}, Pos: diag.Pos{File: "main.yaml", Line: 3, Col: 5}},
-		{Addr: "pol", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: engine.Create,
+		{Addr: "pol", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: plan.Create,
 			After: map[string]any{"resourceId": "dashboard:x", "bindings": []any{map[string]any{"relation": "editor", "principals": []any{"org:1"}}}}},
-		{Addr: "old", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: engine.Delete, ID: "ocid1.old"},
-		{Addr: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Action: engine.Read, Deferred: true},
+		{Addr: "old", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: plan.Delete, ID: "ocid1.old"},
+		{Addr: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Action: plan.Read, Deferred: true},
 	}}
 	var buf bytes.Buffer
 	key := []byte("a fuzzing key of thirty-two bytes")
-	if err := engine.WritePlanFile(&buf, engine.PlanFile{Plan: plan, SpecPath: "/specs", Backend: "/state.db", Stack: "dev", Config: map[string]string{"k": "v"}}, "fuzz", key); err != nil {
+	if err := plan.WriteFile(&buf, plan.File{Plan: pl, SpecPath: "/specs", Backend: "/state.db", Stack: "dev", Config: map[string]string{"k": "v"}}, "fuzz", key); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -41,15 +41,15 @@ func FuzzReadPlanFile(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		pf, err := engine.ReadPlanFile(bytes.NewReader(data))
+		pf, err := plan.ReadFile(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		var out bytes.Buffer
-		if err := engine.WritePlanFile(&out, pf, "fuzz", key); err != nil {
+		if err := plan.WriteFile(&out, pf, "fuzz", key); err != nil {
 			t.Fatalf("a plan file that reads does not write again: %v\n%q", err, data)
 		}
-		pf2, err := engine.ReadPlanFile(bytes.NewReader(out.Bytes()))
+		pf2, err := plan.ReadFile(bytes.NewReader(out.Bytes()))
 		if err != nil {
 			t.Fatalf("a plan file written from one that reads does not read: %v\n%s", err, out.Bytes())
 		}
@@ -58,7 +58,7 @@ func FuzzReadPlanFile(f *testing.F) {
 		}
 		// An empty map or list is written like none (omitempty): the same
 		// to apply.
-		for _, p := range []*engine.PlanFile{&pf, &pf2} {
+		for _, p := range []*plan.File{&pf, &pf2} {
 			if len(p.Config) == 0 {
 				p.Config = nil
 			}
