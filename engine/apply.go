@@ -42,76 +42,8 @@ type ApplyOptions struct {
 	Stop <-chan struct{}
 }
 
-// Phase of an Event.
-type Phase int
-
-// Phases.
-const (
-	Started Phase = iota
-	Running       // still running: Elapsed and the driver's last message
-	Done
-	Failed
-	Skipped
-)
-
-// Event reports the progress of one node.
-type Event struct {
-	Addr    string
-	Type    string
-	Action  plan.Action
-	Phase   Phase
-	Elapsed time.Duration
-	ID      string
-	Message string // the driver's last progress message, or the error
-	Pos     diag.Pos
-}
-
-// NodeError is a node that failed during apply.
-type NodeError struct {
-	Addr string
-	Pos  diag.Pos
-	Err  error
-}
-
-// ApplyResult summarises an apply.
-type ApplyResult struct {
-	Counts  map[plan.Action]int // actions completed
-	Failed  []NodeError
-	Skipped []string // not run because a dependency failed, sorted
-	Outputs map[string]any
-
-	// Stopped, when not empty, says why the apply was stopped before
-	// everything was done (the StopControl's reason, "stopped" or
-	// "cancelled"); NotStarted and Interrupted then say what was left undone.
-	Stopped string
-	// NotStarted lists the nodes with a planned change that did not start
-	// because the apply was stopped, sorted.
-	NotStarted []string
-	// Interrupted lists the nodes whose operation was running when the
-	// context was cancelled (a forced stop, or the end of the grace period
-	// of a graceful one). A create among them is resolved by the next
-	// apply (see ResolveIntents).
-	Interrupted []NodeError
-}
-
-// Err returns nil when every node succeeded.
-func (r *ApplyResult) Err() error {
-	switch {
-	case r.Stopped != "":
-		return fmt.Errorf("the apply was %s: %d operations were interrupted and %d not started", r.Stopped, len(r.Interrupted), len(r.NotStarted))
-	case len(r.Failed) > 0:
-		return fmt.Errorf("%d of the planned operations failed", len(r.Failed))
-	}
-	return nil
-}
-
-// Complete reports whether every planned operation was carried out.
-func (r *ApplyResult) Complete() bool {
-	return len(r.Failed) == 0 && len(r.Skipped) == 0 && len(r.NotStarted) == 0 && len(r.Interrupted) == 0
-}
-
-// historyCounts is what history records of r.
-func (r *ApplyResult) historyCounts() state.Counts {
+// applyCounts is what history records of an apply's result.
+func applyCounts(r *ApplyResult) state.Counts {
 	return state.Counts{
 		Create: r.Counts[plan.Create], Update: r.Counts[plan.Update], Replace: r.Counts[plan.Replace], Delete: r.Counts[plan.Delete],
 		Read: r.Counts[plan.Read], Import: r.Counts[plan.Import], Forget: r.Counts[plan.Forget], Refresh: r.Counts[plan.Refresh],
@@ -269,7 +201,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 			}
 		}
 	}
-	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: res.historyCounts()}); err != nil {
+	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: applyCounts(res)}); err != nil {
 		return res, fmt.Errorf("record history: %w", err)
 	}
 	return res, nil

@@ -20,45 +20,6 @@ import (
 	"reconcile/state"
 )
 
-// DriftStatus says how a node moved away from what was last applied.
-type DriftStatus string
-
-// Drift statuses.
-const (
-	DriftChanged DriftStatus = "changed" // inputs differ from the last apply
-	DriftDeleted DriftStatus = "deleted" // the object is gone from the cloud
-	DriftResult  DriftStatus = "result"  // a lookup or get now returns something else
-)
-
-// DriftItem is one node that drifted.
-type DriftItem struct {
-	Addr    string
-	Type    string
-	Kind    kind.Kind
-	ID      string
-	Status  DriftStatus
-	Fields  []plan.FieldDrift // sorted by path
-	Details []string          // extra lines, such as IAM binding changes
-}
-
-// DriftError is a node that could not be read.
-type DriftError struct {
-	Addr string
-	Err  error
-}
-
-// DriftReport is the outcome of Drift.
-type DriftReport struct {
-	Lineage string
-	Serial  int64
-	Checked int
-	Items   []DriftItem // sorted by address
-	Errors  []DriftError
-}
-
-// HasDrift reports whether anything drifted.
-func (r *DriftReport) HasDrift() bool { return len(r.Items) > 0 }
-
 // Drift reads every managed resource, get and lookup recorded in state from
 // the cloud and compares it with what was last applied. It changes nothing.
 // Only inputs that were applied are compared (a field the specs leave to the

@@ -146,7 +146,7 @@ func ApplyRefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts
 		res.Counts[plan.Refresh]++
 		emit(Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: Done, ID: c.ID, Elapsed: time.Since(start)})
 	}
-	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: res.historyCounts()}); err != nil {
+	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: applyCounts(res)}); err != nil {
 		return res, fmt.Errorf("record history: %w", err)
 	}
 	return res, nil

@@ -18,70 +18,8 @@ import (
 	"reconcile/state"
 )
 
-// IntentOutcome is what ResolveIntents did with one intent.
-type IntentOutcome int
-
-// Outcomes of an intent resolved by ResolveIntents.
-const (
-	// IntentAdopted: the interrupted create made an object, now recorded
-	// in state (tainted when it did not become usable).
-	IntentAdopted IntentOutcome = iota + 1
-	// IntentRecorded: the object was already in state (the process died
-	// between recording it and clearing the intent); its record is brought
-	// up to date.
-	IntentRecorded
-	// IntentCleared: the create made nothing; the next plan creates it.
-	IntentCleared
-	// IntentSuperseded: the node was recorded in state after the create
-	// started, with an object the intent does not name (by the create
-	// itself just before the process died, or by an import since): the
-	// intent is stale.
-	IntentSuperseded
-	// IntentKept: it could not be told what the create made; the intent
-	// stays, and no new create of the node is made while it does.
-	IntentKept
-)
-
-var outcomeNames = [...]string{IntentAdopted: "adopted", IntentRecorded: "recorded", IntentCleared: "cleared", IntentSuperseded: "superseded", IntentKept: "kept"}
-
-// String is the outcome's name in output and history: "adopted",
-// "recorded", "cleared", "superseded" or "kept".
-func (o IntentOutcome) String() string {
-	if o > 0 && int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return "unknown"
-}
-
-// ResolvedIntent is what ResolveIntents did with one intent.
-type ResolvedIntent struct {
-	Name    string
-	Type    string
-	Time    time.Time // when the interrupted create started
-	Outcome IntentOutcome
-	ID      string // the object adopted or recorded
-	Tainted string // set when the object adopted is not usable: why
-	Err     error  // why the intent was kept
-}
-
-// IntentReport lists what ResolveIntents did, sorted by name.
-type IntentReport struct {
-	Intents []ResolvedIntent
-}
-
-// Count returns how many intents had the outcome.
-func (r *IntentReport) Count(outcome IntentOutcome) int {
-	n := 0
-	for _, in := range r.Intents {
-		if in.Outcome == outcome {
-			n++
-		}
-	}
-	return n
-}
-
-// historyCounts is what history records of r.
-func (r *IntentReport) historyCounts() state.Counts {
+// intentCounts is what history records of resolved intents.
+func intentCounts(r *IntentReport) state.Counts {
 	return state.Counts{
 		Adopted: r.Count(IntentAdopted), Recorded: r.Count(IntentRecorded), Cleared: r.Count(IntentCleared),
 		Superseded: r.Count(IntentSuperseded), Kept: r.Count(IntentKept),
@@ -157,7 +95,7 @@ func ResolveIntents(ctx context.Context, st state.Backend, reg resources.Registr
 	})
 	sort.Slice(rep.Intents, func(i, j int) bool { return rep.Intents[i].Name < rep.Intents[j].Name })
 	if n := len(rep.Intents) - rep.Count(IntentKept); n > 0 {
-		if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "resolve interrupted creates", Counts: rep.historyCounts()}); err != nil && writeErr == nil {
+		if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "resolve interrupted creates", Counts: intentCounts(rep)}); err != nil && writeErr == nil {
 			writeErr = fmt.Errorf("record history: %w", err)
 		}
 	}

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"fmt"
+	"reconcile/engine/diag"
+	"reconcile/engine/plan"
+	"reconcile/kind"
+	"time"
+)
+
+// Phase of an Event.
+type Phase int
+
+// Phases.
+const (
+	Started Phase = iota
+	Running       // still running: Elapsed and the driver's last message
+	Done
+	Failed
+	Skipped
+)
+
+// Event reports the progress of one node.
+type Event struct {
+	Addr    string
+	Type    string
+	Action  plan.Action
+	Phase   Phase
+	Elapsed time.Duration
+	ID      string
+	Message string // the driver's last progress message, or the error
+	Pos     diag.Pos
+}
+
+// NodeError is a node that failed during apply.
+type NodeError struct {
+	Addr string
+	Pos  diag.Pos
+	Err  error
+}
+
+// ApplyResult summarises an apply.
+type ApplyResult struct {
+	Counts  map[plan.Action]int // actions completed
+	Failed  []NodeError
+	Skipped []string // not run because a dependency failed, sorted
+	Outputs map[string]any
+
+	// Stopped, when not empty, says why the apply was stopped before
+	// everything was done (the StopControl's reason, "stopped" or
+	// "cancelled"); NotStarted and Interrupted then say what was left undone.
+	Stopped string
+	// NotStarted lists the nodes with a planned change that did not start
+	// because the apply was stopped, sorted.
+	NotStarted []string
+	// Interrupted lists the nodes whose operation was running when the
+	// context was cancelled (a forced stop, or the end of the grace period
+	// of a graceful one). A create among them is resolved by the next
+	// apply (see ResolveIntents).
+	Interrupted []NodeError
+}
+
+// Err returns nil when every node succeeded.
+func (r *ApplyResult) Err() error {
+	switch {
+	case r.Stopped != "":
+		return fmt.Errorf("the apply was %s: %d operations were interrupted and %d not started", r.Stopped, len(r.Interrupted), len(r.NotStarted))
+	case len(r.Failed) > 0:
+		return fmt.Errorf("%d of the planned operations failed", len(r.Failed))
+	}
+	return nil
+}
+
+// Complete reports whether every planned operation was carried out.
+func (r *ApplyResult) Complete() bool {
+	return len(r.Failed) == 0 && len(r.Skipped) == 0 && len(r.NotStarted) == 0 && len(r.Interrupted) == 0
+}
+
+// DriftStatus says how a node moved away from what was last applied.
+type DriftStatus string
+
+// Drift statuses.
+const (
+	DriftChanged DriftStatus = "changed" // inputs differ from the last apply
+	DriftDeleted DriftStatus = "deleted" // the object is gone from the cloud
+	DriftResult  DriftStatus = "result"  // a lookup or get now returns something else
+)
+
+// DriftItem is one node that drifted.
+type DriftItem struct {
+	Addr    string
+	Type    string
+	Kind    kind.Kind
+	ID      string
+	Status  DriftStatus
+	Fields  []plan.FieldDrift // sorted by path
+	Details []string          // extra lines, such as IAM binding changes
+}
+
+// DriftError is a node that could not be read.
+type DriftError struct {
+	Addr string
+	Err  error
+}
+
+// DriftReport is the outcome of Drift.
+type DriftReport struct {
+	Lineage string
+	Serial  int64
+	Checked int
+	Items   []DriftItem // sorted by address
+	Errors  []DriftError
+}
+
+// HasDrift reports whether anything drifted.
+func (r *DriftReport) HasDrift() bool { return len(r.Items) > 0 }
+
+// IntentOutcome is what ResolveIntents did with one intent.
+type IntentOutcome int
+
+// Outcomes of an intent resolved by ResolveIntents.
+const (
+	// IntentAdopted: the interrupted create made an object, now recorded
+	// in state (tainted when it did not become usable).
+	IntentAdopted IntentOutcome = iota + 1
+	// IntentRecorded: the object was already in state (the process died
+	// between recording it and clearing the intent); its record is brought
+	// up to date.
+	IntentRecorded
+	// IntentCleared: the create made nothing; the next plan creates it.
+	IntentCleared
+	// IntentSuperseded: the node was recorded in state after the create
+	// started, with an object the intent does not name (by the create
+	// itself just before the process died, or by an import since): the
+	// intent is stale.
+	IntentSuperseded
+	// IntentKept: it could not be told what the create made; the intent
+	// stays, and no new create of the node is made while it does.
+	IntentKept
+)
+
+var outcomeNames = [...]string{IntentAdopted: "adopted", IntentRecorded: "recorded", IntentCleared: "cleared", IntentSuperseded: "superseded", IntentKept: "kept"}
+
+// String is the outcome's name in output and history: "adopted",
+// "recorded", "cleared", "superseded" or "kept".
+func (o IntentOutcome) String() string {
+	if o > 0 && int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// ResolvedIntent is what ResolveIntents did with one intent.
+type ResolvedIntent struct {
+	Name    string
+	Type    string
+	Time    time.Time // when the interrupted create started
+	Outcome IntentOutcome
+	ID      string // the object adopted or recorded
+	Tainted string // set when the object adopted is not usable: why
+	Err     error  // why the intent was kept
+}
+
+// IntentReport lists what ResolveIntents did, sorted by name.
+type IntentReport struct {
+	Intents []ResolvedIntent
+}
+
+// Count returns how many intents had the outcome.
+func (r *IntentReport) Count(outcome IntentOutcome) int {
+	n := 0
+	for _, in := range r.Intents {
+		if in.Outcome == outcome {
+			n++
+		}
+	}
+	return n
+}
