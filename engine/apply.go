@@ -16,6 +16,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -28,7 +29,7 @@ type ApplyOptions struct {
 	// Parallelism bounds concurrent driver calls; 0 means 10.
 	Parallelism int
 	// Observer receives progress events; it must be safe for concurrent use.
-	Observer func(Event)
+	Observer func(report.Event)
 	// ProgressInterval is how often a running operation reports that it is
 	// still running; 0 means 10 s.
 	ProgressInterval time.Duration
@@ -43,7 +44,7 @@ type ApplyOptions struct {
 }
 
 // applyCounts is what history records of an apply's result.
-func applyCounts(r *ApplyResult) state.Counts {
+func applyCounts(r *report.Apply) state.Counts {
 	return state.Counts{
 		Create: r.Counts[plan.Create], Update: r.Counts[plan.Update], Replace: r.Counts[plan.Replace], Delete: r.Counts[plan.Delete],
 		Read: r.Counts[plan.Read], Import: r.Counts[plan.Import], Forget: r.Counts[plan.Forget], Refresh: r.Counts[plan.Refresh],
@@ -67,7 +68,7 @@ type applier struct {
 	mu     sync.Mutex
 	values map[string]any
 	counts map[plan.Action]int
-	failed []NodeError
+	failed []report.NodeError
 	redact map[string]*value.Redaction // by node: the secrets of its inputs
 	key    []byte                      // the state's key for digests of secrets
 }
@@ -94,7 +95,7 @@ func (a *applier) count(act plan.Action) {
 	a.mu.Unlock()
 }
 
-func (a *applier) emit(e Event) {
+func (a *applier) emit(e report.Event) {
 	e.Message = a.redaction(e.Addr).String(e.Message)
 	if a.opts.Observer != nil {
 		a.opts.Observer(e)
@@ -106,7 +107,7 @@ func (a *applier) emit(e Event) {
 // written after every operation. A failed node stops only its dependents.
 // The returned error is for problems that prevent applying at all; failures
 // of single nodes are in the result.
-func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backend, reg resources.Registry, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backend, reg resources.Registry, opts ApplyOptions) (*report.Apply, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -145,7 +146,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 	errs := dag.WalkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
 		return a.run(ctx, name)
 	})
-	res := &ApplyResult{Counts: a.counts}
+	res := &report.Apply{Counts: a.counts}
 	failed := map[string]bool{}
 	for _, f := range a.failed {
 		failed[f.Addr] = true
@@ -165,7 +166,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 		switch {
 		case errors.Is(err, dag.ErrSkipped):
 			res.Skipped = append(res.Skipped, displayName(name))
-			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: c.Action, Phase: Skipped})
+			a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: c.Action, Phase: report.Skipped})
 		case err == dag.ErrStopped || ctx.Err() != nil && err == ctx.Err():
 			res.NotStarted = append(res.NotStarted, displayName(name))
 		}
@@ -282,7 +283,7 @@ func (a *applier) run(ctx context.Context, node string) error {
 func (a *applier) fail(addr string, pos diag.Pos, err error) error {
 	err = a.redaction(addr).Error(err)
 	a.mu.Lock()
-	a.failed = append(a.failed, NodeError{Addr: addr, Pos: pos, Err: err})
+	a.failed = append(a.failed, report.NodeError{Addr: addr, Pos: pos, Err: err})
 	a.mu.Unlock()
 	return err
 }
@@ -345,14 +346,14 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 		}
 		a.noteSecrets(v.Name, args)
 		start := time.Now()
-		a.emit(Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: Started, Pos: v.Pos})
+		a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Started, Pos: v.Pos})
 		plain, _ := value.Reveal(args)
 		res, err := ev.Invoke(inv, plain.(map[string]any))
 		if err != nil {
-			a.emit(Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: Failed, Message: err.Error(), Elapsed: time.Since(start)})
+			a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Failed, Message: err.Error(), Elapsed: time.Since(start)})
 			return a.fail(v.Name, v.Pos, err)
 		}
-		a.emit(Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: Done, Elapsed: time.Since(start), ID: str(res["id"])})
+		a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Done, Elapsed: time.Since(start), ID: str(res["id"])})
 		a.count(plan.Read)
 		val := any(res)
 		if inv.Return != "" {
@@ -516,14 +517,14 @@ func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action
 		mu.Unlock()
 		if ev.Retry != nil {
 			// Every retry shows at once, not only at the next heartbeat.
-			a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: ev.Message, ID: startID})
+			a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: ev.Message, ID: startID})
 		}
 	})
 	if a.sc != nil {
 		a.sc.running.Add(1)
 		defer a.sc.running.Add(-1)
 	}
-	a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Started, ID: startID, Pos: c.Pos})
+	a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Started, ID: startID, Pos: c.Pos})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -539,7 +540,7 @@ func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action
 				mu.Lock()
 				msg := last
 				mu.Unlock()
-				a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Running, Elapsed: time.Since(start), Message: msg, ID: startID})
+				a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: msg, ID: startID})
 			}
 		}
 	}()
@@ -547,10 +548,10 @@ func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action
 	close(stop)
 	wg.Wait()
 	if err != nil {
-		a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Failed, Elapsed: time.Since(start), Message: err.Error(), ID: id})
+		a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Failed, Elapsed: time.Since(start), Message: err.Error(), ID: id})
 		return id, err
 	}
-	a.emit(Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: Done, Elapsed: time.Since(start), ID: id})
+	a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Done, Elapsed: time.Since(start), ID: id})
 	return id, nil
 }
 

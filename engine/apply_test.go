@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/value"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -274,7 +275,7 @@ func TestApplyDeletesInReverseDependencyOrder(t *testing.T) {
 			calls := len(h.cloud.callLog())
 
 			var p *plan.Plan
-			var res *engine.ApplyResult
+			var res *report.Apply
 			if tc.destroy {
 				p, res = h.destroy(full)
 			} else {

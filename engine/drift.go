@@ -12,6 +12,7 @@ import (
 	"reconcile/engine/dag"
 	"reconcile/engine/eval"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -27,7 +28,7 @@ import (
 // after the driver's normalisation; output-only fields, map entries the
 // cloud adds by itself (resources.VendorKeys) and fields named by
 // ignoreChanges in spec (which may be nil) are left out.
-func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*DriftReport, error) {
+func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*report.Drift, error) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
@@ -40,7 +41,7 @@ func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resource
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	rep := &DriftReport{Lineage: meta.Lineage, Serial: meta.Serial}
+	rep := &report.Drift{Lineage: meta.Lineage, Serial: meta.Serial}
 	refreshed := refreshRecords(ctx, spec, reg, key, recs, parallelism)
 	if ctx.Err() != nil {
 		// One error, not one per node the interruption reached.
@@ -50,7 +51,7 @@ func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resource
 		rep.Checked++
 		switch {
 		case r.err != nil:
-			rep.Errors = append(rep.Errors, DriftError{Addr: r.rec.Name, Err: r.err})
+			rep.Errors = append(rep.Errors, report.DriftError{Addr: r.rec.Name, Err: r.err})
 		case r.item != nil:
 			rep.Items = append(rep.Items, *r.item)
 		}
@@ -61,7 +62,7 @@ func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resource
 // refreshed is what reading one node of state from the cloud found.
 type refreshed struct {
 	rec  state.Record
-	item *DriftItem // nil when nothing drifted, or the node cannot be read again
+	item *report.DriftItem // nil when nothing drifted, or the node cannot be read again
 	// live is what the cloud has now: the attributes of a resource or a
 	// get, the result of a lookup; nil when the object is gone or the
 	// node was not read.
@@ -114,7 +115,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		out.err = fmt.Errorf("unknown type %s in state", rec.Type)
 		return out
 	}
-	item := &DriftItem{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, ID: rec.ID}
+	item := &report.DriftItem{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, ID: rec.ID}
 	switch rec.Kind {
 	case kind.Lookup:
 		fn, ok := reg.Functions[rec.Type]
@@ -131,7 +132,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 			return out
 		}
 		out.live = map[string]any(resources.CanonAttrs(res))
-		item.Status = DriftResult
+		item.Status = report.DriftResult
 		item.Fields, item.Details = lookupDrift(s, rec.Outputs, out.live)
 	default:
 		d, ok := reg.Drivers[rec.Type]
@@ -152,7 +153,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		}
 		got, err := d.Read(ctx, rec.ID)
 		if errors.Is(err, resources.ErrNotFound) {
-			item.Status = DriftDeleted
+			item.Status = report.DriftDeleted
 			if rec.Kind == kind.Get {
 				item.Details = []string{"the object read with get no longer exists"}
 			}
@@ -168,7 +169,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 			out.live["id"] = rec.ID
 		}
 		if rec.Kind == kind.Get {
-			item.Status = DriftResult
+			item.Status = report.DriftResult
 			item.Fields = getDrift(s, sl, rec.Outputs, out.live)
 			break
 		}
@@ -176,7 +177,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		if r != nil && r.Get == nil && r.Type == rec.Type {
 			ignore = r.Options.IgnoreChanges
 		}
-		item.Status = DriftChanged
+		item.Status = report.DriftChanged
 		item.Fields = resourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
 	}
 	if len(item.Fields) > 0 || len(item.Details) > 0 {

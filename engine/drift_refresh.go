@@ -9,6 +9,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -65,7 +66,7 @@ func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend
 		}
 		c.Action = plan.Refresh
 		c.Drift, c.DriftDetails = r.item.Fields, r.item.Details
-		if r.item.Status == DriftDeleted {
+		if r.item.Status == report.DriftDeleted {
 			c.DeletedOutside, c.DeletedID = true, rec.ID
 		} else {
 			c.After = refreshedAttrs(rec, r.live, reg)
@@ -113,7 +114,7 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 // nothing else. It makes no cloud call. Each node is written in its own
 // state transaction; a node whose record changed since the plan was made
 // fails and is left as it is. The history records opts.Command.
-func ApplyRefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts ApplyOptions) (*ApplyResult, error) {
+func ApplyRefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts ApplyOptions) (*report.Apply, error) {
 	if !pl.RefreshOnly {
 		return nil, errors.New("not a refresh-only plan")
 	}
@@ -121,8 +122,8 @@ func ApplyRefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	res := &ApplyResult{Counts: map[plan.Action]int{}}
-	emit := func(e Event) {
+	res := &report.Apply{Counts: map[plan.Action]int{}}
+	emit := func(e report.Event) {
 		if opts.Observer != nil {
 			opts.Observer(e)
 		}
@@ -137,14 +138,14 @@ func ApplyRefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts
 			continue
 		}
 		start := time.Now()
-		emit(Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: Started, ID: c.ID, Pos: c.Pos})
+		emit(report.Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: report.Started, ID: c.ID, Pos: c.Pos})
 		if err := refreshState(st, c, key); err != nil {
-			res.Failed = append(res.Failed, NodeError{Addr: c.Addr, Pos: c.Pos, Err: err})
-			emit(Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: Failed, ID: c.ID, Message: err.Error(), Elapsed: time.Since(start)})
+			res.Failed = append(res.Failed, report.NodeError{Addr: c.Addr, Pos: c.Pos, Err: err})
+			emit(report.Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: report.Failed, ID: c.ID, Message: err.Error(), Elapsed: time.Since(start)})
 			continue
 		}
 		res.Counts[plan.Refresh]++
-		emit(Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: Done, ID: c.ID, Elapsed: time.Since(start)})
+		emit(report.Event{Addr: c.Addr, Type: c.Type, Action: plan.Refresh, Phase: report.Done, ID: c.ID, Elapsed: time.Since(start)})
 	}
 	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: applyCounts(res)}); err != nil {
 		return res, fmt.Errorf("record history: %w", err)

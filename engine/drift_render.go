@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -14,23 +15,24 @@ import (
 // DriftJSONVersion is the format version of RenderDriftJSON.
 const DriftJSONVersion = "1.0"
 
-func (r *DriftReport) counts() (changed, deleted, results int) {
+// driftCounts counts a drift report's items by status.
+func driftCounts(r *report.Drift) (changed, deleted, results int) {
 	for _, it := range r.Items {
 		switch it.Status {
-		case DriftChanged:
+		case report.DriftChanged:
 			changed++
-		case DriftDeleted:
+		case report.DriftDeleted:
 			deleted++
-		case DriftResult:
+		case report.DriftResult:
 			results++
 		}
 	}
 	return
 }
 
-// Summary is the one-line verdict of a drift report.
-func (r *DriftReport) Summary() string {
-	c, d, l := r.counts()
+// DriftSummary is the one-line verdict of a drift report.
+func DriftSummary(r *report.Drift) string {
+	c, d, l := driftCounts(r)
 	errs := ""
 	if len(r.Errors) > 0 {
 		errs = fmt.Sprintf("; %d could not be read", len(r.Errors))
@@ -41,11 +43,11 @@ func (r *DriftReport) Summary() string {
 	return fmt.Sprintf("Drift: %d changed, %d deleted, %d with new lookup results (%d checked)%s.", c, d, l, r.Checked, errs)
 }
 
-func driftHeadline(it DriftItem) string {
+func driftHeadline(it report.DriftItem) string {
 	switch it.Status {
-	case DriftDeleted:
+	case report.DriftDeleted:
 		return "was deleted outside reconcile"
-	case DriftResult:
+	case report.DriftResult:
 		if it.Kind == kind.Lookup {
 			return "returns a new result"
 		}
@@ -56,7 +58,7 @@ func driftHeadline(it DriftItem) string {
 
 // RenderDriftText writes the report for people, ending with the summary
 // line. Values are shown as in plans; secrets never are.
-func RenderDriftText(w io.Writer, r *DriftReport) error {
+func RenderDriftText(w io.Writer, r *report.Drift) error {
 	var b strings.Builder
 	for _, it := range r.Items {
 		fmt.Fprintf(&b, "  # %s (%s) %s\n", it.Addr, it.Type, driftHeadline(it))
@@ -84,7 +86,7 @@ func RenderDriftText(w io.Writer, r *DriftReport) error {
 	if len(r.Errors) > 0 {
 		b.WriteString("\n")
 	}
-	b.WriteString(r.Summary())
+	b.WriteString(DriftSummary(r))
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -103,13 +105,13 @@ type driftJSON struct {
 }
 
 type driftItemJSON struct {
-	Address string           `json:"address"`
-	Type    string           `json:"type"`
-	Kind    kind.Kind        `json:"kind"`
-	ID      string           `json:"id"`
-	Status  DriftStatus      `json:"status"`
-	Fields  []driftFieldJSON `json:"fields"`
-	Details []string         `json:"details"`
+	Address string             `json:"address"`
+	Type    string             `json:"type"`
+	Kind    kind.Kind          `json:"kind"`
+	ID      string             `json:"id"`
+	Status  report.DriftStatus `json:"status"`
+	Fields  []driftFieldJSON   `json:"fields"`
+	Details []string           `json:"details"`
 }
 
 type driftFieldJSON struct {
@@ -126,9 +128,9 @@ type driftErrJSON struct {
 
 // RenderDriftJSON writes the report in the versioned JSON format documented
 // in docs/drift-json.md. Secret values are null with "sensitive": true.
-func RenderDriftJSON(w io.Writer, r *DriftReport) error {
+func RenderDriftJSON(w io.Writer, r *report.Drift) error {
 	out := driftJSON{FormatVersion: DriftJSONVersion, Lineage: r.Lineage, Serial: r.Serial, Checked: r.Checked,
-		Drifted: len(r.Items), HasDrift: r.HasDrift(), Items: []driftItemJSON{}, Errors: []driftErrJSON{}, Summary: r.Summary()}
+		Drifted: len(r.Items), HasDrift: r.HasDrift(), Items: []driftItemJSON{}, Errors: []driftErrJSON{}, Summary: DriftSummary(r)}
 	for _, it := range r.Items {
 		out.Items = append(out.Items, driftItemJSONOf(it))
 	}
@@ -142,7 +144,7 @@ func RenderDriftJSON(w io.Writer, r *DriftReport) error {
 
 // driftItemJSONOf converts one drifted node, for the drift report and for
 // the resource_drift list of a JSON plan.
-func driftItemJSONOf(it DriftItem) driftItemJSON {
+func driftItemJSONOf(it report.DriftItem) driftItemJSON {
 	j := driftItemJSON{Address: it.Addr, Type: it.Type, Kind: it.Kind, ID: it.ID, Status: it.Status, Fields: []driftFieldJSON{}, Details: it.Details}
 	if j.Details == nil {
 		j.Details = []string{}
@@ -159,28 +161,28 @@ func driftItemJSONOf(it DriftItem) driftItemJSON {
 }
 
 // driftItemOf is the drift of a planned change, as Drift reports it.
-func driftItemOf(c *plan.Change) DriftItem {
-	it := DriftItem{Addr: c.Addr, Type: c.Type, Kind: c.Kind, ID: c.ID, Fields: c.Drift, Details: c.DriftDetails}
+func driftItemOf(c *plan.Change) report.DriftItem {
+	it := report.DriftItem{Addr: c.Addr, Type: c.Type, Kind: c.Kind, ID: c.ID, Fields: c.Drift, Details: c.DriftDetails}
 	switch {
 	case c.DeletedOutside:
-		it.Status, it.ID = DriftDeleted, c.DeletedID
+		it.Status, it.ID = report.DriftDeleted, c.DeletedID
 	case c.Kind == kind.Resource:
-		it.Status = DriftChanged
+		it.Status = report.DriftChanged
 	default:
-		it.Status = DriftResult
+		it.Status = report.DriftResult
 	}
 	return it
 }
 
 // RenderDriftMarkdown writes the report for an issue or a chat message.
-func RenderDriftMarkdown(w io.Writer, r *DriftReport) error {
+func RenderDriftMarkdown(w io.Writer, r *report.Drift) error {
 	var b strings.Builder
 	if !r.HasDrift() && len(r.Errors) == 0 {
-		fmt.Fprintf(&b, "### :white_check_mark: No drift\n\n%s\n", mdEscape(r.Summary()))
+		fmt.Fprintf(&b, "### :white_check_mark: No drift\n\n%s\n", mdEscape(DriftSummary(r)))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "### :warning: Drift detected\n\n%s\n\n", mdEscape(r.Summary()))
+	fmt.Fprintf(&b, "### :warning: Drift detected\n\n%s\n\n", mdEscape(DriftSummary(r)))
 	if len(r.Items) > 0 {
 		b.WriteString("| resource | type | what | fields |\n|---|---|---|---|\n")
 		for _, it := range r.Items {
@@ -191,7 +193,7 @@ func RenderDriftMarkdown(w io.Writer, r *DriftReport) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCode(it.Addr), mdCode(it.Type), string(it.Status), strings.Join(fields, ", "))
 		}
 		var text strings.Builder
-		RenderDriftText(&text, &DriftReport{Items: r.Items, Checked: r.Checked})
+		RenderDriftText(&text, &report.Drift{Items: r.Items, Checked: r.Checked})
 		b.WriteString("\n<details><summary>Details</summary>\n\n")
 		b.WriteString(mdFence("", text.String()))
 		b.WriteString("\n</details>\n")

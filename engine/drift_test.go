@@ -9,14 +9,15 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/resources"
 	"reconcile/state"
 )
 
 // drift runs engine.Drift for src against the state file.
-func (h *harness) drift(src string) *engine.DriftReport {
+func (h *harness) drift(src string) *report.Drift {
 	h.t.Helper()
-	var rep *engine.DriftReport
+	var rep *report.Drift
 	var err error
 	h.reading(func(st *state.Store) { rep, err = engine.Drift(h.t.Context(), h.load(src), st, h.reg, 4) })
 	if err != nil {
@@ -27,7 +28,7 @@ func (h *harness) drift(src string) *engine.DriftReport {
 
 // refreshOnly makes a refresh-only plan of src and applies it, through a
 // plan file as 'reconcile plan --refresh-only --out' then 'apply FILE' do.
-func (h *harness) refreshOnly(src string) (*plan.Plan, *engine.ApplyResult) {
+func (h *harness) refreshOnly(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -318,17 +319,17 @@ variables:
 	if len(rep.Items) != 3 || len(rep.Errors) != 0 {
 		t.Fatalf("drift = %+v, errors %v, want a, b and policy", rep.Items, rep.Errors)
 	}
-	got := map[string]engine.DriftItem{}
+	got := map[string]report.DriftItem{}
 	for _, it := range rep.Items {
 		got[it.Addr] = it
 	}
-	if a := got["a"]; a.Status != engine.DriftChanged || len(a.Fields) != 1 || a.Fields[0].Path != "inferenceUnits" {
+	if a := got["a"]; a.Status != report.DriftChanged || len(a.Fields) != 1 || a.Fields[0].Path != "inferenceUnits" {
 		t.Errorf("a = %+v, want inferenceUnits changed", a)
 	}
-	if b := got["b"]; b.Status != engine.DriftDeleted {
+	if b := got["b"]; b.Status != report.DriftDeleted {
 		t.Errorf("b = %+v, want deleted", b)
 	}
-	if pol := got["policy"]; pol.Status != engine.DriftResult || len(pol.Details) != 1 || pol.Details[0] != "binding roles/viewer: +user:b@x +user:c@x" {
+	if pol := got["policy"]; pol.Status != report.DriftResult || len(pol.Details) != 1 || pol.Details[0] != "binding roles/viewer: +user:b@x +user:c@x" {
 		t.Errorf("policy = %+v, want a new result adding b and c to roles/viewer", pol)
 	}
 	var text bytes.Buffer

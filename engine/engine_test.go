@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/state"
@@ -291,18 +292,18 @@ func (h *harness) plan(src string, opts engine.PlanOptions) *plan.Plan {
 }
 
 // apply plans src with refresh and applies the plan.
-func (h *harness) apply(src string) (*plan.Plan, *engine.ApplyResult) {
+func (h *harness) apply(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
 	return h.applyWith(src, engine.PlanOptions{Refresh: true}, engine.ApplyOptions{Command: "apply"})
 }
 
 // destroy plans the deletion of everything and applies it.
-func (h *harness) destroy(src string) (*plan.Plan, *engine.ApplyResult) {
+func (h *harness) destroy(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
 	return h.applyWith(src, engine.PlanOptions{Refresh: true, Destroy: true}, engine.ApplyOptions{Command: "destroy"})
 }
 
-func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOptions) (*plan.Plan, *engine.ApplyResult) {
+func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOptions) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -322,7 +323,7 @@ func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOp
 }
 
 // mustApply applies src and fails the test if any node failed.
-func (h *harness) mustApply(src string) (*plan.Plan, *engine.ApplyResult) {
+func (h *harness) mustApply(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
 	p, res := h.apply(src)
 	if res.Err() != nil {

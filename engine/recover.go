@@ -11,6 +11,7 @@ import (
 
 	"reconcile/engine/dag"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/value"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -19,10 +20,10 @@ import (
 )
 
 // intentCounts is what history records of resolved intents.
-func intentCounts(r *IntentReport) state.Counts {
+func intentCounts(r *report.Intents) state.Counts {
 	return state.Counts{
-		Adopted: r.Count(IntentAdopted), Recorded: r.Count(IntentRecorded), Cleared: r.Count(IntentCleared),
-		Superseded: r.Count(IntentSuperseded), Kept: r.Count(IntentKept),
+		Adopted: r.Count(report.IntentAdopted), Recorded: r.Count(report.IntentRecorded), Cleared: r.Count(report.IntentCleared),
+		Superseded: r.Count(report.IntentSuperseded), Kept: r.Count(report.IntentKept),
 	}
 }
 
@@ -32,7 +33,7 @@ type ResolveOptions struct {
 	Parallelism int
 	// Observer receives progress events (Action Create, Phase Running)
 	// while a lookup waits, for example for the object's create to end.
-	Observer func(Event)
+	Observer func(report.Event)
 	// ProgressInterval is how often a running lookup reports; 0 means 10 s.
 	ProgressInterval time.Duration
 }
@@ -57,8 +58,8 @@ type ResolveOptions struct {
 //
 // Apply, destroy and import run it before anything else; plans and drift,
 // which only read state, report the intents left (see PendingIntents).
-func ResolveIntents(ctx context.Context, st state.Backend, reg resources.Registry, opts ResolveOptions) (*IntentReport, error) {
-	rep := &IntentReport{}
+func ResolveIntents(ctx context.Context, st state.Backend, reg resources.Registry, opts ResolveOptions) (*report.Intents, error) {
+	rep := &report.Intents{}
 	ins, err := st.Intents()
 	if err != nil {
 		return rep, fmt.Errorf("read state: %w", err)
@@ -94,7 +95,7 @@ func ResolveIntents(ctx context.Context, st state.Backend, reg resources.Registr
 		return nil
 	})
 	sort.Slice(rep.Intents, func(i, j int) bool { return rep.Intents[i].Name < rep.Intents[j].Name })
-	if n := len(rep.Intents) - rep.Count(IntentKept); n > 0 {
+	if n := len(rep.Intents) - rep.Count(report.IntentKept); n > 0 {
 		if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "resolve interrupted creates", Counts: intentCounts(rep)}); err != nil && writeErr == nil {
 			writeErr = fmt.Errorf("record history: %w", err)
 		}
@@ -114,17 +115,17 @@ func PendingIntents(st state.Backend) ([]state.Intent, error) {
 
 // resolveIntent resolves one intent. The error is a failure to write
 // state; the lookup's own failure is in the result.
-func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry, in state.Intent, opts ResolveOptions) (ResolvedIntent, error) {
-	res := ResolvedIntent{Name: in.Name, Type: in.Type, Time: in.Time}
-	keep := func(err error) (ResolvedIntent, error) {
-		res.Outcome, res.Err = IntentKept, err
+func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry, in state.Intent, opts ResolveOptions) (report.ResolvedIntent, error) {
+	res := report.ResolvedIntent{Name: in.Name, Type: in.Type, Time: in.Time}
+	keep := func(err error) (report.ResolvedIntent, error) {
+		res.Outcome, res.Err = report.IntentKept, err
 		return res, nil
 	}
 	rec, hasRec, err := st.Get(in.Name)
 	if err != nil {
 		return keep(err)
 	}
-	clear := func(outcome IntentOutcome) (ResolvedIntent, error) {
+	clear := func(outcome report.IntentOutcome) (report.ResolvedIntent, error) {
 		res.Outcome = outcome
 		if err := st.ClearIntent(in.Name); err != nil {
 			return res, fmt.Errorf("write state: %w", err)
@@ -138,7 +139,7 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 	// intent.)
 	if hasRec && rec.Kind == kind.Resource && rec.ID != "" && rec.ID != in.ID && rec.UpdatedAt.After(in.Time) {
 		res.ID = rec.ID
-		return clear(IntentSuperseded)
+		return clear(report.IntentSuperseded)
 	}
 	s, ok := schemas.Lookup(in.Type)
 	if !ok {
@@ -164,7 +165,7 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 	})
 	switch {
 	case id == "" && err == nil:
-		return clear(IntentCleared)
+		return clear(report.IntentCleared)
 	case id == "":
 		return keep(err)
 	case err != nil && (ctx.Err() != nil || !errors.Is(err, resources.ErrUnusable)):
@@ -189,9 +190,9 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 		return res, fmt.Errorf("write state: %w", werr)
 	}
 	if hasRec && rec.ID == id {
-		return clear(IntentRecorded)
+		return clear(report.IntentRecorded)
 	}
-	return clear(IntentAdopted)
+	return clear(report.IntentAdopted)
 }
 
 // adoptedRecord is the record of the object id that the create of in made:

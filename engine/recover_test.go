@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/report"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -148,7 +149,7 @@ func (h *harness) crashDuringCreate(c *tokenCloud, src string) {
 }
 
 // resolve runs ResolveIntents on h's state.
-func (h *harness) resolve() *engine.IntentReport {
+func (h *harness) resolve() *report.Intents {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -173,7 +174,7 @@ func (h *harness) intents() []state.Intent {
 	return ins
 }
 
-func outcomes(rep *engine.IntentReport) string {
+func outcomes(rep *report.Intents) string {
 	var parts []string
 	for _, r := range rep.Intents {
 		parts = append(parts, r.Name+":"+r.Outcome.String())

@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -28,7 +29,7 @@ func chain(names ...string) string {
 }
 
 // applyCtx plans src and applies it with ctx, in the background.
-func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOptions) <-chan *engine.ApplyResult {
+func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOptions) <-chan *report.Apply {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -40,7 +41,7 @@ func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOpt
 		st.Close()
 		h.t.Fatalf("plan: %v", diags.Err())
 	}
-	done := make(chan *engine.ApplyResult, 1)
+	done := make(chan *report.Apply, 1)
 	go func() {
 		res, err := engine.Apply(ctx, p, spec, st, h.reg, opts)
 		if err != nil {
@@ -136,16 +137,16 @@ func TestApplyRetriesShown(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.cloud.failCreate = nil
-	var events []engine.Event
+	var events []report.Event
 	h.reg.Drivers[endpointToken] = retryingDriver{h.cloud}
 	_, res := h.applyWith(resourcesOf(endpoint("a", "a")), engine.PlanOptions{}, engine.ApplyOptions{Command: "apply",
-		Observer: func(e engine.Event) { events = append(events, e) }})
+		Observer: func(e report.Event) { events = append(events, e) }})
 	if !res.Complete() {
 		t.Fatalf("apply: %v", res.Failed)
 	}
 	var msgs []string
 	for _, e := range events {
-		if e.Phase == engine.Running {
+		if e.Phase == report.Running {
 			msgs = append(msgs, e.Message)
 		}
 	}
@@ -210,7 +211,7 @@ func TestApplyStartsNothingOnceLockLost(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
-	done := make(chan *engine.ApplyResult, 1)
+	done := make(chan *report.Apply, 1)
 	go func() {
 		res, err := engine.Apply(t.Context(), p, spec, st, h.reg, engine.ApplyOptions{Command: "apply"})
 		if err != nil {

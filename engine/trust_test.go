@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/resources"
@@ -142,12 +143,12 @@ func TestReplacementCreateShowsNoOldID(t *testing.T) {
 	h.mustApply(resourcesOf(endpoint("a", "a", "options.replaceOnChanges: [displayName]")))
 	old := h.record("a").ID
 	var mu sync.Mutex
-	var events []engine.Event
+	var events []report.Event
 	h.applyWith(resourcesOf(endpoint("a", "b", "options.replaceOnChanges: [displayName]")), engine.PlanOptions{Refresh: true},
-		engine.ApplyOptions{Observer: func(e engine.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
+		engine.ApplyOptions{Observer: func(e report.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
 	var sawCreate, sawDelete bool
 	for _, e := range events {
-		if e.Phase != engine.Started {
+		if e.Phase != report.Started {
 			continue
 		}
 		switch e.Action {

@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/project"
 	"reconcile/schemas"
@@ -433,7 +434,7 @@ func (c *cli) confirm() bool {
 	return strings.TrimSpace(line) == "yes"
 }
 
-func (c *cli) reportApply(res *engine.ApplyResult, destroy bool) int {
+func (c *cli) reportApply(res *report.Apply, destroy bool) int {
 	if res.Stopped != "" {
 		return c.reportStopped(res, destroy)
 	}
@@ -486,7 +487,7 @@ func (c *cli) reportApply(res *engine.ApplyResult, destroy bool) int {
 
 // reportRefresh reports an apply --refresh-only (or of a refresh-only plan
 // file): how many nodes took the cloud's values into state.
-func (c *cli) reportRefresh(res *engine.ApplyResult) int {
+func (c *cli) reportRefresh(res *report.Apply) int {
 	if c.g.output == "json" {
 		out := map[string]any{"format_version": "1.0", "refresh_only": true, "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": map[string]any{}}
 		var failed []map[string]string
@@ -542,7 +543,7 @@ var verbs = map[plan.Action][3]string{
 	plan.Refresh: {"Accepting the cloud's values into state", "accepting", "Refresh"},
 }
 
-func (p *progressPrinter) event(e engine.Event) {
+func (p *progressPrinter) event(e report.Event) {
 	if p.quiet {
 		return
 	}
@@ -557,27 +558,27 @@ func (p *progressPrinter) event(e engine.Event) {
 		el = e.Elapsed.Round(100 * time.Millisecond)
 	}
 	switch e.Phase {
-	case engine.Started:
+	case report.Started:
 		if e.ID != "" {
 			fmt.Fprintf(p.w, "%s: %s... [id=%s]\n", e.Addr, v[0], e.ID)
 		} else {
 			fmt.Fprintf(p.w, "%s: %s...\n", e.Addr, v[0])
 		}
-	case engine.Running:
+	case report.Running:
 		msg := ""
 		if e.Message != "" {
 			msg = " (" + e.Message + ")"
 		}
 		fmt.Fprintf(p.w, "%s: Still %s... [%s elapsed]%s\n", e.Addr, v[1], el, msg)
-	case engine.Done:
+	case report.Done:
 		id := ""
 		if e.ID != "" {
 			id = " [id=" + e.ID + "]"
 		}
 		fmt.Fprintf(p.w, "%s: %s complete after %s%s\n", e.Addr, v[2], el, id)
-	case engine.Failed:
+	case report.Failed:
 		fmt.Fprintf(p.w, "%s: %s failed after %s\n", e.Addr, v[2], el)
-	case engine.Skipped:
+	case report.Skipped:
 		fmt.Fprintf(p.w, "%s: skipped, a dependency failed\n", e.Addr)
 	}
 }

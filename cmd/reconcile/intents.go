@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/report"
 	"reconcile/resources"
 )
 
@@ -33,8 +34,8 @@ func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
 	fmt.Fprintf(w, "Resolving %d create(s) that an earlier run started but did not finish (%s), by their idempotency tokens:\n", len(ins), strings.Join(names, ", "))
 	rep, err := engine.ResolveIntents(c.ctx, st, reg, engine.ResolveOptions{
 		Parallelism: c.g.parallelism,
-		Observer: func(e engine.Event) {
-			if e.Phase == engine.Running {
+		Observer: func(e report.Event) {
+			if e.Phase == report.Running {
 				msg := ""
 				if e.Message != "" {
 					msg = " (" + e.Message + ")"
@@ -46,18 +47,18 @@ func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
 	for _, r := range rep.Intents {
 		when := r.Time.UTC().Format(time.RFC3339)
 		switch r.Outcome {
-		case engine.IntentAdopted:
+		case report.IntentAdopted:
 			fmt.Fprintf(w, "  %s: adopted %s, made by the create started %s\n", r.Name, r.ID, when)
 			if r.Tainted != "" {
 				fmt.Fprintf(w, "  %s: it is not usable (%s): the plan replaces it\n", r.Name, r.Tainted)
 			}
-		case engine.IntentRecorded:
+		case report.IntentRecorded:
 			fmt.Fprintf(w, "  %s: %s was recorded already; its create has ended and its record is up to date\n", r.Name, r.ID)
-		case engine.IntentCleared:
+		case report.IntentCleared:
 			fmt.Fprintf(w, "  %s: the create started %s made nothing; the plan creates it\n", r.Name, when)
-		case engine.IntentSuperseded:
+		case report.IntentSuperseded:
 			fmt.Fprintf(w, "  %s: recorded since as %s; the create started %s is forgotten\n", r.Name, r.ID, when)
-		case engine.IntentKept:
+		case report.IntentKept:
 			fmt.Fprintf(c.stderr, "Warning: %s: could not tell yet what the create started %s made: %v.\n"+
 				"  It stays recorded as interrupted. When apply creates %s with the same inputs (secrets included), it first looks again, with them, and adopts what it finds;\n"+
 				"  with other inputs it refuses to create %s: look for the object the create made and adopt it with 'reconcile import %s ID --type %s', or if there is none, forget the create with 'reconcile state rm %s'.\n",
@@ -104,7 +105,7 @@ func forgetIntent(st store, name string) (bool, error) {
 
 // reportStopped reports an apply or destroy that was stopped before it was
 // done, and returns its exit status.
-func (c *cli) reportStopped(res *engine.ApplyResult, destroy bool) int {
+func (c *cli) reportStopped(res *report.Apply, destroy bool) int {
 	verb := "Apply"
 	if destroy {
 		verb = "Destroy"
@@ -139,7 +140,7 @@ func (c *cli) reportStopped(res *engine.ApplyResult, destroy bool) int {
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(w, "Skipped because a dependency failed: %s\n", strings.Join(res.Skipped, ", "))
 	}
-	for _, f := range append(append([]engine.NodeError(nil), res.Failed...), res.Interrupted...) {
+	for _, f := range append(append([]report.NodeError(nil), res.Failed...), res.Interrupted...) {
 		where := ""
 		if f.Pos.IsValid() {
 			where = " (" + f.Pos.String() + ")"

@@ -1,11 +1,12 @@
-package engine
+package report
 
 import (
 	"fmt"
+	"time"
+
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
 	"reconcile/kind"
-	"time"
 )
 
 // Phase of an Event.
@@ -39,8 +40,8 @@ type NodeError struct {
 	Err  error
 }
 
-// ApplyResult summarises an apply.
-type ApplyResult struct {
+// Apply summarises an apply.
+type Apply struct {
 	Counts  map[plan.Action]int // actions completed
 	Failed  []NodeError
 	Skipped []string // not run because a dependency failed, sorted
@@ -61,7 +62,7 @@ type ApplyResult struct {
 }
 
 // Err returns nil when every node succeeded.
-func (r *ApplyResult) Err() error {
+func (r *Apply) Err() error {
 	switch {
 	case r.Stopped != "":
 		return fmt.Errorf("the apply was %s: %d operations were interrupted and %d not started", r.Stopped, len(r.Interrupted), len(r.NotStarted))
@@ -72,7 +73,7 @@ func (r *ApplyResult) Err() error {
 }
 
 // Complete reports whether every planned operation was carried out.
-func (r *ApplyResult) Complete() bool {
+func (r *Apply) Complete() bool {
 	return len(r.Failed) == 0 && len(r.Skipped) == 0 && len(r.NotStarted) == 0 && len(r.Interrupted) == 0
 }
 
@@ -103,8 +104,8 @@ type DriftError struct {
 	Err  error
 }
 
-// DriftReport is the outcome of Drift.
-type DriftReport struct {
+// Drift is the outcome of Drift.
+type Drift struct {
 	Lineage string
 	Serial  int64
 	Checked int
@@ -113,7 +114,7 @@ type DriftReport struct {
 }
 
 // HasDrift reports whether anything drifted.
-func (r *DriftReport) HasDrift() bool { return len(r.Items) > 0 }
+func (r *Drift) HasDrift() bool { return len(r.Items) > 0 }
 
 // IntentOutcome is what ResolveIntents did with one intent.
 type IntentOutcome int
@@ -161,13 +162,13 @@ type ResolvedIntent struct {
 	Err     error  // why the intent was kept
 }
 
-// IntentReport lists what ResolveIntents did, sorted by name.
-type IntentReport struct {
+// Intents lists what ResolveIntents did, sorted by name.
+type Intents struct {
 	Intents []ResolvedIntent
 }
 
 // Count returns how many intents had the outcome.
-func (r *IntentReport) Count(outcome IntentOutcome) int {
+func (r *Intents) Count(outcome IntentOutcome) int {
 	n := 0
 	for _, in := range r.Intents {
 		if in.Outcome == outcome {
