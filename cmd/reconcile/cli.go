@@ -201,7 +201,7 @@ func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
 	fs.StringVar(&c.g.statePath, "state", defaultStatePath, "where state lives: a file path, or etcd://HOST:PORT[,HOST:PORT...]/PREFIX (also RECONCILE_STATE, or backend: url: in Pulumi.yaml)")
 	fs.StringVar(&c.g.stack, "stack", defaultStack, "the stack to work on; its config comes from Pulumi.<stack>.yaml (also RECONCILE_STACK)")
 	fs.DurationVar(&c.g.lockTimeout, "lock-timeout", 0, "how long to wait for another process holding the state (e.g. 30s)")
-	fs.DurationVar(&c.g.lockTTL, "lock-ttl", 15*time.Second, "on etcd: how long a lock outlives its holder's last sign of life (at least 2s); a run stalled longer loses the lock and stops")
+	fs.DurationVar(&c.g.lockTTL, "lock-ttl", 15*time.Second, "on etcd: how long a lock outlives its holder's last sign of life (at least 5s); a run stalled longer loses the lock and stops")
 	fs.StringVar(&c.g.output, "output", "text", "output format: text, json or markdown")
 	fs.Var(c.g.config, "config", "set a config value, KEY=VALUE (repeatable)")
 	fs.BoolVar(&c.g.noColor, "no-color", false, "never colour the output (also NO_COLOR)")
@@ -260,8 +260,8 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 		fmt.Fprintf(c.stderr, "reconcile %s: --parallelism must be at least 1, got %d\n", cmd.name, c.g.parallelism)
 		return exitError
 	}
-	if c.g.lockTTL < 2*time.Second {
-		fmt.Fprintf(c.stderr, "reconcile %s: --lock-ttl must be at least 2s (etcd's shortest lease), got %s\n", cmd.name, c.g.lockTTL)
+	if c.g.lockTTL < 5*time.Second {
+		fmt.Fprintf(c.stderr, "reconcile %s: --lock-ttl must be at least 5s, got %s: the lock is renewed every third of it, and a shorter one is lost to any pause of a busy machine\n", cmd.name, c.g.lockTTL)
 		return exitError
 	}
 	if c.g.lockTimeout < 0 {

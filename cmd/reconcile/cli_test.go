@@ -104,7 +104,12 @@ func TestCLIBadFlag(t *testing.T) {
 		{"plan", "--emulator=https://emulator.example.com"},
 		{"apply", "--parallelism", "0"},
 		{"drift", "--parallelism", "-3"},
-		{"version", "-f", "x.yaml"}, // version takes no -f
+		{"apply", "--lock-ttl", "2s"},
+		{"plan", "--lock-timeout", "-1s"},
+		{"state", "migrate"}, // no --to
+		{"state", "migrate", "--to", "ftp://x"},
+		{"plan", "--state", "etcd://user:pw@h:2379/p"}, // credentials belong in ETCDCTL_*
+		{"version", "-f", "x.yaml"},                    // version takes no -f
 	} {
 		code, out, errOut := runCLI(t, args...)
 		if code != 1 {

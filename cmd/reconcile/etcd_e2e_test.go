@@ -262,7 +262,7 @@ func TestE2EEtcdSIGKILL(t *testing.T) {
 		dead := runner(t, e, eps, "/reconcile/kill", stack, src)
 		next := runner(t, e, eps, "/reconcile/kill", stack, src)
 		k := 1 + rng.IntN(crashEndpoints+crashPolicies)
-		p := dead.startProc(nil, "apply", "--auto-approve", "--lock-ttl", "2s")
+		p := dead.startProc(nil, "apply", "--auto-approve", "--lock-ttl", "5s")
 		p.waitFor(&p.out, ": Creating...", k)
 		killed := p.signal(syscall.SIGKILL)
 		r := p.wait(time.Minute)
@@ -321,7 +321,7 @@ func TestE2EEtcdFrozenWriter(t *testing.T) {
 	frozen := runner(t, e, eps, "/reconcile/frozen", "prod", src)
 	other := runner(t, e, eps, "/reconcile/frozen", "prod", src)
 
-	p := frozen.startProc(nil, "apply", "--auto-approve", "--lock-ttl", "2s")
+	p := frozen.startProc(nil, "apply", "--auto-approve", "--lock-ttl", "5s")
 	if !p.waitFor(&p.out, ": Creating...", 3) {
 		t.Fatalf("the apply never started its creates:\n%s", p.wait(time.Minute))
 	}
