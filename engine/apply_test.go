@@ -165,8 +165,8 @@ func TestApplyReplace(t *testing.T) {
 			if !reflect.DeepEqual(c.ReplacePaths, tc.wantReplacePaths) {
 				t.Errorf("ReplacePaths = %v, want %v", c.ReplacePaths, tc.wantReplacePaths)
 			}
-			if c.Reason != plan.ReasonReplaceOnChanges || !strings.Contains(engine.ReasonText(&c), `"modelId"`) {
-				t.Errorf("Reason = %s (%q), want replace_because_replace_on_changes naming \"modelId\"", c.Reason, engine.ReasonText(&c))
+			if c.Reason != plan.ReasonReplaceOnChanges || !strings.Contains(c.ReasonText(), `"modelId"`) {
+				t.Errorf("Reason = %s (%q), want replace_because_replace_on_changes naming \"modelId\"", c.Reason, c.ReasonText())
 			}
 			if c.DeleteBeforeReplace != tc.deleteFirst {
 				t.Errorf("DeleteBeforeReplace = %v, want %v", c.DeleteBeforeReplace, tc.deleteFirst)
@@ -403,8 +403,8 @@ func TestApplyImport(t *testing.T) {
 
 			p, res := h.mustApply(src)
 			c := change(t, p, "a")
-			if c.Action != plan.Import || c.ImportID != "ocid1.existing" || engine.ReasonText(&c) != tc.wantReason {
-				t.Fatalf("change = %s import %q reason %q, want import of ocid1.existing, reason %q", c.Action, c.ImportID, engine.ReasonText(&c), tc.wantReason)
+			if c.Action != plan.Import || c.ImportID != "ocid1.existing" || c.ReasonText() != tc.wantReason {
+				t.Fatalf("change = %s import %q reason %q, want import of ocid1.existing, reason %q", c.Action, c.ImportID, c.ReasonText(), tc.wantReason)
 			}
 			if c.Before["displayName"] != "old" || c.After["displayName"] != tc.displayName {
 				t.Errorf("displayName before/after = %v/%v, want old/%s", c.Before["displayName"], c.After["displayName"], tc.displayName)

@@ -523,7 +523,7 @@ func sameSecrets(c *plan.Change, changed []string) {
 
 func (p *planner) finishReplace(r *specs.Resource, c *plan.Change, opts eval.Options, desired map[string]any) error {
 	if opts.Protect {
-		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", ReasonText(c)), "resource %q is protected and cannot be replaced", r.Name)
+		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", c.ReasonText()), "resource %q is protected and cannot be replaced", r.Name)
 	}
 	c.After = eval.CreatedView(r.Schema, desired)
 	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})

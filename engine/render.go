@@ -166,45 +166,6 @@ func verbPhrase(c *plan.Change) string {
 	return "is unchanged"
 }
 
-// ReasonText says in words why c's action was chosen, from its typed
-// reason; "" when there is nothing to add to the action itself.
-func ReasonText(c *plan.Change) string {
-	switch c.Reason {
-	case plan.ReasonTainted:
-		return "the previous create failed: " + c.ReasonDetail
-	case plan.ReasonCannotUpdate:
-		return joinQuoted(c.ReplacePaths) + " cannot be updated in place"
-	case plan.ReasonReplaceOnChanges:
-		return "replaceOnChanges asks for a replacement when " + joinQuoted(c.ReplacePaths) + " changes"
-	case plan.ReasonReplaceRequested:
-		return "replacement requested"
-	case plan.ReasonDeletedOutside:
-		return "the object was deleted outside reconcile"
-	case plan.ReasonRetainOnDelete:
-		return "retainOnDelete is set: the object stays in the cloud"
-	case plan.ReasonGoneOutside:
-		return "already deleted outside reconcile"
-	case plan.ReasonReadDeferred:
-		return "an argument is known only after apply"
-	case plan.ReasonImportThenUpdate:
-		return "then updated in place: " + joinQuoted(c.ReasonFields)
-	case plan.ReasonImportUnread:
-		return "adopted on apply, then updated in place if the specs differ"
-	case plan.ReasonOptionsChanged:
-		return "only its options change (" + strings.Join(c.ReasonFields, ", ") + "): nothing in the cloud changes"
-	}
-	return ""
-}
-
-// joinQuoted quotes each name and joins them with commas.
-func joinQuoted(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
-}
-
 // actionLabel names c's action for a reader.
 func actionLabel(c *plan.Change) string {
 	switch c.Action {
@@ -405,7 +366,7 @@ func (t *textWriter) header(p *plan.Plan, changes []*plan.Change) {
 func (t *textWriter) change(c *plan.Change) {
 	what := fmt.Sprintf("  # %s (%s) %s", value.PlainText(c.Addr), value.PlainText(c.Type), verbPhrase(c))
 	t.b.WriteString(t.paint(ansiBold, what) + "\n")
-	if why := ReasonText(c); why != "" {
+	if why := c.ReasonText(); why != "" {
 		t.b.WriteString("  # (" + value.PlainText(oneLine(why)) + ")\n")
 	}
 	for _, id := range c.Deposed {

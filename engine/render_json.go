@@ -134,7 +134,7 @@ func jsonChangeOf(c *plan.Change) jsonChange {
 		Kind:                c.Kind,
 		Action:              c.Action.String(),
 		ActionReason:        c.Reason.String(),
-		Reason:              ReasonText(c),
+		Reason:              c.ReasonText(),
 		ID:                  c.ID,
 		ImportID:            c.ImportID,
 		ReplacePaths:        append([]string{}, c.ReplacePaths...),

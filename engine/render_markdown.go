@@ -155,7 +155,7 @@ func mdWarning(c *plan.Change) string {
 		}
 		s += ", forced by " + strings.Join(forced, ", ")
 	}
-	if why := ReasonText(c); why != "" {
+	if why := c.ReasonText(); why != "" {
 		s += ": " + mdEscape(why)
 	}
 	if n := len(c.Deposed); n > 0 {
@@ -219,7 +219,7 @@ func mdDetails(c *plan.Change) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary><code>%s</code> %s %s (%s)</summary>\n\n",
 		mdEscape(blockSymbol(c)), actionLabel(c), mdCode(c.Addr), mdCode(c.Type))
-	if why := ReasonText(c); why != "" {
+	if why := c.ReasonText(); why != "" {
 		b.WriteString("Reason: " + mdEscape(why) + "\n\n")
 	}
 	if c.Action == plan.Import && c.ImportID != "" {
