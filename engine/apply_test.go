@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/engine/value"
 	"reconcile/kind"
@@ -737,7 +738,7 @@ func TestApplyRetriesDeposedDelete(t *testing.T) {
 		t.Errorf("plan = %s with deposed %v, has changes %v; want a no-op that still destroys %q", c.Action, c.Deposed, p.HasChanges(), old)
 	}
 	var text strings.Builder
-	if err := engine.RenderText(&text, p, engine.RenderOptions{}); err != nil {
+	if err := render.PlanText(&text, p, render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "deposed object \""+old+"\"") || !strings.Contains(text.String(), "1 to destroy") {

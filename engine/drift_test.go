@@ -9,6 +9,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/resources"
 	"reconcile/state"
@@ -99,7 +100,7 @@ func renderString(t *testing.T, p *plan.Plan, f func(*bytes.Buffer, *plan.Plan) 
 }
 
 func textOf(t *testing.T, p *plan.Plan) string {
-	return renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error { return engine.RenderText(b, p, engine.RenderOptions{}) })
+	return renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error { return render.PlanText(b, p, render.Options{}) })
 }
 
 // driftPaths lists the paths of a change's drift.
@@ -168,7 +169,7 @@ func TestPlanShowsDrift(t *testing.T) {
 		t.Errorf("the changes do not take displayName back to the specs:\n%s", changes)
 	}
 
-	js := renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error { return engine.RenderJSON(b, p, engine.RenderOptions{}) })
+	js := renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error { return render.PlanJSON(b, p, render.Options{}) })
 	var doc struct {
 		FormatVersion string `json:"format_version"`
 		ResourceDrift []struct {
@@ -182,7 +183,7 @@ func TestPlanShowsDrift(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.FormatVersion != engine.JSONFormatVersion || len(doc.ResourceDrift) != 2 {
+	if doc.FormatVersion != render.PlanJSONVersion || len(doc.ResourceDrift) != 2 {
 		t.Fatalf("json: format %q, resource_drift %+v, want a and b", doc.FormatVersion, doc.ResourceDrift)
 	}
 	if d := doc.ResourceDrift[0]; d.Address != "a" || d.Status != "changed" || len(d.Fields) != 2 || d.Fields[0].Live != "renamed by hand" {
@@ -193,7 +194,7 @@ func TestPlanShowsDrift(t *testing.T) {
 	}
 
 	md := renderString(t, p, func(b *bytes.Buffer, p *plan.Plan) error {
-		return engine.RenderMarkdown(b, p, engine.RenderOptions{})
+		return render.PlanMarkdown(b, p, render.Options{})
 	})
 	if !strings.Contains(md, "2 objects changed outside reconcile since the last apply") || !strings.Contains(md, `+ displayName  = "renamed by hand"`) {
 		t.Errorf("markdown lacks the drift note:\n%s", md)
@@ -333,7 +334,7 @@ variables:
 		t.Errorf("policy = %+v, want a new result adding b and c to roles/viewer", pol)
 	}
 	var text bytes.Buffer
-	if err := engine.RenderDriftText(&text, rep); err != nil {
+	if err := render.DriftText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(text.String(), "Drift: 1 changed, 1 deleted, 1 with new lookup results (4 checked).\n") {

@@ -14,8 +14,10 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/render"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/internal/golden"
 	"reconcile/resources"
 	"reconcile/state"
 )
@@ -452,10 +454,10 @@ outputs:
 	if tags["plain"] != "x" {
 		t.Errorf("b.freeformTags.plain read back as %#v, want x", tags["plain"])
 	}
-	if s := engine.DisplayValue(tags["token"]); s != "(sensitive value)" {
+	if s := render.DisplayValue(tags["token"]); s != "(sensitive value)" {
 		t.Errorf("b.freeformTags.token displays as %s, want (sensitive value)", s)
 	}
-	if s := engine.DisplayValue(change(t, gp, "a").After["description"]); s != "(sensitive value)" {
+	if s := render.DisplayValue(change(t, gp, "a").After["description"]); s != "(sensitive value)" {
 		t.Errorf("a.description displays as %s, want (sensitive value)", s)
 	}
 	if c := change(t, gp, "policy"); !c.Deferred {
@@ -571,10 +573,10 @@ func TestPlanGolden(t *testing.T) {
 				t.Fatalf("plan: %s", diagText(diags))
 			}
 			var buf bytes.Buffer
-			if err := engine.RenderText(&buf, p, engine.RenderOptions{}); err != nil {
+			if err := render.PlanText(&buf, p, render.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join(dir, "want.txt"), buf.Bytes())
+			golden.Check(t, "./engine", filepath.Join(dir, "want.txt"), buf.Bytes())
 		})
 	}
 }
@@ -613,7 +615,7 @@ func TestPlanSecretInputs(t *testing.T) {
 		if err := plan.WriteFile(&buf, plan.File{Plan: p}, "test", h.stateKey()); err != nil {
 			t.Fatal(err)
 		}
-		if err := engine.RenderText(&buf, p, engine.RenderOptions{}); err != nil {
+		if err := render.PlanText(&buf, p, render.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if bytes.Contains(buf.Bytes(), []byte(clear)) {

@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
@@ -88,7 +89,7 @@ func TestReasonsAreTyped(t *testing.T) {
 	h.cloud.remove(h.record("gone").ID)
 	p := h.plan(resourcesOf(endpoint("a", "a", "displayName: b", "options.replaceOnChanges: [displayName]")), engine.PlanOptions{Refresh: true})
 	var b strings.Builder
-	if err := engine.RenderText(&b, p, engine.RenderOptions{}); err != nil {
+	if err := render.PlanText(&b, p, render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()
@@ -127,7 +128,7 @@ func TestCountsAddUp(t *testing.T) {
 	h.mustApply(src)
 	p := h.plan(src+endpoint("c", "c"), engine.PlanOptions{Refresh: true})
 	var b strings.Builder
-	if err := engine.RenderText(&b, p, engine.RenderOptions{}); err != nil {
+	if err := render.PlanText(&b, p, render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "to read") || !strings.Contains(b.String(), "Plan: 1 to create, 0 to update, 0 to replace, 0 to destroy.") {
@@ -185,7 +186,7 @@ func TestOptionChangeIsAChange(t *testing.T) {
 		t.Fatalf("plan after setting protect: %s (%s) options %+v, has changes %v; want an update of protect false -> true", c.Action, c.Reason, c.Options, p.HasChanges())
 	}
 	var b strings.Builder
-	if err := engine.RenderText(&b, p, engine.RenderOptions{}); err != nil {
+	if err := render.PlanText(&b, p, render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "~ options.protect") || !strings.Contains(b.String(), "false -> true") || !strings.Contains(b.String(), "Plan: 0 to create, 1 to update") {

@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/project"
@@ -175,14 +176,14 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 }
 
 func (c *cli) renderPlan(pl *plan.Plan) error {
-	opts := engine.RenderOptions{Color: c.color(), Version: version}
+	opts := render.Options{Color: c.color(), Version: version}
 	switch c.g.output {
 	case "json":
-		return engine.RenderJSON(c.stdout, pl, opts)
+		return render.PlanJSON(c.stdout, pl, opts)
 	case "markdown":
-		return engine.RenderMarkdown(c.stdout, pl, opts)
+		return render.PlanMarkdown(c.stdout, pl, opts)
 	}
-	return engine.RenderText(c.stdout, pl, opts)
+	return render.PlanText(c.stdout, pl, opts)
 }
 
 func (c *cli) savePlan(path string, pl *plan.Plan, spec *specs.Spec, st store) error {
@@ -439,7 +440,7 @@ func (c *cli) reportApply(res *report.Apply, destroy bool) int {
 		return c.reportStopped(res, destroy)
 	}
 	if c.g.output == "json" {
-		out := map[string]any{"format_version": "1.0", "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": engine.JSONValue(res.Outputs)}
+		out := map[string]any{"format_version": "1.0", "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": render.JSONValue(res.Outputs)}
 		var failed []map[string]string
 		for _, f := range res.Failed {
 			failed = append(failed, map[string]string{"address": f.Addr, "position": f.Pos.String(), "error": f.Err.Error()})
@@ -475,7 +476,7 @@ func (c *cli) reportApply(res *report.Apply, destroy bool) int {
 				width = max(width, len(k))
 			}
 			for _, k := range sortedNames(res.Outputs) {
-				fmt.Fprintf(w, "  %-*s = %s\n", width, k, engine.DisplayValue(res.Outputs[k]))
+				fmt.Fprintf(w, "  %-*s = %s\n", width, k, render.DisplayValue(res.Outputs[k]))
 			}
 		}
 	}

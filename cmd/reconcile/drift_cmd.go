@@ -4,6 +4,7 @@ import (
 	"flag"
 
 	"reconcile/engine"
+	"reconcile/engine/render"
 )
 
 var driftCmd = &command{
@@ -55,11 +56,11 @@ func runDrift(c *cli, o *cmdOpts, args []string) int {
 	}
 	switch c.g.output {
 	case "json":
-		err = engine.RenderDriftJSON(c.stdout, rep)
+		err = render.DriftJSON(c.stdout, rep)
 	case "markdown":
-		err = engine.RenderDriftMarkdown(c.stdout, rep)
+		err = render.DriftMarkdown(c.stdout, rep)
 	default:
-		err = engine.RenderDriftText(c.stdout, rep)
+		err = render.DriftText(c.stdout, rep)
 	}
 	if err != nil {
 		return c.errorf("%v", err)

@@ -18,7 +18,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/engine"
+	"reconcile/engine/render"
 	"reconcile/resources/emulator/server"
 )
 
@@ -274,7 +274,7 @@ func TestE2EDriftEndpointUpdate(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &pl); err != nil {
 		t.Fatal(err)
 	}
-	if pl.FormatVersion != engine.JSONFormatVersion || len(pl.ResourceDrift) != 1 || pl.ResourceDrift[0].Address != "ep" {
+	if pl.FormatVersion != render.PlanJSONVersion || len(pl.ResourceDrift) != 1 || pl.ResourceDrift[0].Address != "ep" {
 		t.Errorf("plan json: format %q, resource_drift %+v", pl.FormatVersion, pl.ResourceDrift)
 	}
 	r = w.must(0, "plan", "--output", "markdown")

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/render"
 	"reconcile/state"
 )
 
@@ -139,7 +139,7 @@ func stateShow(c *cli, o *cmdOpts, st store, args []string) int {
 			deps = []string{} // [] rather than null
 		}
 		return c.writeJSON(map[string]any{"name": rec.Name, "type": rec.Type, "kind": rec.Kind, "id": rec.ID,
-			"inputs": engine.JSONValue(rec.Inputs), "outputs": engine.JSONValue(rec.Outputs), "dependencies": deps,
+			"inputs": render.JSONValue(rec.Inputs), "outputs": render.JSONValue(rec.Outputs), "dependencies": deps,
 			"protect": rec.Protect, "tainted": rec.Tainted, "serial": rec.Serial, "updatedAt": rec.UpdatedAt})
 	}
 	w := c.stdout
@@ -230,7 +230,7 @@ func printAttrs(c *cli, title string, m map[string]any) {
 	}
 	fmt.Fprintf(c.stdout, "%s:\n", title)
 	for _, k := range sortedNames(m) {
-		fmt.Fprintf(c.stdout, "  %s = %s\n", k, engine.DisplayValue(m[k]))
+		fmt.Fprintf(c.stdout, "  %s = %s\n", k, render.DisplayValue(m[k]))
 	}
 }
 

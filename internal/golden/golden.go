@@ -1,4 +1,6 @@
-package engine_test
+// Package golden compares a test's output with a file checked in beside
+// the test, or rewrites the file when the test runs with -update.
+package golden
 
 import (
 	"bytes"
@@ -9,16 +11,17 @@ import (
 	"testing"
 )
 
-// updateGolden rewrites golden files instead of comparing with them:
-// go test ./engine -run NAME -update. Review the diff like code.
-var updateGolden = flag.Bool("update", false, "rewrite golden files")
+// update rewrites golden files instead of comparing with them:
+// go test ./PKG -run NAME -update. Review the diff like code.
+var update = flag.Bool("update", false, "rewrite golden files")
 
-// golden compares got with the golden file at path, or rewrites the file
+// Check compares got with the golden file at path, or rewrites the file
 // when -update is given. A mismatch names the file, shows the first line
-// that differs and says how to accept the new output.
-func golden(t *testing.T, path string, got []byte) {
+// that differs and says how to accept the new output; pkg is the package's
+// directory as go test takes it, e.g. "./engine/render".
+func Check(t *testing.T, pkg, path string, got []byte) {
 	t.Helper()
-	if *updateGolden {
+	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +30,7 @@ func golden(t *testing.T, path string, got []byte) {
 		}
 		return
 	}
-	rerun := "go test ./engine -run '^" + strings.ReplaceAll(t.Name(), "/", "$/^") + "$' -update"
+	rerun := "go test " + pkg + " -run '^" + strings.ReplaceAll(t.Name(), "/", "$/^") + "$' -update"
 	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read golden file: %v\n(to create it: %s)", err, rerun)

@@ -1,4 +1,4 @@
-package engine
+package render
 
 import (
 	"bytes"
@@ -16,11 +16,11 @@ import (
 	"reconcile/kind"
 )
 
-// JSONFormatVersion is the version of the document RenderJSON writes,
+// PlanJSONVersion is the version of the document PlanJSON writes,
 // documented in docs/plan-json.md. Additive changes (a new field, a new
 // action name) bump the minor number; anything that can break a reader
 // (a field removed, renamed or given another meaning) bumps the major one.
-const JSONFormatVersion = "1.2"
+const PlanJSONVersion = "1.2"
 
 // jsonPlan is the top-level object of the JSON plan format. Field order is
 // the order of the output.
@@ -81,17 +81,17 @@ type jsonSummary struct {
 	Refresh int `json:"refresh"`
 }
 
-// RenderJSON writes p as one indented JSON object in the format described
-// by docs/plan-json.md, version JSONFormatVersion. Every change is listed,
+// PlanJSON writes p as one indented JSON object in the format described
+// by docs/plan-json.md, version PlanJSONVersion. Every change is listed,
 // no-ops included. Unknown and secret values are written as null, and their
 // places listed as JSON Pointers in after_unknown, after_sensitive and
 // before_sensitive. Keys are in a fixed order and map keys sorted, so equal
 // plans give equal bytes. It returns an error, and writes nothing, when a
 // value cannot be encoded (a NaN, for one).
-func RenderJSON(w io.Writer, p *plan.Plan, opts RenderOptions) error {
+func PlanJSON(w io.Writer, p *plan.Plan, opts Options) error {
 	n := countActions(p)
 	doc := jsonPlan{
-		FormatVersion:    JSONFormatVersion,
+		FormatVersion:    PlanJSONVersion,
 		ReconcileVersion: opts.Version,
 		Lineage:          p.Lineage,
 		Serial:           p.Serial,

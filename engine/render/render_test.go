@@ -1,4 +1,4 @@
-package engine_test
+package render_test
 
 import (
 	"bytes"
@@ -12,10 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/render"
 	"reconcile/engine/value"
+	"reconcile/internal/golden"
 	"reconcile/kind"
 )
 
@@ -36,14 +37,14 @@ const (
 )
 
 // renderers are the three formats, by golden-file extension.
-var renderers = map[string]func(io.Writer, *plan.Plan, engine.RenderOptions) error{
-	"txt":  engine.RenderText,
-	"json": engine.RenderJSON,
-	"md":   engine.RenderMarkdown,
+var renderers = map[string]func(io.Writer, *plan.Plan, render.Options) error{
+	"txt":  render.PlanText,
+	"json": render.PlanJSON,
+	"md":   render.PlanMarkdown,
 }
 
 // renderCases are the hand-built plans of the golden tests, by folder name
-// under testdata/render.
+// under testdata.
 func renderCases() map[string]*plan.Plan {
 	return map[string]*plan.Plan{
 		"create":               {Changes: []plan.Change{createEndpoint(), createPolicy()}, Outputs: obj{"endpointId": value.Unknown{}}},
@@ -345,7 +346,7 @@ func escapingPlan() *plan.Plan {
 	}
 }
 
-func render(t *testing.T, format string, p *plan.Plan, opts engine.RenderOptions) string {
+func renderPlan(t *testing.T, format string, p *plan.Plan, opts render.Options) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := renderers[format](&buf, p, opts); err != nil {
@@ -358,8 +359,8 @@ func TestRenderGolden(t *testing.T) {
 	for name, p := range renderCases() {
 		for format := range renderers {
 			t.Run(name+"/"+format, func(t *testing.T) {
-				got := render(t, format, p, engine.RenderOptions{Version: "0.1.0-test"})
-				golden(t, filepath.Join("testdata", "render", name, "want."+format), []byte(got))
+				got := renderPlan(t, format, p, render.Options{Version: "0.1.0-test"})
+				golden.Check(t, "./engine/render", filepath.Join("testdata", name, "want."+format), []byte(got))
 			})
 		}
 	}
@@ -368,11 +369,11 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderTextColor(t *testing.T) {
 	for name, p := range renderCases() {
 		t.Run(name, func(t *testing.T) {
-			if got := render(t, "txt", p, engine.RenderOptions{}); strings.Contains(got, "\x1b") {
-				t.Errorf("RenderText without Color wrote an escape sequence:\n%s", got)
+			if got := renderPlan(t, "txt", p, render.Options{}); strings.Contains(got, "\x1b") {
+				t.Errorf("PlanText without Color wrote an escape sequence:\n%s", got)
 			}
-			if got := render(t, "txt", p, engine.RenderOptions{Color: true}); !strings.Contains(got, "\x1b[1m") {
-				t.Errorf("RenderText with Color wrote no bold header:\n%s", got)
+			if got := renderPlan(t, "txt", p, render.Options{Color: true}); !strings.Contains(got, "\x1b[1m") {
+				t.Errorf("PlanText with Color wrote no bold header:\n%s", got)
 			}
 		})
 	}
@@ -396,7 +397,7 @@ func TestRenderSecretsHidden(t *testing.T) {
 	for name, p := range cases {
 		for format := range renderers {
 			for _, color := range []bool{false, true} {
-				got := render(t, format, p, engine.RenderOptions{Color: color})
+				got := renderPlan(t, format, p, render.Options{Color: color})
 				if strings.Contains(got, secretValue) {
 					t.Errorf("%s (case %q, color %v) shows the secret:\n%s", format, name, color, got)
 				}
@@ -406,7 +407,7 @@ func TestRenderSecretsHidden(t *testing.T) {
 }
 
 func TestRenderJSONDecodes(t *testing.T) {
-	got := render(t, "json", allActionsPlan(), engine.RenderOptions{Version: "1.2.3"})
+	got := renderPlan(t, "json", allActionsPlan(), render.Options{Version: "1.2.3"})
 	var doc struct {
 		FormatVersion    string `json:"format_version"`
 		ReconcileVersion string `json:"reconcile_version"`
@@ -422,7 +423,7 @@ func TestRenderJSONDecodes(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal([]byte(got), &doc); err != nil {
-		t.Fatalf("RenderJSON wrote invalid JSON: %v\n%s", err, got)
+		t.Fatalf("PlanJSON wrote invalid JSON: %v\n%s", err, got)
 	}
 	if doc.FormatVersion != "1.2" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
 		t.Errorf("format_version %q, reconcile_version %q, has_changes %v; want %q, %q, true",
@@ -444,7 +445,7 @@ func TestRenderJSONDecodes(t *testing.T) {
 }
 
 func TestRenderJSONPaths(t *testing.T) {
-	got := render(t, "json", &plan.Plan{Changes: []plan.Change{updateEndpoint(), createEndpoint()}}, engine.RenderOptions{})
+	got := renderPlan(t, "json", &plan.Plan{Changes: []plan.Change{updateEndpoint(), createEndpoint()}}, render.Options{})
 	var doc struct {
 		Changes []struct {
 			BeforeSensitive []string `json:"before_sensitive"`
@@ -512,9 +513,9 @@ func TestRenderMarkdownSize(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, destructive := manyChanges(tc.changes, tc.destructiveEvery)
-			md := render(t, "md", p, engine.RenderOptions{})
+			md := renderPlan(t, "md", p, render.Options{})
 			if len(md) >= 65535 {
-				t.Fatalf("RenderMarkdown of %d changes wrote %d bytes, want under 65535", tc.changes, len(md))
+				t.Fatalf("PlanMarkdown of %d changes wrote %d bytes, want under 65535", tc.changes, len(md))
 			}
 			warning := warningSection(t, md)
 			if tc.listed {
@@ -535,7 +536,7 @@ func TestRenderMarkdownSize(t *testing.T) {
 }
 
 func TestRenderMarkdownEscapes(t *testing.T) {
-	md := render(t, "md", escapingPlan(), engine.RenderOptions{})
+	md := renderPlan(t, "md", escapingPlan(), render.Options{})
 	outside := regexp.MustCompile("(?s)\n(`{3,})[a-z]*\n.*?\n`{3,}\n").ReplaceAllString(md, "\n")
 	for _, bad := range []string{"<img", "<script", "[link]", "*bold*", "\x1b", "\n`", "web|"} {
 		if strings.Contains(outside, bad) {
@@ -555,7 +556,7 @@ func TestRenderMarkdownEscapes(t *testing.T) {
 // TestRenderJSONDocExample keeps the example in docs/plan-json.md true: it
 // renders the plan the example describes and compares.
 func TestRenderJSONDocExample(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "plan-json.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "plan-json.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +583,7 @@ func TestRenderJSONDocExample(t *testing.T) {
 		}},
 		Outputs: obj{"policyId": value.Unknown{}, "apiKey": value.Secret{Value: secretValue}},
 	}
-	if got := render(t, "json", p, engine.RenderOptions{Version: "0.1.0"}); got != example {
-		t.Errorf("the example in docs/plan-json.md is not what RenderJSON writes; RenderJSON wrote:\n%s", got)
+	if got := renderPlan(t, "json", p, render.Options{Version: "0.1.0"}); got != example {
+		t.Errorf("the example in docs/plan-json.md is not what PlanJSON writes; PlanJSON wrote:\n%s", got)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package render
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"reconcile/kind"
 )
 
-// mdLimit is the size, in bytes, RenderMarkdown keeps its output under.
+// mdLimit is the size, in bytes, PlanMarkdown keeps its output under.
 // GitHub refuses comments over 65,535 characters; the margin leaves room
 // for whatever a caller wraps around the plan.
 const mdLimit = 60000
@@ -18,7 +18,7 @@ const mdLimit = 60000
 // mdNoteRoom is kept free for the closing note about omitted details.
 const mdNoteRoom = 600
 
-// RenderMarkdown writes p for a pull-request comment: a title with the
+// PlanMarkdown writes p for a pull-request comment: a title with the
 // summary counts; a warning listing every replacement and destruction with
 // its type, reason and forcing fields; a table of all changes that are not
 // no-ops; the outputs; then, per change, a collapsed <details> section with
@@ -31,7 +31,7 @@ const mdNoteRoom = 600
 // to the addresses alone, then to a count. Text from the plan outside code
 // blocks is escaped, so that no address, type or reason can open HTML or
 // break the table; values only ever appear inside code blocks.
-func RenderMarkdown(w io.Writer, p *plan.Plan, opts RenderOptions) error {
+func PlanMarkdown(w io.Writer, p *plan.Plan, opts Options) error {
 	var b strings.Builder
 	changes := visibleChanges(p)
 	b.WriteString(mdTitle(p, countShown(p)))

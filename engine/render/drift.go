@@ -1,4 +1,4 @@
-package engine
+package render
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"reconcile/kind"
 )
 
-// DriftJSONVersion is the format version of RenderDriftJSON.
+// DriftJSONVersion is the format version of DriftJSON.
 const DriftJSONVersion = "1.0"
 
 // driftCounts counts a drift report's items by status.
@@ -56,9 +56,9 @@ func driftHeadline(it report.DriftItem) string {
 	return "was changed outside reconcile"
 }
 
-// RenderDriftText writes the report for people, ending with the summary
+// DriftText writes the report for people, ending with the summary
 // line. Values are shown as in plans; secrets never are.
-func RenderDriftText(w io.Writer, r *report.Drift) error {
+func DriftText(w io.Writer, r *report.Drift) error {
 	var b strings.Builder
 	for _, it := range r.Items {
 		fmt.Fprintf(&b, "  # %s (%s) %s\n", it.Addr, it.Type, driftHeadline(it))
@@ -126,9 +126,9 @@ type driftErrJSON struct {
 	Error   string `json:"error"`
 }
 
-// RenderDriftJSON writes the report in the versioned JSON format documented
+// DriftJSON writes the report in the versioned JSON format documented
 // in docs/drift-json.md. Secret values are null with "sensitive": true.
-func RenderDriftJSON(w io.Writer, r *report.Drift) error {
+func DriftJSON(w io.Writer, r *report.Drift) error {
 	out := driftJSON{FormatVersion: DriftJSONVersion, Lineage: r.Lineage, Serial: r.Serial, Checked: r.Checked,
 		Drifted: len(r.Items), HasDrift: r.HasDrift(), Items: []driftItemJSON{}, Errors: []driftErrJSON{}, Summary: DriftSummary(r)}
 	for _, it := range r.Items {
@@ -174,8 +174,8 @@ func driftItemOf(c *plan.Change) report.DriftItem {
 	return it
 }
 
-// RenderDriftMarkdown writes the report for an issue or a chat message.
-func RenderDriftMarkdown(w io.Writer, r *report.Drift) error {
+// DriftMarkdown writes the report for an issue or a chat message.
+func DriftMarkdown(w io.Writer, r *report.Drift) error {
 	var b strings.Builder
 	if !r.HasDrift() && len(r.Errors) == 0 {
 		fmt.Fprintf(&b, "### :white_check_mark: No drift\n\n%s\n", mdEscape(DriftSummary(r)))
@@ -193,7 +193,7 @@ func RenderDriftMarkdown(w io.Writer, r *report.Drift) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCode(it.Addr), mdCode(it.Type), string(it.Status), strings.Join(fields, ", "))
 		}
 		var text strings.Builder
-		RenderDriftText(&text, &report.Drift{Items: r.Items, Checked: r.Checked})
+		DriftText(&text, &report.Drift{Items: r.Items, Checked: r.Checked})
 		b.WriteString("\n<details><summary>Details</summary>\n\n")
 		b.WriteString(mdFence("", text.String()))
 		b.WriteString("\n</details>\n")

@@ -1,4 +1,4 @@
-package engine
+package render
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 	"reconcile/engine/value"
 )
 
-// RenderOptions control rendering.
-type RenderOptions struct {
-	// Color adds ANSI colour to RenderText. cmd/reconcile sets it only when
+// Options control rendering.
+type Options struct {
+	// Color adds ANSI colour to PlanText. cmd/reconcile sets it only when
 	// stdout is a terminal and neither NO_COLOR nor --no-color is given.
-	// RenderJSON and RenderMarkdown ignore it.
+	// PlanJSON and PlanMarkdown ignore it.
 	Color bool
 	// Version is the reconcile version, written into JSON output.
 	Version string
@@ -201,7 +201,7 @@ func oneLine(s string) string {
 
 // Text rendering.
 
-// ANSI SGR parameters used by RenderText.
+// ANSI SGR parameters used by PlanText.
 const (
 	ansiBold    = "1"
 	ansiRed     = "31"
@@ -211,7 +211,7 @@ const (
 	ansiCyan    = "36"
 )
 
-// RenderText writes p for a terminal: a header with the symbols used, one
+// PlanText writes p for a terminal: a header with the symbols used, one
 // block per change that is not a no-op, a summary line and the outputs.
 //
 // The summary reads "Plan: C to create, U to update, R to replace, D to
@@ -220,7 +220,7 @@ const (
 // ends with "No changes. The cloud matches the specs." instead. Without
 // opts.Color the output holds no escape sequence; values are quoted so that
 // they cannot bring one in.
-func RenderText(w io.Writer, p *plan.Plan, opts RenderOptions) error {
+func PlanText(w io.Writer, p *plan.Plan, opts Options) error {
 	t := &textWriter{color: opts.Color}
 	visible := visibleChanges(p)
 	if !p.RefreshOnly {
