@@ -149,8 +149,8 @@ func TestHostileInput(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("%s: reconcile %v did not end in 30s", tc.name, tc.args)
+			case <-time.After(2 * time.Minute): // a hang, not a speed check
+				t.Fatalf("%s: reconcile %v did not end in 2 minutes", tc.name, tc.args)
 			}
 		})
 		t.Logf("%-28s refused in %6.1f ms, peak heap %5.1f MiB, allocated %6.1f MiB: %s", tc.name,
@@ -161,8 +161,11 @@ func TestHostileInput(t *testing.T) {
 		if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic:") {
 			t.Errorf("%s: a stack trace:\n%s", tc.name, stderr)
 		}
-		if u.elapsed > 5*time.Second || u.peakHeap > 256*mib || u.totalAlloc > 512*mib {
-			t.Errorf("%s: took %s, peak heap %d MiB, allocated %d MiB; want under 5s, 256 MiB and 512 MiB", tc.name, u.elapsed, u.peakHeap/mib, u.totalAlloc/mib)
+		// Work is bounded by memory, which does not depend on the load
+		// of the machine; the time is logged only (speed is measured by
+		// BenchmarkValidate).
+		if u.peakHeap > 256*mib || u.totalAlloc > 512*mib {
+			t.Errorf("%s: peak heap %d MiB, allocated %d MiB; want under 256 MiB and 512 MiB", tc.name, u.peakHeap/mib, u.totalAlloc/mib)
 		}
 	}
 
@@ -179,8 +182,8 @@ func TestHostileInput(t *testing.T) {
 	if code != 0 {
 		t.Errorf("the 8 MiB spec does not validate")
 	}
-	if u.elapsed > 30*time.Second || u.peakHeap > 1024*mib {
-		t.Errorf("the 8 MiB spec took %s and a peak heap of %d MiB; want under 30s and 1 GiB", u.elapsed, u.peakHeap/mib)
+	if u.peakHeap > 1024*mib {
+		t.Errorf("the 8 MiB spec took a peak heap of %d MiB; want under 1 GiB", u.peakHeap/mib)
 	}
 }
 

@@ -112,6 +112,10 @@ func startCluster(tb testing.TB, n int) ([]*Member, error) {
 		cfg.ListenMetricsUrls = nil
 		cfg.Logger = "zap"
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		// The cheapest password hashing etcd allows: at the default cost,
+		// each authentication takes long enough, on a loaded machine and
+		// under the race detector, to time out a client's dial.
+		cfg.BcryptCost = 4
 		e, err := embed.StartEtcd(cfg)
 		if err != nil {
 			stopAll()
