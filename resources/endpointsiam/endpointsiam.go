@@ -170,6 +170,14 @@ func (u userProject) RoundTrip(req *http.Request) (*http.Response, error) {
 	return u.base.RoundTrip(r)
 }
 
+// Type tokens of the lookups this package serves, as the schemas name them.
+const (
+	// ServiceIamPolicyToken is the lookup ServiceIamPolicy serves.
+	ServiceIamPolicyToken = "gcp:endpoints:getServiceIamPolicy"
+	// ConsumersIamPolicyToken is the lookup ConsumersIamPolicy serves.
+	ConsumersIamPolicyToken = "gcp:endpoints:getServiceConsumersIamPolicy"
+)
+
 // ServiceIamPolicy is the gcp:endpoints:getServiceIamPolicy lookup.
 type ServiceIamPolicy struct{ c *conn }
 
