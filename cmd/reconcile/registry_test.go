@@ -1,10 +1,19 @@
 package main
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"maps"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
+	"reconcile/resources"
 	"reconcile/schemas"
 )
 
@@ -48,4 +57,111 @@ func TestRegistryServesEverySchema(t *testing.T) {
 	if len(served) == 0 || len(served) != len(schemas.Tokens()) {
 		t.Errorf("the registry serves %v, the schemas list %v", slices.Sorted(maps.Keys(served)), schemas.Tokens())
 	}
+}
+
+// capabilities are the interfaces of package resources that a driver or a
+// lookup may implement, by name. TestCapabilitiesAsserted checks that it
+// names every interface the package declares.
+var capabilities = map[string]reflect.Type{
+	"Driver":     reflect.TypeFor[resources.Driver](),
+	"Function":   reflect.TypeFor[resources.Function](),
+	"Normalizer": reflect.TypeFor[resources.Normalizer](),
+	"VendorKeys": reflect.TypeFor[resources.VendorKeys](),
+	"Recoverer":  reflect.TypeFor[resources.Recoverer](),
+}
+
+// TestCapabilitiesAsserted checks that every driver and lookup of the
+// registry the binary builds asserts at compile time, in its package's
+// code, each interface of package resources it implements (optional ones
+// included): `var _ resources.Recoverer = (*Driver)(nil)`.
+func TestCapabilitiesAsserted(t *testing.T) {
+	t.Parallel()
+	declared := parsePackage(t, "reconcile/resources")
+	for name := range declared.interfaces {
+		if capabilities[name] == nil {
+			t.Errorf("package resources declares the interface %s; add it to capabilities", name)
+		}
+	}
+	for name := range capabilities {
+		if !declared.interfaces[name] {
+			t.Errorf("capabilities names %s, which package resources does not declare", name)
+		}
+	}
+	reg, cleanup, err := (&cli{}).registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	var impls []any
+	for _, d := range reg.Drivers {
+		impls = append(impls, d)
+	}
+	for _, f := range reg.Functions {
+		impls = append(impls, f)
+	}
+	for _, impl := range impls {
+		typ := reflect.TypeOf(impl)
+		if typ.Kind() != reflect.Pointer || typ.Elem().Name() == "" {
+			t.Errorf("%v: want a pointer to a named type", typ)
+			continue
+		}
+		pkg := parsePackage(t, typ.Elem().PkgPath())
+		for name, iface := range capabilities {
+			want := fmt.Sprintf("resources.%s = (*%s)(nil)", name, typ.Elem().Name())
+			if typ.Implements(iface) && !pkg.assertions[want] {
+				t.Errorf("%v implements resources.%s but %s does not assert it: var _ %s", typ, name, typ.Elem().PkgPath(), want)
+			}
+		}
+	}
+}
+
+// parsedPackage is what parsePackage found in a package's code.
+type parsedPackage struct {
+	interfaces map[string]bool // exported interface types
+	assertions map[string]bool // "resources.I = (*T)(nil)" of each `var _ resources.I = (*T)(nil)`
+}
+
+// parsePackage parses the non-test Go files of the package of this module
+// with the import path importPath.
+func parsePackage(t *testing.T, importPath string) parsedPackage {
+	t.Helper()
+	rel, ok := strings.CutPrefix(importPath, "reconcile/")
+	if !ok {
+		t.Fatalf("%s is not a package of this module", importPath)
+	}
+	dir := filepath.Join("..", "..", filepath.FromSlash(rel))
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in %s: %v", dir, err)
+	}
+	out := parsedPackage{interfaces: map[string]bool{}, assertions: map[string]bool{}}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range file.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if _, isIface := s.Type.(*ast.InterfaceType); isIface && s.Name.IsExported() {
+						out.interfaces[s.Name.Name] = true
+					}
+				case *ast.ValueSpec:
+					if len(s.Names) == 1 && s.Names[0].Name == "_" && s.Type != nil && len(s.Values) == 1 {
+						out.assertions[types.ExprString(s.Type)+" = "+types.ExprString(s.Values[0])] = true
+					}
+				}
+			}
+		}
+	}
+	return out
 }

@@ -82,6 +82,7 @@ var (
 	_ resources.Driver     = (*Driver)(nil)
 	_ resources.Normalizer = (*Driver)(nil)
 	_ resources.VendorKeys = (*Driver)(nil)
+	_ resources.Recoverer  = (*Driver)(nil)
 )
 
 // New returns a driver for cfg. It reads no file and makes no request until
