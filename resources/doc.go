@@ -12,6 +12,8 @@
 //   - Normalizer (a Driver): fills server-side defaults into desired inputs.
 //   - VendorKeys (a Driver): names the map entries the cloud adds by itself.
 //   - Recoverer (a Driver): finds what an interrupted Create made.
+//   - ResultComparer (a Function): compares two of its results by meaning
+//     and describes how they differ, for drift detection.
 //
 // An implementation asserts at compile time each interface it offers,
 // optional ones included, so that a changed signature fails the build

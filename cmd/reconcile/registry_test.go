@@ -63,11 +63,12 @@ func TestRegistryServesEverySchema(t *testing.T) {
 // lookup may implement, by name. TestCapabilitiesAsserted checks that it
 // names every interface the package declares.
 var capabilities = map[string]reflect.Type{
-	"Driver":     reflect.TypeFor[resources.Driver](),
-	"Function":   reflect.TypeFor[resources.Function](),
-	"Normalizer": reflect.TypeFor[resources.Normalizer](),
-	"VendorKeys": reflect.TypeFor[resources.VendorKeys](),
-	"Recoverer":  reflect.TypeFor[resources.Recoverer](),
+	"Driver":         reflect.TypeFor[resources.Driver](),
+	"Function":       reflect.TypeFor[resources.Function](),
+	"Normalizer":     reflect.TypeFor[resources.Normalizer](),
+	"VendorKeys":     reflect.TypeFor[resources.VendorKeys](),
+	"Recoverer":      reflect.TypeFor[resources.Recoverer](),
+	"ResultComparer": reflect.TypeFor[resources.ResultComparer](),
 }
 
 // TestCapabilitiesAsserted checks that every driver and lookup of the

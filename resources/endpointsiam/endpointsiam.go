@@ -178,16 +178,25 @@ const (
 	ConsumersIamPolicyToken = "gcp:endpoints:getServiceConsumersIamPolicy"
 )
 
-// ServiceIamPolicy is the gcp:endpoints:getServiceIamPolicy lookup.
-type ServiceIamPolicy struct{ c *conn }
+// ServiceIamPolicy is the gcp:endpoints:getServiceIamPolicy lookup. It
+// compares its results as resources.ResultComparer says.
+type ServiceIamPolicy struct {
+	c *conn
+	policyResults
+}
 
 // ConsumersIamPolicy is the gcp:endpoints:getServiceConsumersIamPolicy
-// lookup.
-type ConsumersIamPolicy struct{ c *conn }
+// lookup. It compares its results as resources.ResultComparer says.
+type ConsumersIamPolicy struct {
+	c *conn
+	policyResults
+}
 
 var (
-	_ resources.Function = (*ServiceIamPolicy)(nil)
-	_ resources.Function = (*ConsumersIamPolicy)(nil)
+	_ resources.Function       = (*ServiceIamPolicy)(nil)
+	_ resources.ResultComparer = (*ServiceIamPolicy)(nil)
+	_ resources.Function       = (*ConsumersIamPolicy)(nil)
+	_ resources.ResultComparer = (*ConsumersIamPolicy)(nil)
 )
 
 // NewServiceIamPolicy returns the gcp:endpoints:getServiceIamPolicy lookup.
