@@ -17,17 +17,25 @@ import (
 	"reconcile/schemas"
 )
 
+// realRegistry returns the registry the binary builds, pointed at the real
+// clouds: no driver connects before its first call.
+func realRegistry(t *testing.T) resources.Registry {
+	t.Helper()
+	reg, cleanup, err := (&cli{}).registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	return reg
+}
+
 // TestRegistryServesEverySchema checks that the registry the binary builds
 // and the embedded schemas name the same types: a driver or lookup without
 // a schema, or a schema that nothing serves, fails here. A driver must
 // serve a resource type and a lookup a function type.
 func TestRegistryServesEverySchema(t *testing.T) {
 	t.Parallel()
-	reg, cleanup, err := (&cli{}).registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
+	reg := realRegistry(t)
 	served := map[string]schemas.Kind{}
 	for tok := range reg.Drivers {
 		served[tok] = schemas.Resource
@@ -88,11 +96,7 @@ func TestCapabilitiesAsserted(t *testing.T) {
 			t.Errorf("capabilities names %s, which package resources does not declare", name)
 		}
 	}
-	reg, cleanup, err := (&cli{}).registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
+	reg := realRegistry(t)
 	var impls []any
 	for _, d := range reg.Drivers {
 		impls = append(impls, d)
