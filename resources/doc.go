@@ -3,6 +3,31 @@
 // value model, the sentinel errors and the Registry that maps type tokens to
 // implementations. It imports the standard library only.
 //
+// # Optional capabilities
+//
+// Beyond Driver and Function, an implementation may offer these interfaces;
+// the engine finds them with a type assertion and does without them when
+// they are missing:
+//
+//   - Normalizer (a Driver): fills server-side defaults into desired inputs.
+//   - VendorKeys (a Driver): names the map entries the cloud adds by itself.
+//   - Recoverer (a Driver): finds what an interrupted Create made.
+//   - ResultComparer (a Function): compares two of its results by meaning
+//     and describes how they differ, for drift detection. (Not called by
+//     the engine yet: engine/drift.go still compares IAM policies itself.)
+//
+// An implementation asserts at compile time each interface it offers,
+// optional ones included, so that a changed signature fails the build
+// instead of silently dropping the capability:
+//
+//	var (
+//		_ resources.Driver    = (*Driver)(nil)
+//		_ resources.Recoverer = (*Driver)(nil)
+//	)
+//
+// cmd/reconcile's tests check that every driver and lookup of the real
+// registry does so.
+//
 // Each driver lives in a sub-package named for what it manages
 // (aiendpoint, endpointsiam, restrictionpolicy). The emulators of the vendor
 // APIs those drivers call live apart, one package per vendor API under

@@ -127,6 +127,41 @@ type Function interface {
 	Invoke(ctx context.Context, args Attrs) (Attrs, error)
 }
 
+// ResultComparer is optional on a Function whose results may differ in
+// text while meaning the same (a set written in another order), and whose
+// changes read better in the vendor's terms than as two values side by
+// side. Drift detection (reconcile drift, plan --refresh) compares a
+// lookup's result as last recorded with the one read now: with a
+// ResultComparer, each field through EqualResultField, and the lines of
+// DescribeResultChange are shown under the changed fields; without one,
+// fields compare with Equal and no lines are added.
+//
+// Both methods take results as Invoke returns them after CanonAttrs (which
+// is how state records them), and must be pure and deterministic: they read
+// nothing but their arguments (no call to the API, no clock, no
+// environment), modify none of them, and give the same answer every time
+// for the same arguments, whatever the order of map iteration. They must
+// not panic on values of an unexpected shape.
+type ResultComparer interface {
+	// EqualResultField reports whether a and b, two values of the
+	// top-level result field named field, mean the same. A field the
+	// function has no rule of its own for, and a value not of the shape
+	// the rule expects (missing, another type, text that does not parse),
+	// compare with Equal(a, b).
+	EqualResultField(field string, a, b any) bool
+	// DescribeResultChange says how the result after differs from the
+	// result before, in the vendor's terms: one line per changed item,
+	// without a trailing newline or a leading marker, in an order that
+	// depends on nothing but the values (sorted), for example
+	//
+	//	binding roles/viewer: -user:alice@example.com +user:bob@example.com
+	//
+	// It returns nil when it has nothing to add: when every field is equal
+	// by EqualResultField, and when the change is one it does not describe
+	// (the changed fields alone then show it).
+	DescribeResultChange(before, after Attrs) []string
+}
+
 // Normalizer is optional on a Driver: it fills server-side defaults and
 // canonical forms into desired inputs, so that desired and observed
 // attributes compare equal when nothing really differs.

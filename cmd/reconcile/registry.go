@@ -54,13 +54,13 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Provider: t.ociProvider, Host: t.ociHost})
 	reg := resources.Registry{
 		Drivers: map[string]resources.Driver{
-			"oci:AiLanguage:Endpoint":   oci,
-			"datadog:RestrictionPolicy": restrictionpolicy.New(dd),
+			aiendpoint.Token:        oci,
+			restrictionpolicy.Token: restrictionpolicy.New(dd),
 		},
 		Functions: map[string]resources.Function{
-			"gcp:endpoints:getServiceIamPolicy":          endpointsiam.NewServiceIamPolicy(gcp),
-			"gcp:endpoints:getServiceConsumersIamPolicy": endpointsiam.NewConsumersIamPolicy(gcp),
-			"datadog:getCurrentUser":                     restrictionpolicy.NewCurrentUser(dd),
+			endpointsiam.ServiceIamPolicyToken:   endpointsiam.NewServiceIamPolicy(gcp),
+			endpointsiam.ConsumersIamPolicyToken: endpointsiam.NewConsumersIamPolicy(gcp),
+			restrictionpolicy.CurrentUserToken:   restrictionpolicy.NewCurrentUser(dd),
 		},
 	}
 	return reg, cleanup, nil

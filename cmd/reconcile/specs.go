@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine/diag"
 	"reconcile/engine/specs"
+	"reconcile/internal/boundedfile"
 	"reconcile/project"
 )
 
@@ -70,34 +71,15 @@ func readSources(path string) (string, []specs.Source, error) {
 	return dir, srcs, nil
 }
 
-const maxSpecBytes = 8 << 20
-
+// readLimited reads a file the user wrote (a spec, the project or stack
+// settings file, a passphrase file): a regular file of at most
+// boundedfile.DefaultLimit bytes.
 func readLimited(path string) ([]byte, error) {
-	// Refuse what is not a regular file before opening it: opening a
-	// named pipe blocks until someone writes to it, and a device may never
-	// end.
-	if fi, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", path)
+	b, err := boundedfile.Read(path, boundedfile.DefaultLimit)
+	if errors.Is(err, boundedfile.ErrTooLarge) {
+		return nil, fmt.Errorf("read: %w; split it over several files", err)
 	}
-	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", path)
-	}
-	if st.Size() > maxSpecBytes {
-		return nil, fmt.Errorf("read %s: %d bytes, over the limit of %d; split it over several files", path, st.Size(), maxSpecBytes)
-	}
-	b := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
 	return b, nil

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/internal/boundedfile"
 	"reconcile/schemas"
 )
 
@@ -453,24 +453,9 @@ func readProjectFile(dir, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	fi, err := root.Stat(rel)
+	b, err := boundedfile.ReadIn(root, rel, maxReadFile)
 	if err != nil {
 		return nil, confinedErr(err, dir)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, confinedErr(err, dir)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxReadFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxReadFile {
-		return nil, fmt.Errorf("over the limit of %d bytes", maxReadFile)
 	}
 	return b, nil
 }

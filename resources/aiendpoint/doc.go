@@ -3,9 +3,11 @@
 //
 // # Driver
 //
-// Driver implements resources.Driver, resources.Normalizer and
+// Driver implements resources.Driver, resources.Normalizer,
 // resources.VendorKeys (the defined tags of the Oracle-Tags namespace, which
-// OCI's tag defaults add to every new resource, are the cloud's). Attributes
+// OCI's tag defaults add to every new resource, are the cloud's) and
+// resources.Recoverer (it replays an interrupted create with the same
+// opc-retry-token). Attributes
 // use lowerCamelCase keys. Inputs: compartmentId, modelId, definedTags
 // (flattened "namespace.key" → value, as Terraform and Pulumi show them),
 // description, displayName, freeformTags, inferenceUnits (default 1).

@@ -63,6 +63,10 @@ type Config struct {
 	PollInterval time.Duration
 }
 
+// Token is the type token of the resources Driver manages, as the schemas
+// name it.
+const Token = "oci:AiLanguage:Endpoint"
+
 // Driver manages oci:AiLanguage:Endpoint resources through the official OCI
 // Go SDK. It connects on first use, so that a program that never touches an
 // OCI resource needs no OCI configuration. It is safe for concurrent use.
@@ -78,6 +82,7 @@ var (
 	_ resources.Driver     = (*Driver)(nil)
 	_ resources.Normalizer = (*Driver)(nil)
 	_ resources.VendorKeys = (*Driver)(nil)
+	_ resources.Recoverer  = (*Driver)(nil)
 )
 
 // New returns a driver for cfg. It reads no file and makes no request until

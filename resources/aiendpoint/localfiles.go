@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"reconcile/resources/internal/localfile"
+	"reconcile/internal/boundedfile"
 )
 
 // checkConfigFiles checks the files the OCI SDK reads whole for profile of
@@ -19,7 +19,7 @@ import (
 // hanging or filling memory; a key file that is not there is left to the
 // SDK, which may not need it.
 func checkConfigFiles(file, profile string) error {
-	raw, err := localfile.Read(file, maxConfigFile)
+	raw, err := boundedfile.Read(file, maxConfigFile)
 	if err != nil {
 		return fmt.Errorf("aiendpoint: OCI config file: %w", err)
 	}
@@ -40,7 +40,7 @@ func checkConfigFiles(file, profile string) error {
 	return nil
 }
 
-// checkIfThere is localfile.Check for a file the SDK reads only if it can:
+// checkIfThere is boundedfile.Check for a file the SDK reads only if it can:
 // one that cannot be examined (missing, not permitted) is left to the SDK,
 // which reports it when it needs it, without hanging.
 func checkIfThere(path string, limit int64) error {
@@ -50,7 +50,7 @@ func checkIfThere(path string, limit int64) error {
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	return localfile.Check(path, limit)
+	return boundedfile.Check(path, limit)
 }
 
 // checkSDKFiles checks the optional files the OCI SDK reads whole when it

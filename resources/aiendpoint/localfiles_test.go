@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reconcile/internal/fifotest"
 	"reconcile/resources"
 	"reconcile/resources/emulator"
-	"reconcile/resources/internal/fifotest"
 )
 
 // sparseFile makes a file of size bytes that takes no room on disk.
@@ -69,7 +69,7 @@ func TestDriverConfigFilesBounded(t *testing.T) {
 		"config is a FIFO":      {config: fifo, want: fmt.Sprintf("OCI config file: %q is a named pipe (FIFO), not a regular file", fifo)},
 		"config is /dev/zero":   {config: "/dev/zero", want: `OCI config file: "/dev/zero" is a character device, not a regular file`},
 		"config is a directory": {config: dir, want: "is a directory, not a regular file"},
-		"config too large":      {config: bigConfig, want: "holds 2097152 bytes, more than the 1 MiB such a file may hold"},
+		"config too large":      {config: bigConfig, want: "holds 2097152 bytes, over the limit of 1048576 bytes (1 MiB)"},
 		"missing config":        {config: filepath.Join(dir, "nope"), want: "no such file or directory"},
 		"unknown profile":       {config: good, profile: "PROD", want: `profile "PROD"`},
 		"key_file is a FIFO": {config: configWith(t, dir, "key_fifo", creds, "DEFAULT", fifo),
@@ -77,7 +77,7 @@ func TestDriverConfigFilesBounded(t *testing.T) {
 		"key_file is /dev/zero": {config: configWith(t, dir, "key_zero", creds, "DEFAULT", "/dev/zero"),
 			want: `key_file: "/dev/zero" is a character device, not a regular file`},
 		"key_file too large": {config: configWith(t, dir, "key_big", creds, "DEFAULT", bigKey),
-			want: "key_file: " + fmt.Sprintf("%q", bigKey) + " holds 1048576 bytes, more than the 64 KiB"},
+			want: "key_file: " + fmt.Sprintf("%q", bigKey) + " holds 1048576 bytes, over the limit of 65536 bytes (64 KiB)"},
 		"fallback DEFAULT key_file is a FIFO": {config: configWith(t, dir, "default_fifo", creds, "OTHER", goodKey, "DEFAULT", fifo), profile: "OTHER",
 			want: `profile "DEFAULT": key_file: ` + fmt.Sprintf("%q", fifo) + " is a named pipe"},
 	} {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"reconcile/internal/fifotest"
 	"reconcile/resources"
 	"reconcile/resources/endpointsiam"
-	"reconcile/resources/internal/fifotest"
 )
 
 // TestCredentialsFileBounded runs alone: it sets environment variables. A
@@ -31,7 +31,7 @@ func TestCredentialsFileBounded(t *testing.T) {
 	for name, tc := range map[string]struct{ path, want string }{
 		"FIFO":      {fifo, fmt.Sprintf("GOOGLE_APPLICATION_CREDENTIALS: %q is a named pipe (FIFO), not a regular file", fifo)},
 		"/dev/zero": {"/dev/zero", `GOOGLE_APPLICATION_CREDENTIALS: "/dev/zero" is a character device, not a regular file`},
-		"too large": {big, "holds 2097152 bytes, more than the 1 MiB such a file may hold"},
+		"too large": {big, "holds 2097152 bytes, over the limit of 1048576 bytes (1 MiB)"},
 	} {
 		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", tc.path)
 		fn := endpointsiam.NewServiceIamPolicy(endpointsiam.Config{Endpoint: "http://127.0.0.1:1/"})

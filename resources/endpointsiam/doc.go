@@ -36,6 +36,22 @@
 // Google's message. Service Management answers an unknown service with 403
 // PERMISSION_DENIED, not 404, so a lookup never returns resources.ErrNotFound.
 //
+// # Comparing results
+//
+// Both lookups implement resources.ResultComparer, for drift detection.
+// policyData compares by meaning: two policies are equal when they hold the
+// same role bindings (role, condition, set of members) and the same audit
+// configs, whatever the order of bindings, members and audit configs,
+// repeated members and bindings without members left out; text that does
+// not parse compares as text. A changed policy is described one line per
+// role whose members changed, roles sorted, removed members first:
+//
+//	binding roles/viewer: -user:alice@example.com +user:bob@example.com
+//
+// Members count per role whatever their conditions; a change of conditions
+// or audit configs alone is shown by the field, without a line. Every other
+// field compares with resources.Equal.
+//
 // # Tests
 //
 // The tests run the lookups over HTTP against the emulator of Service

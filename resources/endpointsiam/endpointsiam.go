@@ -20,9 +20,9 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
+	"reconcile/internal/boundedfile"
 	"reconcile/resources"
 	"reconcile/resources/httpretry"
-	"reconcile/resources/internal/localfile"
 )
 
 // scopeCloudPlatform is the OAuth 2 scope requested with Application Default
@@ -117,7 +117,7 @@ const maxCredentialsFile = 1 << 20
 // hanging or filling memory.
 func checkCredentialsFile() error {
 	if f := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"); f != "" {
-		if err := localfile.Check(f, maxCredentialsFile); err != nil {
+		if err := boundedfile.Check(f, maxCredentialsFile); err != nil {
 			return fmt.Errorf("GOOGLE_APPLICATION_CREDENTIALS: %w", err)
 		}
 		return nil
@@ -126,7 +126,7 @@ func checkCredentialsFile() error {
 	if _, err := os.Stat(f); err != nil {
 		return nil // the library looks elsewhere
 	}
-	return localfile.Check(f, maxCredentialsFile)
+	return boundedfile.Check(f, maxCredentialsFile)
 }
 
 // wellKnownFile is where gcloud writes Application Default Credentials, as
@@ -170,16 +170,33 @@ func (u userProject) RoundTrip(req *http.Request) (*http.Response, error) {
 	return u.base.RoundTrip(r)
 }
 
-// ServiceIamPolicy is the gcp:endpoints:getServiceIamPolicy lookup.
-type ServiceIamPolicy struct{ c *conn }
+// Type tokens of the lookups this package serves, as the schemas name them.
+const (
+	// ServiceIamPolicyToken is the lookup ServiceIamPolicy serves.
+	ServiceIamPolicyToken = "gcp:endpoints:getServiceIamPolicy"
+	// ConsumersIamPolicyToken is the lookup ConsumersIamPolicy serves.
+	ConsumersIamPolicyToken = "gcp:endpoints:getServiceConsumersIamPolicy"
+)
+
+// ServiceIamPolicy is the gcp:endpoints:getServiceIamPolicy lookup. It
+// compares its results as resources.ResultComparer says.
+type ServiceIamPolicy struct {
+	c *conn
+	policyResults
+}
 
 // ConsumersIamPolicy is the gcp:endpoints:getServiceConsumersIamPolicy
-// lookup.
-type ConsumersIamPolicy struct{ c *conn }
+// lookup. It compares its results as resources.ResultComparer says.
+type ConsumersIamPolicy struct {
+	c *conn
+	policyResults
+}
 
 var (
-	_ resources.Function = (*ServiceIamPolicy)(nil)
-	_ resources.Function = (*ConsumersIamPolicy)(nil)
+	_ resources.Function       = (*ServiceIamPolicy)(nil)
+	_ resources.ResultComparer = (*ServiceIamPolicy)(nil)
+	_ resources.Function       = (*ConsumersIamPolicy)(nil)
+	_ resources.ResultComparer = (*ConsumersIamPolicy)(nil)
 )
 
 // NewServiceIamPolicy returns the gcp:endpoints:getServiceIamPolicy lookup.

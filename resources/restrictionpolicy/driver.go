@@ -26,8 +26,13 @@ var (
 	_ resources.Recoverer  = (*Driver)(nil)
 )
 
-// token is the type token of the policies this driver manages.
-const token = "datadog:RestrictionPolicy"
+// Type tokens this package serves, as the schemas name them.
+const (
+	// Token is the type of the policies Driver manages.
+	Token = "datadog:RestrictionPolicy"
+	// CurrentUserToken is the lookup CurrentUser serves.
+	CurrentUserToken = "datadog:getCurrentUser"
+)
 
 // New returns a driver calling the Datadog API described by cfg.
 func New(cfg Config) *Driver {
@@ -78,7 +83,7 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 	}
 	if len(cur.Bindings) > 0 {
 		return "", nil, wrap("create", rid, fmt.Errorf("%w, made outside this state: import it to manage it here, or delete it first",
-			&resources.ExistsError{Type: token, ID: rid}))
+			&resources.ExistsError{Type: Token, ID: rid}))
 	}
 	p, err := d.c.UpdateRestrictionPolicy(ctx, rid, bindings)
 	if err != nil {
