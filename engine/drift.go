@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 
 	"reconcile/engine/dag"
@@ -133,7 +130,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		}
 		out.live = map[string]any(resources.CanonAttrs(res))
 		item.Status = report.DriftResult
-		item.Fields, item.Details = lookupDrift(s, rec.Outputs, out.live)
+		item.Fields, item.Details = lookupDrift(s, fn, rec.Outputs, out.live)
 	default:
 		d, ok := reg.Drivers[rec.Type]
 		if !ok {
@@ -223,31 +220,28 @@ func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 // results: every output-only field; an IAM policy's policyData compares as
 // a set of role bindings, and details say which members were added to and
 // removed from which role.
-func lookupDrift(s *schemas.Schema, applied, live map[string]any) ([]plan.FieldDrift, []string) {
+func lookupDrift(s *schemas.Schema, fn resources.Function, applied, live map[string]any) ([]plan.FieldDrift, []string) {
+	cmp, _ := fn.(resources.ResultComparer)
+	equal := func(k string, a, l any) bool {
+		if cmp != nil {
+			return cmp.EqualResultField(k, a, l)
+		}
+		return resources.Equal(a, l)
+	}
 	var fields []plan.FieldDrift
-	var details []string
 	for _, k := range s.Outputs() {
 		pr := s.Root.Properties[k]
 		if pr == nil || !pr.ReadOnly {
 			continue
 		}
-		a, l := applied[k], live[k]
-		if k == "policyData" {
-			as, aok := a.(string)
-			ls, lok := l.(string)
-			if aok && lok {
-				if policyEqual(as, ls) {
-					continue
-				}
-				details = policyDataChanges(as, ls)
-			}
+		if a, l := applied[k], live[k]; !equal(k, a, l) {
+			fields = append(fields, plan.FieldDrift{Path: k, Applied: a, Live: l})
 		}
-		if resources.Equal(a, l) {
-			continue
-		}
-		fields = append(fields, plan.FieldDrift{Path: k, Applied: a, Live: l})
 	}
-	return fields, details
+	if len(fields) == 0 || cmp == nil {
+		return fields, nil
+	}
+	return fields, cmp.DescribeResultChange(applied, live)
 }
 
 // getDrift compares what a get read at the last apply with what it reads
@@ -262,116 +256,6 @@ func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) 
 		if pr := s.Root.Properties[k]; pr != nil && !pr.ReadOnly && !value.Equal(pr, live[k], applied[k], sl) {
 			out = append(out, plan.FieldDrift{Path: k, Applied: applied[k], Live: live[k]})
 		}
-	}
-	return out
-}
-
-// policyEqual reports whether two IAM policies (policyData JSON text) hold
-// the same role bindings and audit configs, whatever the order of bindings
-// and members. Text that does not parse compares as text.
-func policyEqual(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ca, okA := policyCanon(a)
-	cb, okB := policyCanon(b)
-	return okA && okB && ca == cb
-}
-
-// policyCanon is the canonical text of an IAM policy: members sorted and
-// deduplicated within each binding, bindings sorted, bindings without
-// members dropped, audit configs sorted.
-func policyCanon(text string) (string, bool) {
-	var p struct {
-		Bindings []struct {
-			Role      string   `json:"role"`
-			Members   []string `json:"members"`
-			Condition any      `json:"condition"`
-		} `json:"bindings"`
-		AuditConfigs []any `json:"auditConfigs"`
-	}
-	if err := json.Unmarshal([]byte(text), &p); err != nil {
-		return "", false
-	}
-	var bindings []string
-	for _, b := range p.Bindings {
-		members := map[string]bool{}
-		for _, m := range b.Members {
-			members[m] = true
-		}
-		if len(members) == 0 {
-			continue
-		}
-		bindings = append(bindings, value.CanonicalJSON(map[string]any{"role": b.Role, "members": slices.Sorted(maps.Keys(members)), "condition": b.Condition}))
-	}
-	sort.Strings(bindings)
-	var audits []string
-	for _, a := range p.AuditConfigs {
-		audits = append(audits, value.CanonicalJSON(a))
-	}
-	sort.Strings(audits)
-	return value.CanonicalJSON(map[string]any{"bindings": bindings, "auditConfigs": audits}), true
-}
-
-// policyDataChanges describes how two IAM policies (policyData JSON text)
-// differ, one line per role: members added and removed.
-func policyDataChanges(before, after string) []string {
-	members := func(text string) map[string]map[string]bool {
-		var p struct {
-			Bindings []struct {
-				Role    string   `json:"role"`
-				Members []string `json:"members"`
-			} `json:"bindings"`
-		}
-		_ = json.Unmarshal([]byte(text), &p)
-		out := map[string]map[string]bool{}
-		for _, b := range p.Bindings {
-			if out[b.Role] == nil {
-				out[b.Role] = map[string]bool{}
-			}
-			for _, m := range b.Members {
-				out[b.Role][m] = true
-			}
-		}
-		return out
-	}
-	a, b := members(before), members(after)
-	roles := map[string]bool{}
-	for r := range a {
-		roles[r] = true
-	}
-	for r := range b {
-		roles[r] = true
-	}
-	var lines []string
-	for _, role := range slices.Sorted(maps.Keys(roles)) {
-		var added, removed []string
-		for m := range b[role] {
-			if !a[role][m] {
-				added = append(added, "+"+m)
-			}
-		}
-		for m := range a[role] {
-			if !b[role][m] {
-				removed = append(removed, "-"+m)
-			}
-		}
-		sort.Strings(added)
-		sort.Strings(removed)
-		if len(added)+len(removed) > 0 {
-			lines = append(lines, fmt.Sprintf("binding %s: %s", role, joinSpace(append(removed, added...))))
-		}
-	}
-	return lines
-}
-
-func joinSpace(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += " "
-		}
-		out += s
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/resources"
+	"reconcile/resources/endpointsiam"
 	"reconcile/state"
 )
 
@@ -250,8 +251,18 @@ func newHarness(t *testing.T) *harness {
 	return &harness{t: t, cloud: c, user: user, iam: iam, path: filepath.Join(t.TempDir(), "state.db"),
 		reg: resources.Registry{
 			Drivers:   map[string]resources.Driver{endpointToken: c},
-			Functions: map[string]resources.Function{userToken: user, iamToken: iam},
+			Functions: map[string]resources.Function{userToken: user, iamToken: iamFunc{iam, iamComparer}},
 		}}
+}
+
+// iamComparer compares IAM policy results as the real lookup does.
+var iamComparer = endpointsiam.NewServiceIamPolicy(endpointsiam.Config{}).(resources.ResultComparer)
+
+// iamFunc is a fake IAM policy lookup that compares its results with the
+// real lookup's ResultComparer.
+type iamFunc struct {
+	*fakeFunc
+	resources.ResultComparer
 }
 
 func (h *harness) load(src string) *specs.Spec {

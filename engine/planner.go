@@ -258,7 +258,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		value.CanonicalJSON(value.SealTo(args, prior.Inputs, p.sealer(v.Name))) == value.CanonicalJSON(prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
-			c.Drift, c.DriftDetails = lookupDrift(s, prior.Outputs, res)
+			c.Drift, c.DriftDetails = lookupDrift(s, p.reg.Functions[inv.Function], prior.Outputs, res)
 		}
 	}
 	var val any = res

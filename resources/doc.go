@@ -13,8 +13,7 @@
 //   - VendorKeys (a Driver): names the map entries the cloud adds by itself.
 //   - Recoverer (a Driver): finds what an interrupted Create made.
 //   - ResultComparer (a Function): compares two of its results by meaning
-//     and describes how they differ, for drift detection. (Not called by
-//     the engine yet: engine/drift.go still compares IAM policies itself.)
+//     and describes how they differ, for drift detection.
 //
 // An implementation asserts at compile time each interface it offers,
 // optional ones included, so that a changed signature fails the build
