@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"reconcile/engine/dag"
+	"reconcile/engine/diag"
 	"reconcile/engine/eval"
 	"reconcile/engine/plan"
 	"reconcile/engine/report"
@@ -258,4 +260,127 @@ func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) 
 		}
 	}
 	return out
+}
+
+// makeRefreshOnlyPlan reads every node of state from the cloud, as Drift
+// does, and plans one Refresh change for each that drifted and a NoOp for
+// each of the others, sorted by address. The specs are read for
+// ignoreChanges (ignored fields are not drift) and for positions only: a
+// refresh-only plan never creates, updates or deletes anything in the
+// cloud. A node that cannot be read is an error diagnostic.
+func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*plan.Plan, diag.Diagnostics) {
+	meta, err := st.Meta()
+	if err != nil {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
+	}
+	recs, err := st.List()
+	if err != nil {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
+	}
+	key, err := st.SecretKey()
+	if err != nil {
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
+	}
+	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
+	var diags diag.Diagnostics
+	for _, r := range refreshRecords(ctx, spec, reg, key, recs, parallelism) {
+		rec := r.rec
+		pos := spec.DeclaredAt(rec.Name)
+		if r.err != nil {
+			diags = append(diags, diag.Errorf(pos, "refresh %q: read %s %q: %v", rec.Name, rec.Type, rec.ID, r.err))
+			continue
+		}
+		c := plan.Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: plan.NoOp, ID: rec.ID, Pos: pos}
+		if rec.Kind == kind.Resource {
+			c.Before = eval.Merge(rec.Inputs, rec.Outputs)
+			c.Before["id"] = rec.ID
+		} else {
+			c.Before = eval.Merge(rec.Outputs)
+		}
+		c.Before = value.UnsealForDisplay(c.Before).(map[string]any)
+		if r.item == nil {
+			c.After = c.Before
+			pl.Changes = append(pl.Changes, c)
+			continue
+		}
+		c.Action = plan.Refresh
+		c.Drift, c.DriftDetails = r.item.Fields, r.item.Details
+		if r.item.Status == report.DriftDeleted {
+			c.DeletedOutside, c.DeletedID = true, rec.ID
+		} else {
+			c.After = refreshedAttrs(rec, r.live, reg)
+		}
+		pl.Changes = append(pl.Changes, c)
+	}
+	return pl, diags.Sort()
+}
+
+// refreshedAttrs is what a Refresh writes into state for rec, given what
+// the cloud has now: for a lookup or a get, the live result; for a managed
+// resource, the live value of every input that was applied (a secret one
+// wrapped as Secret where state holds it sealed, without the map entries
+// the cloud adds by itself) and the live outputs. Inputs the specs leave to
+// the cloud stay out of state, as apply leaves them.
+func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registry) map[string]any {
+	if rec.Kind != kind.Resource {
+		return eval.Merge(live)
+	}
+	s, ok := schemas.Lookup(rec.Type)
+	if !ok {
+		return eval.Merge(live)
+	}
+	live = eval.WithoutVendorKeys(reg.Drivers[rec.Type], live, rec.Inputs)
+	out := map[string]any{}
+	for k, v := range live {
+		pr, isProp := s.Root.Properties[k]
+		if !isProp || pr.ReadOnly {
+			out[k] = v
+			continue
+		}
+		if applied, managed := rec.Inputs[k]; managed && v != nil {
+			out[k] = value.SecretAs(v, applied)
+		} else if !managed {
+			out[k] = v // the cloud's to choose: kept as an output
+		}
+	}
+	out["id"] = rec.ID
+	return out
+}
+
+// managedBy returns the name of the managed resource of type typ in recs
+// that holds the object id (as its object, or one a replacement left
+// behind), if there is one.
+func managedBy(recs []state.Record, typ, id string) (string, bool) {
+	for _, rec := range recs {
+		if rec.Kind != kind.Resource || rec.Type != typ {
+			continue
+		}
+		if rec.ID == id || slices.Contains(rec.Deposed, id) {
+			return rec.Name, true
+		}
+	}
+	return "", false
+}
+
+// readObject reads the object id of r's type, within r's read timeout, in
+// canonical form and always with its "id".
+func readObject(ctx context.Context, reg resources.Registry, r *specs.Resource, id string) (map[string]any, error) {
+	d, ok := reg.Drivers[r.Type]
+	if !ok {
+		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
+	}
+	if t, ok := r.Options.CustomTimeouts["read"]; ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	got, err := d.Read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any(resources.CanonAttrs(got))
+	if _, ok := out["id"]; !ok {
+		out["id"] = id
+	}
+	return out, nil
 }

@@ -105,18 +105,3 @@ func DeclarationYAML(rec state.Record) (string, error) {
 	}
 	return b.String(), enc.Close()
 }
-
-// managedBy returns the name of the managed resource of type typ in recs
-// that holds the object id (as its object, or one a replacement left
-// behind), if there is one.
-func managedBy(recs []state.Record, typ, id string) (string, bool) {
-	for _, rec := range recs {
-		if rec.Kind != kind.Resource || rec.Type != typ {
-			continue
-		}
-		if rec.ID == id || slices.Contains(rec.Deposed, id) {
-			return rec.Name, true
-		}
-	}
-	return "", false
-}

@@ -105,7 +105,7 @@ func MakePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	var pl *plan.Plan
 	var diags diag.Diagnostics
 	if opts.RefreshOnly {
-		pl, diags = makeRefreshOnlyPlan(ctx, spec, st, reg, opts)
+		pl, diags = makeRefreshOnlyPlan(ctx, spec, st, reg, opts.Parallelism)
 	} else {
 		pl, diags = makePlan(ctx, spec, st, reg, opts)
 	}
@@ -377,29 +377,6 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 // read calls the driver's Read with the resource's read timeout.
 func (p *planner) read(ctx context.Context, r *specs.Resource, id string) (map[string]any, error) {
 	return readObject(ctx, p.reg, r, id)
-}
-
-// readObject reads the object id of r's type, within r's read timeout, in
-// canonical form and always with its "id".
-func readObject(ctx context.Context, reg resources.Registry, r *specs.Resource, id string) (map[string]any, error) {
-	d, ok := reg.Drivers[r.Type]
-	if !ok {
-		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
-	}
-	if t, ok := r.Options.CustomTimeouts["read"]; ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
-	}
-	got, err := d.Read(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any(resources.CanonAttrs(got))
-	if _, ok := out["id"]; !ok {
-		out["id"] = id
-	}
-	return out, nil
 }
 
 func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {

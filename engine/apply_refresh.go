@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/engine/diag"
 	"reconcile/engine/eval"
 	"reconcile/engine/plan"
 	"reconcile/engine/report"
-	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
-	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
 )
@@ -22,91 +19,6 @@ import (
 // for the nodes that changed (or were deleted) outside reconcile, changing
 // nothing in the cloud. After it, Drift reports nothing and a normal plan
 // shows the changes that take the cloud back to the specs.
-
-// makeRefreshOnlyPlan reads every node of state from the cloud, as Drift
-// does, and plans one Refresh change for each that drifted and a NoOp for
-// each of the others, sorted by address. The specs are read for
-// ignoreChanges (ignored fields are not drift) and for positions only: a
-// refresh-only plan never creates, updates or deletes anything in the
-// cloud. A node that cannot be read is an error diagnostic.
-func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*plan.Plan, diag.Diagnostics) {
-	meta, err := st.Meta()
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
-	}
-	recs, err := st.List()
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
-	}
-	key, err := st.SecretKey()
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
-	}
-	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
-	var diags diag.Diagnostics
-	for _, r := range refreshRecords(ctx, spec, reg, key, recs, opts.Parallelism) {
-		rec := r.rec
-		pos := spec.DeclaredAt(rec.Name)
-		if r.err != nil {
-			diags = append(diags, diag.Errorf(pos, "refresh %q: read %s %q: %v", rec.Name, rec.Type, rec.ID, r.err))
-			continue
-		}
-		c := plan.Change{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, Action: plan.NoOp, ID: rec.ID, Pos: pos}
-		if rec.Kind == kind.Resource {
-			c.Before = eval.Merge(rec.Inputs, rec.Outputs)
-			c.Before["id"] = rec.ID
-		} else {
-			c.Before = eval.Merge(rec.Outputs)
-		}
-		c.Before = value.UnsealForDisplay(c.Before).(map[string]any)
-		if r.item == nil {
-			c.After = c.Before
-			pl.Changes = append(pl.Changes, c)
-			continue
-		}
-		c.Action = plan.Refresh
-		c.Drift, c.DriftDetails = r.item.Fields, r.item.Details
-		if r.item.Status == report.DriftDeleted {
-			c.DeletedOutside, c.DeletedID = true, rec.ID
-		} else {
-			c.After = refreshedAttrs(rec, r.live, reg)
-		}
-		pl.Changes = append(pl.Changes, c)
-	}
-	return pl, diags.Sort()
-}
-
-// refreshedAttrs is what a Refresh writes into state for rec, given what
-// the cloud has now: for a lookup or a get, the live result; for a managed
-// resource, the live value of every input that was applied (a secret one
-// wrapped as Secret where state holds it sealed, without the map entries
-// the cloud adds by itself) and the live outputs. Inputs the specs leave to
-// the cloud stay out of state, as apply leaves them.
-func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registry) map[string]any {
-	if rec.Kind != kind.Resource {
-		return eval.Merge(live)
-	}
-	s, ok := schemas.Lookup(rec.Type)
-	if !ok {
-		return eval.Merge(live)
-	}
-	live = eval.WithoutVendorKeys(reg.Drivers[rec.Type], live, rec.Inputs)
-	out := map[string]any{}
-	for k, v := range live {
-		pr, isProp := s.Root.Properties[k]
-		if !isProp || pr.ReadOnly {
-			out[k] = v
-			continue
-		}
-		if applied, managed := rec.Inputs[k]; managed && v != nil {
-			out[k] = value.SecretAs(v, applied)
-		} else if !managed {
-			out[k] = v // the cloud's to choose: kept as an output
-		}
-	}
-	out["id"] = rec.ID
-	return out
-}
 
 // ApplyRefreshOnly carries out a refresh-only plan (Plan.RefreshOnly):
 // for each Refresh change it writes what the plan read from the cloud into
