@@ -16,6 +16,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
 	"reconcile/engine/plan"
+	"reconcile/engine/refresh"
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
@@ -397,7 +398,7 @@ func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *plan.Change)
 }
 
 func (a *applier) driverRead(ctx context.Context, r *specs.Resource, id string) (map[string]any, error) {
-	return readObject(ctx, a.reg, r, id)
+	return refresh.ReadObject(ctx, a.reg, r, id)
 }
 
 // put writes a record if it differs from what state holds.

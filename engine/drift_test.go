@@ -9,6 +9,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/refresh"
 	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/resources"
@@ -20,7 +21,7 @@ func (h *harness) drift(src string) *report.Drift {
 	h.t.Helper()
 	var rep *report.Drift
 	var err error
-	h.reading(func(st *state.Store) { rep, err = engine.Drift(h.t.Context(), h.load(src), st, h.reg, 4) })
+	h.reading(func(st *state.Store) { rep, err = refresh.Drift(h.t.Context(), h.load(src), st, h.reg, 4) })
 	if err != nil {
 		h.t.Fatal(err)
 	}

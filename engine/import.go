@@ -13,6 +13,7 @@ import (
 
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
+	"reconcile/engine/refresh"
 	"reconcile/engine/value"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -41,7 +42,7 @@ func ImportResource(ctx context.Context, st state.Backend, reg resources.Registr
 			return state.Record{}, fmt.Errorf("%q is already in state; choose another name or remove it first with 'reconcile state rm %s'", name, name)
 		}
 	}
-	if owner, ok := managedBy(recs, s.Token, id); ok {
+	if owner, ok := refresh.ManagedBy(recs, s.Token, id); ok {
 		return state.Record{}, fmt.Errorf("%s %q is already managed in this state as %q: two names would own one object; to rename it, run 'reconcile state mv %s %s'", s.Token, id, owner, owner, name)
 	}
 	d, ok := reg.Drivers[s.Token]

@@ -12,6 +12,7 @@ import (
 	"reconcile/engine/dag"
 	"reconcile/engine/eval"
 	"reconcile/engine/plan"
+	"reconcile/engine/refresh"
 	"reconcile/engine/specs"
 	"reconcile/kind"
 
@@ -105,7 +106,7 @@ func MakePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	var pl *plan.Plan
 	var diags diag.Diagnostics
 	if opts.RefreshOnly {
-		pl, diags = makeRefreshOnlyPlan(ctx, spec, st, reg, opts.Parallelism)
+		pl, diags = refresh.Plan(ctx, spec, st, reg, opts.Parallelism)
 	} else {
 		pl, diags = makePlan(ctx, spec, st, reg, opts)
 	}
@@ -258,7 +259,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		value.CanonicalJSON(value.SealTo(args, prior.Inputs, p.sealer(v.Name))) == value.CanonicalJSON(prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
-			c.Drift, c.DriftDetails = lookupDrift(s, p.reg.Functions[inv.Function], prior.Outputs, res)
+			c.Drift, c.DriftDetails = refresh.LookupDrift(s, p.reg.Functions[inv.Function], prior.Outputs, res)
 		}
 	}
 	var val any = res
@@ -367,7 +368,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 		}
 	}
 	if prior, ok := p.prior[r.Name]; ok && p.opts.Refresh && prior.Kind == kind.Get && prior.Type == r.Type && prior.ID == sid {
-		c.Drift = getDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
+		c.Drift = refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
 	}
 	c.ID, c.After = sid, live
 	p.set(r.Name, &nodeResult{value: live, change: c})
@@ -376,7 +377,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 
 // read calls the driver's Read with the resource's read timeout.
 func (p *planner) read(ctx context.Context, r *specs.Resource, id string) (map[string]any, error) {
-	return readObject(ctx, p.reg, r, id)
+	return refresh.ReadObject(ctx, p.reg, r, id)
 }
 
 func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
@@ -430,7 +431,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
 		}
 		d := p.reg.Drivers[r.Type]
-		c.Drift = resourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
+		c.Drift = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
 		// The cloud echoes secret inputs in clear: seal them as state
 		// does, so that they compare but are never shown or saved. Map
 		// entries the cloud adds by itself are its own business.
@@ -509,7 +510,7 @@ func (p *planner) finishReplace(r *specs.Resource, c *plan.Change, opts eval.Opt
 
 func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *plan.Change, desired map[string]any) error {
 	c.Action, c.ImportID = plan.Import, r.Options.Import
-	if owner, ok := managedBy(p.priorRecords(), r.Type, r.Options.Import); ok && owner != r.Name {
+	if owner, ok := refresh.ManagedBy(p.priorRecords(), r.Type, r.Options.Import); ok && owner != r.Name {
 		return p.failDetail(r.Options.ImportPos, fmt.Sprintf("two names would own one object; to rename it, run 'reconcile state mv %s %s' and remove options.import", owner, r.Name),
 			"import %q: %s %q is already managed in this state as %q", r.Name, r.Type, r.Options.Import, owner)
 	}

@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/refresh"
 	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
@@ -322,7 +323,7 @@ func TestInterruptedPlanOneError(t *testing.T) {
 	h.reading(func(st *state.Store) {
 		spec := h.load(src)
 		_, diags = engine.MakePlan(ctx, spec, st, h.reg, engine.PlanOptions{Refresh: true})
-		_, derr = engine.Drift(ctx, spec, st, h.reg, 10)
+		_, derr = refresh.Drift(ctx, spec, st, h.reg, 10)
 	})
 	if len(diags) != 1 || !strings.Contains(diags[0].Summary, "the plan was interrupted") {
 		t.Errorf("interrupted plan: %d diagnostics, want one saying it was interrupted:\n%s", len(diags), diagText(diags))

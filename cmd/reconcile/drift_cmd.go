@@ -3,7 +3,7 @@ package main
 import (
 	"flag"
 
-	"reconcile/engine"
+	"reconcile/engine/refresh"
 	"reconcile/engine/render"
 )
 
@@ -50,7 +50,7 @@ func runDrift(c *cli, o *cmdOpts, args []string) int {
 	}
 	defer ss.close()
 	c.warnIntents(ss.st)
-	rep, err := engine.Drift(c.ctx, ss.spec, ss.st, ss.reg, c.g.parallelism)
+	rep, err := refresh.Drift(c.ctx, ss.spec, ss.st, ss.reg, c.g.parallelism)
 	if err != nil {
 		return c.errorf("%v", err)
 	}

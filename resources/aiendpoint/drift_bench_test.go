@@ -7,6 +7,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/refresh"
 	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
@@ -71,7 +72,7 @@ func BenchmarkDrift1000Endpoints(b *testing.B) {
 			}
 		}
 		start := time.Now()
-		rep, err := engine.Drift(b.Context(), spec, st, reg, parallelism)
+		rep, err := refresh.Drift(b.Context(), spec, st, reg, parallelism)
 		all := time.Since(start)
 		if err != nil {
 			b.Fatal(err)

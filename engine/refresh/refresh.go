@@ -1,4 +1,4 @@
-package engine
+package refresh
 
 import (
 	"context"
@@ -132,7 +132,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		}
 		out.live = map[string]any(resources.CanonAttrs(res))
 		item.Status = report.DriftResult
-		item.Fields, item.Details = lookupDrift(s, fn, rec.Outputs, out.live)
+		item.Fields, item.Details = LookupDrift(s, fn, rec.Outputs, out.live)
 	default:
 		d, ok := reg.Drivers[rec.Type]
 		if !ok {
@@ -169,7 +169,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		}
 		if rec.Kind == kind.Get {
 			item.Status = report.DriftResult
-			item.Fields = getDrift(s, sl, rec.Outputs, out.live)
+			item.Fields = GetDrift(s, sl, rec.Outputs, out.live)
 			break
 		}
 		var ignore []specs.PathOpt
@@ -177,7 +177,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 			ignore = r.Options.IgnoreChanges
 		}
 		item.Status = report.DriftChanged
-		item.Fields = resourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
+		item.Fields = ResourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
 	}
 	if len(item.Fields) > 0 || len(item.Details) > 0 {
 		out.item = item
@@ -185,13 +185,13 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 	return out
 }
 
-// resourceDrift compares the inputs last applied with the live attributes
+// ResourceDrift compares the inputs last applied with the live attributes
 // of a managed object: only the inputs that were applied, under their
 // schema, after the driver's normalisation of both sides, without the map
 // entries the cloud adds by itself, and with the fields named by ignore
 // left out. Values secret in applied (sealed) are sealed alike in live, and
 // shown as secrets. The result is sorted by path.
-func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) []plan.FieldDrift {
+func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) []plan.FieldDrift {
 	liveIn := eval.WithoutVendorKeys(d, eval.Inputs(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {
@@ -218,11 +218,11 @@ func resourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 	return out
 }
 
-// lookupDrift compares a lookup's results as last read with its live
+// LookupDrift compares a lookup's results as last read with its live
 // results: every output-only field; an IAM policy's policyData compares as
 // a set of role bindings, and details say which members were added to and
 // removed from which role.
-func lookupDrift(s *schemas.Schema, fn resources.Function, applied, live map[string]any) ([]plan.FieldDrift, []string) {
+func LookupDrift(s *schemas.Schema, fn resources.Function, applied, live map[string]any) ([]plan.FieldDrift, []string) {
 	cmp, _ := fn.(resources.ResultComparer)
 	equal := func(k string, a, l any) bool {
 		if cmp != nil {
@@ -246,10 +246,10 @@ func lookupDrift(s *schemas.Schema, fn resources.Function, applied, live map[str
 	return fields, cmp.DescribeResultChange(applied, live)
 }
 
-// getDrift compares what a get read at the last apply with what it reads
+// GetDrift compares what a get read at the last apply with what it reads
 // now: the input fields (output-only ones, such as state and timeUpdated,
 // move on their own).
-func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) []plan.FieldDrift {
+func GetDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) []plan.FieldDrift {
 	var out []plan.FieldDrift
 	for _, k := range s.Outputs() {
 		if k == "id" {
@@ -262,13 +262,13 @@ func getDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) 
 	return out
 }
 
-// makeRefreshOnlyPlan reads every node of state from the cloud, as Drift
+// Plan reads every node of state from the cloud, as Drift
 // does, and plans one Refresh change for each that drifted and a NoOp for
 // each of the others, sorted by address. The specs are read for
 // ignoreChanges (ignored fields are not drift) and for positions only: a
 // refresh-only plan never creates, updates or deletes anything in the
 // cloud. A node that cannot be read is an error diagnostic.
-func makeRefreshOnlyPlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*plan.Plan, diag.Diagnostics) {
+func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*plan.Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
@@ -347,10 +347,10 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 	return out
 }
 
-// managedBy returns the name of the managed resource of type typ in recs
+// ManagedBy returns the name of the managed resource of type typ in recs
 // that holds the object id (as its object, or one a replacement left
 // behind), if there is one.
-func managedBy(recs []state.Record, typ, id string) (string, bool) {
+func ManagedBy(recs []state.Record, typ, id string) (string, bool) {
 	for _, rec := range recs {
 		if rec.Kind != kind.Resource || rec.Type != typ {
 			continue
@@ -362,9 +362,9 @@ func managedBy(recs []state.Record, typ, id string) (string, bool) {
 	return "", false
 }
 
-// readObject reads the object id of r's type, within r's read timeout, in
+// ReadObject reads the object id of r's type, within r's read timeout, in
 // canonical form and always with its "id".
-func readObject(ctx context.Context, reg resources.Registry, r *specs.Resource, id string) (map[string]any, error) {
+func ReadObject(ctx context.Context, reg resources.Registry, r *specs.Resource, id string) (map[string]any, error) {
 	d, ok := reg.Drivers[r.Type]
 	if !ok {
 		return nil, fmt.Errorf("no driver is configured for %s", r.Type)
