@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/engine/value"
@@ -81,7 +82,7 @@ func TestApplyCreateRecordsState(t *testing.T) {
 	}
 
 	for _, refresh := range []bool{true, false} {
-		p2 := h.plan(src, engine.PlanOptions{Refresh: refresh})
+		p2 := h.plan(src, planner.Options{Refresh: refresh})
 		if got, want := actions(p2), "a:no-op b:no-op"; got != want {
 			t.Errorf("plan after apply (refresh=%v) = %q, want %q", refresh, got, want)
 		}
@@ -123,7 +124,7 @@ func TestApplyUpdateInPlace(t *testing.T) {
 	if obj, _ := h.cloud.object(id); obj["displayName"] != "renamed" {
 		t.Errorf("cloud displayName = %v, want renamed", obj["displayName"])
 	}
-	if p := h.plan(src, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+	if p := h.plan(src, planner.Options{Refresh: true}); p.HasChanges() {
 		t.Errorf("plan after the update = %q, want no changes", actions(p))
 	}
 }
@@ -200,7 +201,7 @@ func TestApplyReplace(t *testing.T) {
 			if _, ok := h.cloud.object(r.ID); !ok {
 				t.Errorf("new object %q does not exist", r.ID)
 			}
-			if p := h.plan(src, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+			if p := h.plan(src, planner.Options{Refresh: true}); p.HasChanges() {
 				t.Errorf("plan after the replace = %q, want no changes", actions(p))
 			}
 		})
@@ -228,7 +229,7 @@ func TestApplyReplacesTaintedObject(t *testing.T) {
 	}
 
 	h.cloud.taintCreate = nil
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	if got, want := actions(p), "a:replace b:create"; got != want {
 		t.Fatalf("plan after the failed create = %q, want %q", got, want)
 	}
@@ -427,7 +428,7 @@ func TestApplyImport(t *testing.T) {
 			if obj, _ := h.cloud.object("ocid1.existing"); obj["displayName"] != tc.displayName {
 				t.Errorf("cloud displayName = %v, want %s", obj["displayName"], tc.displayName)
 			}
-			if p := h.plan(src, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+			if p := h.plan(src, planner.Options{Refresh: true}); p.HasChanges() {
 				t.Errorf("plan after the import = %q, want no changes", actions(p))
 			}
 		})
@@ -468,7 +469,7 @@ func TestApplyIgnoreChanges(t *testing.T) {
 	h.mustApply(resourcesOf(endpoint("a", "first", "options.ignoreChanges: [displayName]")))
 	id := h.record("a").ID
 
-	p := h.plan(resourcesOf(endpoint("a", "second", "options.ignoreChanges: [displayName]")), engine.PlanOptions{Refresh: true})
+	p := h.plan(resourcesOf(endpoint("a", "second", "options.ignoreChanges: [displayName]")), planner.Options{Refresh: true})
 	if got := actions(p); got != "a:no-op" {
 		t.Errorf("plan with only an ignored change = %q, want a:no-op", got)
 	}
@@ -486,7 +487,7 @@ func TestApplyIgnoreChanges(t *testing.T) {
 	if r := h.record("a"); r.Inputs["displayName"] != "first" {
 		t.Errorf("recorded displayName = %v, want the prior value first", r.Inputs["displayName"])
 	}
-	if p := h.plan(src, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+	if p := h.plan(src, planner.Options{Refresh: true}); p.HasChanges() {
 		t.Errorf("plan after the update = %q, want no changes", actions(p))
 	}
 }
@@ -517,7 +518,7 @@ variables:
 outputs:
   policyId: ${policy.id}
 `
-	p := h.plan(src, engine.PlanOptions{})
+	p := h.plan(src, planner.Options{})
 	if got, want := actions(p), "etag:read me:read a:create policy:read b:create"; got != want {
 		t.Fatalf("plan = %q, want %q", got, want)
 	}
@@ -585,7 +586,7 @@ func TestApplyPartialFailure(t *testing.T) {
 		}
 		return nil
 	}
-	_, res := h.applyWith(src, engine.PlanOptions{Refresh: true}, engine.ApplyOptions{Parallelism: 2})
+	_, res := h.applyWith(src, planner.Options{Refresh: true}, engine.ApplyOptions{Parallelism: 2})
 	if len(res.Failed) != 1 || res.Failed[0].Addr != "y2" || !strings.Contains(res.Failed[0].Err.Error(), "quota exceeded") {
 		t.Fatalf("failed = %v, want y2 with the driver's error", res.Failed)
 	}
@@ -622,7 +623,7 @@ func TestApplyPartialFailure(t *testing.T) {
 	}
 
 	h.cloud.failCreate = nil
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	var work []string
 	for _, c := range p.Changes {
 		if c.Action != plan.NoOp {
@@ -657,7 +658,7 @@ func TestApplyRecordsEachCreate(t *testing.T) {
 		endpoint("c", "c", "description: ${b.id}"),
 		endpoint("d", "d", "description: ${c.id}"),
 	)
-	_, res := h.applyWith(src, engine.PlanOptions{}, engine.ApplyOptions{Parallelism: 1})
+	_, res := h.applyWith(src, planner.Options{}, engine.ApplyOptions{Parallelism: 1})
 	if len(res.Failed) != 1 || res.Failed[0].Addr != "c" {
 		t.Fatalf("failed = %v, want c", res.Failed)
 	}
@@ -733,7 +734,7 @@ func TestApplyRetriesDeposedDelete(t *testing.T) {
 		t.Fatalf("record = id %q deposed %v, want a new id and %q deposed", r.ID, r.Deposed, old)
 	}
 	h.cloud.failDelete = nil
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	if c := change(t, p, "a"); c.Action != plan.NoOp || !reflect.DeepEqual(c.Deposed, []string{old}) || !p.HasChanges() {
 		t.Errorf("plan = %s with deposed %v, has changes %v; want a no-op that still destroys %q", c.Action, c.Deposed, p.HasChanges(), old)
 	}

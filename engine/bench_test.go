@@ -13,6 +13,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/specs"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -242,11 +243,11 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 	st := be.open(b, name, state.Options{ReadOnly: true})
 	defer st.Close()
 	reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
-	opts := engine.PlanOptions{Refresh: false}
+	opts := planner.Options{Refresh: false}
 
 	// Outside the timer: the state is up to date, so every change
 	// is a no-op.
-	p, diags := engine.MakePlan(b.Context(), spec, st, reg, opts)
+	p, diags := planner.Plan(b.Context(), spec, st, reg, opts)
 	if diags.HasErrors() {
 		b.Fatalf("plan: %v", diags.Err())
 	}
@@ -263,7 +264,7 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 	peak := startPeakHeap()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, diags := engine.MakePlan(b.Context(), spec, st, reg, opts); diags.HasErrors() {
+		if _, diags := planner.Plan(b.Context(), spec, st, reg, opts); diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}
 	}
@@ -290,7 +291,7 @@ func benchApply(b *testing.B, be backend, n int) {
 		b.StopTimer()
 		st := be.open(b, fmt.Sprintf("apply%d", benchStates.Add(1)), state.Options{Create: true})
 		reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
-		p, diags := engine.MakePlan(b.Context(), spec, st, reg, engine.PlanOptions{})
+		p, diags := planner.Plan(b.Context(), spec, st, reg, planner.Options{})
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}

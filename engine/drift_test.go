@@ -9,6 +9,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/refresh"
 	"reconcile/engine/render"
 	"reconcile/engine/report"
@@ -38,7 +39,7 @@ func (h *harness) refreshOnly(src string) (*plan.Plan, *report.Apply) {
 	}
 	defer st.Close()
 	spec := h.load(src)
-	p, diags := engine.MakePlan(h.t.Context(), spec, st, h.reg, engine.PlanOptions{RefreshOnly: true, Refresh: true})
+	p, diags := planner.Plan(h.t.Context(), spec, st, h.reg, planner.Options{RefreshOnly: true, Refresh: true})
 	if diags.HasErrors() {
 		h.t.Fatalf("plan --refresh-only: %v", diags.Err())
 	}
@@ -124,7 +125,7 @@ func TestPlanShowsDrift(t *testing.T) {
 	h.edit(h.record("a").ID, resources.Attrs{"displayName": "renamed by hand", "freeformTags": map[string]any{"team": "nlp", "owner": "bob"}})
 	h.cloud.remove(h.record("b").ID)
 
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	a := change(t, p, "a")
 	if a.Action != plan.Update || driftPaths(a) != "displayName,freeformTags" {
 		t.Fatalf("a = %s with drift %q, want an update with drift displayName,freeformTags", a.Action, driftPaths(a))
@@ -202,7 +203,7 @@ func TestPlanShowsDrift(t *testing.T) {
 	}
 
 	// Without refresh nothing is read, so nothing is known to have drifted.
-	if p := h.plan(src, engine.PlanOptions{Refresh: false}); p.HasDrift() {
+	if p := h.plan(src, planner.Options{Refresh: false}); p.HasDrift() {
 		t.Errorf("plan --refresh=false reports drift")
 	}
 }
@@ -241,7 +242,7 @@ func TestNoFalseDrift(t *testing.T) {
 	if rep := h.drift(src); rep.HasDrift() || len(rep.Errors) > 0 {
 		t.Errorf("drift = %+v, errors %v, want none", rep.Items, rep.Errors)
 	}
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	if p.HasDrift() || p.HasChanges() {
 		t.Errorf("plan = %q, drift %v, want no changes and no drift:\n%s", actions(p), p.HasDrift(), textOf(t, p))
 	}
@@ -255,7 +256,7 @@ func TestNoFalseDrift(t *testing.T) {
 	// A tag default the specs do set is compared like any other key.
 	set := strings.Replace(src, `"Operations.CostCenter": "42"`, `"Operations.CostCenter": "42", "Oracle-Tags.CreatedBy": "me"`, 1)
 	set = strings.Replace(set, "displayName: tagged", "displayName: renamed by hand", 1)
-	if c := change(t, h.plan(set, engine.PlanOptions{Refresh: true}), "tagged"); c.Action != plan.Update {
+	if c := change(t, h.plan(set, planner.Options{Refresh: true}), "tagged"); c.Action != plan.Update {
 		t.Errorf("a set Oracle-Tags key that differs: tagged = %s, want update", c.Action)
 	}
 }
@@ -342,7 +343,7 @@ variables:
 		t.Errorf("text does not end with the summary:\n%s", text.String())
 	}
 	// A plan shows the same drift, lookup included.
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	if pol := change(t, p, "policy"); len(pol.DriftDetails) != 1 || driftPaths(pol) != "etag,policyData" {
 		t.Errorf("plan: policy drift %q details %v", driftPaths(pol), pol.DriftDetails)
 	}
@@ -426,7 +427,7 @@ variables:
 		t.Errorf("drift after apply --refresh-only = %+v %v, want none", rep.Items, rep.Errors)
 	}
 	// Back to the specs: a is updated, b created; no drift left to show.
-	p2 := h.plan(src, engine.PlanOptions{Refresh: true})
+	p2 := h.plan(src, planner.Options{Refresh: true})
 	if got := actions(p2); got != "a:update b:create c:no-op policy:read" {
 		t.Errorf("plan after the refresh = %q, want a:update b:create", got)
 	}
@@ -452,7 +453,7 @@ variables:
 // mustApplyLoose applies src without refresh.
 func (h *harness) mustApplyLoose(src string) {
 	h.t.Helper()
-	_, res := h.applyWith(src, engine.PlanOptions{}, engine.ApplyOptions{Command: "apply"})
+	_, res := h.applyWith(src, planner.Options{}, engine.ApplyOptions{Command: "apply"})
 	if res.Err() != nil {
 		h.t.Fatalf("apply: %v", res.Failed)
 	}
@@ -512,7 +513,7 @@ func TestImportResourceDeclaration(t *testing.T) {
 		t.Errorf("declaration:\n%s", text)
 	}
 	for _, refresh := range []bool{true, false} {
-		if p := h.plan(text, engine.PlanOptions{Refresh: refresh}); p.HasChanges() || p.HasDrift() {
+		if p := h.plan(text, planner.Options{Refresh: refresh}); p.HasChanges() || p.HasDrift() {
 			t.Errorf("plan (refresh=%v) of the printed declaration = %q:\n%s", refresh, actions(p), textOf(t, p))
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
 	"reconcile/resources"
@@ -287,13 +288,13 @@ func (h *harness) reading(fn func(st *state.Store)) {
 
 // makePlan plans src against the state file, read-only, and returns the
 // diagnostics instead of failing on them.
-func (h *harness) makePlan(src string, opts engine.PlanOptions) (p *plan.Plan, diags diag.Diagnostics) {
+func (h *harness) makePlan(src string, opts planner.Options) (p *plan.Plan, diags diag.Diagnostics) {
 	h.t.Helper()
-	h.reading(func(st *state.Store) { p, diags = engine.MakePlan(h.t.Context(), h.load(src), st, h.reg, opts) })
+	h.reading(func(st *state.Store) { p, diags = planner.Plan(h.t.Context(), h.load(src), st, h.reg, opts) })
 	return p, diags
 }
 
-func (h *harness) plan(src string, opts engine.PlanOptions) *plan.Plan {
+func (h *harness) plan(src string, opts planner.Options) *plan.Plan {
 	h.t.Helper()
 	p, diags := h.makePlan(src, opts)
 	if diags.HasErrors() {
@@ -305,16 +306,16 @@ func (h *harness) plan(src string, opts engine.PlanOptions) *plan.Plan {
 // apply plans src with refresh and applies the plan.
 func (h *harness) apply(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
-	return h.applyWith(src, engine.PlanOptions{Refresh: true}, engine.ApplyOptions{Command: "apply"})
+	return h.applyWith(src, planner.Options{Refresh: true}, engine.ApplyOptions{Command: "apply"})
 }
 
 // destroy plans the deletion of everything and applies it.
 func (h *harness) destroy(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
-	return h.applyWith(src, engine.PlanOptions{Refresh: true, Destroy: true}, engine.ApplyOptions{Command: "destroy"})
+	return h.applyWith(src, planner.Options{Refresh: true, Destroy: true}, engine.ApplyOptions{Command: "destroy"})
 }
 
-func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOptions) (*plan.Plan, *report.Apply) {
+func (h *harness) applyWith(src string, po planner.Options, ao engine.ApplyOptions) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -322,7 +323,7 @@ func (h *harness) applyWith(src string, po engine.PlanOptions, ao engine.ApplyOp
 	}
 	defer st.Close()
 	spec := h.load(src)
-	p, diags := engine.MakePlan(h.t.Context(), spec, st, h.reg, po)
+	p, diags := planner.Plan(h.t.Context(), spec, st, h.reg, po)
 	if diags.HasErrors() {
 		h.t.Fatalf("plan: %v", diags.Err())
 	}
@@ -469,7 +470,7 @@ func TestApplyCreatesThenNoChanges(t *testing.T) {
 	if res.Outputs["bId"] == nil {
 		t.Errorf("outputs = %v, want bId", res.Outputs)
 	}
-	p2 := h.plan(twoEndpoints, engine.PlanOptions{Refresh: true})
+	p2 := h.plan(twoEndpoints, planner.Options{Refresh: true})
 	if p2.HasChanges() {
 		t.Errorf("second plan = %q, want no changes", actions(p2))
 	}

@@ -14,6 +14,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/render"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
@@ -101,8 +102,8 @@ resources:
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			want := withoutPositions(h.plan(camel, engine.PlanOptions{}))
-			got := withoutPositions(h.plan(src, engine.PlanOptions{}))
+			want := withoutPositions(h.plan(camel, planner.Options{}))
+			got := withoutPositions(h.plan(src, planner.Options{}))
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("plan of the %s spec differs from the camelCase one:\n got %+v\nwant %+v", name, got.Changes, want.Changes)
 			}
@@ -112,7 +113,7 @@ resources:
 			}
 			// Applying one spelling and planning the other changes nothing.
 			h.mustApply(src)
-			if p := h.plan(camel, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+			if p := h.plan(camel, planner.Options{Refresh: true}); p.HasChanges() {
 				t.Errorf("camelCase plan after applying the %s spec = %q, want no changes", name, actions(p))
 			}
 		})
@@ -158,7 +159,7 @@ resources:
     get:
       id: ocid1.legacy
       state: ` + tc.state + "\n"
-			_, diags := h.makePlan(src, engine.PlanOptions{})
+			_, diags := h.makePlan(src, planner.Options{})
 			got := diagText(diags)
 			if tc.want == "" {
 				if diags.HasErrors() {
@@ -176,7 +177,7 @@ resources:
 func TestPlanGetMissingObject(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	_, diags := h.makePlan("resources:\n  legacy:\n    type: oci:AiLanguage:Endpoint\n    get:\n      id: ocid1.gone\n", engine.PlanOptions{})
+	_, diags := h.makePlan("resources:\n  legacy:\n    type: oci:AiLanguage:Endpoint\n    get:\n      id: ocid1.gone\n", planner.Options{})
 	if want := `get "legacy": oci:AiLanguage:Endpoint "ocid1.gone" does not exist`; !strings.Contains(diagText(diags), want) {
 		t.Errorf("diagnostics = %q, want %q", diagText(diags), want)
 	}
@@ -211,7 +212,7 @@ func TestPlanProtect(t *testing.T) {
 			if r := h.record("a"); !r.Protect {
 				t.Fatalf("record.Protect = false, want true")
 			}
-			_, diags := h.makePlan(tc.src, engine.PlanOptions{Refresh: true, Destroy: tc.destroy})
+			_, diags := h.makePlan(tc.src, planner.Options{Refresh: true, Destroy: tc.destroy})
 			got := diagText(diags)
 			if !diags.HasErrors() {
 				t.Fatalf("plan succeeded, want an error")
@@ -252,7 +253,7 @@ func TestPlanRefresh(t *testing.T) {
 	h.cloud.remove(h.record("gone").ID)
 
 	reads := h.cloud.readCount()
-	p := h.plan(src, engine.PlanOptions{Refresh: false})
+	p := h.plan(src, planner.Options{Refresh: false})
 	if got := actions(p); got != "a:no-op gone:no-op" {
 		t.Errorf("plan without refresh = %q, want no-ops (state is trusted)", got)
 	}
@@ -260,7 +261,7 @@ func TestPlanRefresh(t *testing.T) {
 		t.Errorf("plan without refresh read %d objects, want none", n)
 	}
 
-	p = h.plan(src, engine.PlanOptions{Refresh: true})
+	p = h.plan(src, planner.Options{Refresh: true})
 	c := change(t, p, "a")
 	if c.Action != plan.Create || c.Reason != plan.ReasonDeletedOutside || c.ID != "" {
 		t.Errorf("a = %s (%s, id %q), want create because it was deleted outside reconcile", c.Action, c.Reason, c.ID)
@@ -270,14 +271,14 @@ func TestPlanRefresh(t *testing.T) {
 	}
 
 	// Removed from the specs and already gone: forgotten, not deleted.
-	p = h.plan(resourcesOf(endpoint("a", "a")), engine.PlanOptions{Refresh: true})
+	p = h.plan(resourcesOf(endpoint("a", "a")), planner.Options{Refresh: true})
 	if c := change(t, p, "gone"); c.Action != plan.Forget || c.Reason != plan.ReasonGoneOutside {
 		t.Errorf("gone = %s (%s), want forget because it was already deleted", c.Action, c.Reason)
 	}
 
 	// Drift is compared with the live object when refreshing.
 	h.cloud.put(id, resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1", "displayName": "changed by hand", "inferenceUnits": 1})
-	p = h.plan(resourcesOf(endpoint("a", "a")), engine.PlanOptions{Refresh: true})
+	p = h.plan(resourcesOf(endpoint("a", "a")), planner.Options{Refresh: true})
 	if c := change(t, p, "a"); c.Action != plan.Update || c.Before["displayName"] != "changed by hand" || c.After["displayName"] != "a" {
 		t.Errorf("a after drift = %s, before %v after %v, want an update back to a", c.Action, c.Before["displayName"], c.After["displayName"])
 	}
@@ -288,7 +289,7 @@ func TestPlanDestroy(t *testing.T) {
 	h := newHarness(t)
 	src := resourcesOf(endpoint("a", "a"), endpoint("b", "b", "description: ${a.id}"), endpoint("c", "c", "description: ${b.id}"))
 	h.mustApply(src)
-	p := h.plan(src, engine.PlanOptions{Destroy: true})
+	p := h.plan(src, planner.Options{Destroy: true})
 	if !p.Destroy {
 		t.Errorf("plan.Destroy = false")
 	}
@@ -311,7 +312,7 @@ func TestCheckPlan(t *testing.T) {
 	src := resourcesOf(endpoint("a", "a"))
 	h.mustApply(src)
 	next := resourcesOf(endpoint("a", "renamed"))
-	p := h.plan(next, engine.PlanOptions{})
+	p := h.plan(next, planner.Options{})
 	m := h.meta()
 	if p.Lineage != m.Lineage || p.Serial != m.Serial || p.Serial == 0 {
 		t.Fatalf("plan lineage/serial = %q/%d, state %q/%d", p.Lineage, p.Serial, m.Lineage, m.Serial)
@@ -358,7 +359,7 @@ func TestPlanFileEditedIsRefused(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.mustApply(resourcesOf(endpoint("a", "a"), endpoint("b", "b")))
-	p := h.plan(resourcesOf(endpoint("a", "a2"), endpoint("b", "b")), engine.PlanOptions{Refresh: true})
+	p := h.plan(resourcesOf(endpoint("a", "a2"), endpoint("b", "b")), planner.Options{Refresh: true})
 	key := h.stateKey()
 	var buf bytes.Buffer
 	if err := plan.WriteFile(&buf, plan.File{Plan: p, Backend: h.path}, "test", key); err != nil {
@@ -410,7 +411,7 @@ outputs:
   token:
     fn::secret: ` + clear + `
 `
-	p := h.plan(src, engine.PlanOptions{})
+	p := h.plan(src, planner.Options{})
 	pf := plan.File{Plan: p, SpecPath: "/abs/specs", Backend: h.path, Stack: "dev", Config: map[string]string{"region": "eu"}}
 	var buf bytes.Buffer
 	if err := plan.WriteFile(&buf, pf, "v1.2.3", h.stateKey()); err != nil {
@@ -568,7 +569,7 @@ func TestPlanGolden(t *testing.T) {
 			} else if !os.IsNotExist(err) {
 				t.Fatal(err)
 			}
-			p, diags := h.makePlan(string(src), engine.PlanOptions{})
+			p, diags := h.makePlan(string(src), planner.Options{})
 			if diags.HasErrors() {
 				t.Fatalf("plan: %s", diagText(diags))
 			}
@@ -603,11 +604,11 @@ func TestPlanSecretInputs(t *testing.T) {
 		t.Errorf("b's description in the cloud = %v, want the secret's value", obj["description"])
 	}
 	for _, refresh := range []bool{false, true} {
-		p := h.plan(src, engine.PlanOptions{Refresh: refresh})
+		p := h.plan(src, planner.Options{Refresh: refresh})
 		if p.HasChanges() {
 			t.Errorf("plan (refresh=%v) after apply = %q, want no changes", refresh, actions(p))
 		}
-		p = h.plan(spec("renamed", clear), engine.PlanOptions{Refresh: refresh})
+		p = h.plan(spec("renamed", clear), planner.Options{Refresh: refresh})
 		if got := actions(p); got != "a:update b:no-op" {
 			t.Errorf("plan (refresh=%v) of a rename = %q, want a:update b:no-op", refresh, got)
 		}
@@ -627,7 +628,7 @@ func TestPlanSecretInputs(t *testing.T) {
 		if text := buf.String(); strings.Contains(text, "~ description") || strings.Contains(text, "~ freeformTags") {
 			t.Errorf("rendered plan (refresh=%v) shows unchanged secret inputs as changed:\n%s", refresh, text)
 		}
-		p = h.plan(spec("a", "another-secret"), engine.PlanOptions{Refresh: refresh})
+		p = h.plan(spec("a", "another-secret"), planner.Options{Refresh: refresh})
 		if got := actions(p); got != "a:update b:update" {
 			t.Errorf("plan (refresh=%v) of a new secret value = %q, want a:update b:update", refresh, got)
 		}
@@ -651,17 +652,17 @@ func TestPlanLeavesUnsetInputsToTheCloud(t *testing.T) {
 	obj, _ := h.cloud.object(id)
 	obj["displayName"] = "ailanguageendpoint20261121120000" // chosen by the cloud
 	h.cloud.put(id, obj)
-	if p := h.plan(spec, engine.PlanOptions{Refresh: true}); p.HasChanges() {
+	if p := h.plan(spec, planner.Options{Refresh: true}); p.HasChanges() {
 		t.Fatalf("plan after the cloud named the endpoint = %q, want no changes", actions(p))
 	}
 
-	p := h.plan(resourcesOf(endpoint("a", "", "description: second")), engine.PlanOptions{Refresh: true})
+	p := h.plan(resourcesOf(endpoint("a", "", "description: second")), planner.Options{Refresh: true})
 	c := change(t, p, "a")
 	if c.Action != plan.Update || c.After["displayName"] != "ailanguageendpoint20261121120000" {
 		t.Errorf("update plan: %s with displayName %v, want update keeping the cloud's name", c.Action, c.After["displayName"])
 	}
 
-	p = h.plan(resourcesOf(endpoint("a", "")), engine.PlanOptions{Refresh: true})
+	p = h.plan(resourcesOf(endpoint("a", "")), planner.Options{Refresh: true})
 	if c := change(t, p, "a"); c.Action != plan.Update {
 		t.Errorf("plan after removing description from the specs = %s, want update (the applied value is cleared)", c.Action)
 	} else if _, kept := c.After["description"]; kept {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reconcile/engine"
+	"reconcile/engine/planner"
 	"reconcile/engine/report"
 	"reconcile/resources"
 	"reconcile/state"
@@ -135,7 +136,7 @@ func (h *harness) crashDuringCreate(c *tokenCloud, src string) {
 			c.mu.Unlock()
 		}
 	}
-	h.applyWith(src, engine.PlanOptions{Refresh: true}, engine.ApplyOptions{Command: "apply", Parallelism: 1})
+	h.applyWith(src, planner.Options{Refresh: true}, engine.ApplyOptions{Command: "apply", Parallelism: 1})
 	c.onCreate = nil
 	c.mu.Lock()
 	c.dead = false
@@ -209,7 +210,7 @@ func TestResolveIntentsAdoptsCrashedCreate(t *testing.T) {
 	if ins := h.intents(); len(ins) != 0 {
 		t.Errorf("intents after resolving = %+v, want none", ins)
 	}
-	if p := h.plan(src, engine.PlanOptions{Refresh: true}); actions(p) != "a:no-op b:create" {
+	if p := h.plan(src, planner.Options{Refresh: true}); actions(p) != "a:no-op b:create" {
 		t.Errorf("plan after adopting a = %q, want a:no-op b:create", actions(p))
 	}
 	h.mustApply(src)

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/state"
@@ -43,7 +43,7 @@ func TestStackConfig(t *testing.T) {
 	}
 	h := newHarness(t)
 	var p *plan.Plan
-	h.reading(func(st *state.Store) { p, diags = engine.MakePlan(t.Context(), spec, st, h.reg, engine.PlanOptions{}) })
+	h.reading(func(st *state.Store) { p, diags = planner.Plan(t.Context(), spec, st, h.reg, planner.Options{}) })
 	if diags.HasErrors() || p.Outputs["s"] != "dev" || p.Outputs["p"] != "orders" || p.Outputs["e"] == nil {
 		t.Errorf("outputs %v (%v)", p.Outputs, diags)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/report"
 	"reconcile/resources"
 	"reconcile/state"
@@ -36,7 +37,7 @@ func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOpt
 		h.t.Fatal(err)
 	}
 	spec := h.load(src)
-	p, diags := engine.MakePlan(h.t.Context(), spec, st, h.reg, engine.PlanOptions{})
+	p, diags := planner.Plan(h.t.Context(), spec, st, h.reg, planner.Options{})
 	if diags.HasErrors() {
 		st.Close()
 		h.t.Fatalf("plan: %v", diags.Err())
@@ -139,7 +140,7 @@ func TestApplyRetriesShown(t *testing.T) {
 	h.cloud.failCreate = nil
 	var events []report.Event
 	h.reg.Drivers[endpointToken] = retryingDriver{h.cloud}
-	_, res := h.applyWith(resourcesOf(endpoint("a", "a")), engine.PlanOptions{}, engine.ApplyOptions{Command: "apply",
+	_, res := h.applyWith(resourcesOf(endpoint("a", "a")), planner.Options{}, engine.ApplyOptions{Command: "apply",
 		Observer: func(e report.Event) { events = append(events, e) }})
 	if !res.Complete() {
 		t.Fatalf("apply: %v", res.Failed)
@@ -207,7 +208,7 @@ func TestApplyStartsNothingOnceLockLost(t *testing.T) {
 	}
 	st := &lapsingStore{Store: bolt, lapsed: make(chan struct{})}
 	spec := h.load(resourcesOf(endpoint("a", "a"), endpoint("b", "b", "description: ${a.id}"), endpoint("c", "c", "description: ${b.id}")))
-	p, diags := engine.MakePlan(t.Context(), spec, st, h.reg, engine.PlanOptions{})
+	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}

@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/refresh"
 	"reconcile/engine/render"
 	"reconcile/engine/report"
@@ -38,7 +39,7 @@ outputs:
   description: ${ep.description}
   freeform: ${ep.freeformTags}
 `
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	for _, name := range []string{"description", "freeform"} {
 		if _, ok := p.Outputs[name].(value.Unknown); !ok {
 			t.Errorf("planned output %s = %#v, want (known after apply)", name, p.Outputs[name])
@@ -59,7 +60,7 @@ outputs:
 	if got := res.Outputs["description"]; got != "filled by the cloud" {
 		t.Errorf("output description = %#v, want the cloud's value", got)
 	}
-	p = h.plan(src, engine.PlanOptions{Refresh: false})
+	p = h.plan(src, planner.Options{Refresh: false})
 	if got := p.Outputs["description"]; got != "filled by the cloud" {
 		t.Errorf("output description planned from state = %#v, want the cloud's value", got)
 	}
@@ -70,7 +71,7 @@ func TestReferenceToMissingKey(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	src := "variables:\n  obj:\n    a: 1\noutputs:\n  x: ${obj.missing}\n"
-	_, diags := h.makePlan(src, engine.PlanOptions{})
+	_, diags := h.makePlan(src, planner.Options{})
 	if !diags.HasErrors() {
 		t.Fatalf("plan of ${obj.missing}: no error")
 	}
@@ -88,7 +89,7 @@ func TestReasonsAreTyped(t *testing.T) {
 	h := newHarness(t)
 	h.mustApply(resourcesOf(endpoint("a", "a"), endpoint("gone", "gone")))
 	h.cloud.remove(h.record("gone").ID)
-	p := h.plan(resourcesOf(endpoint("a", "a", "displayName: b", "options.replaceOnChanges: [displayName]")), engine.PlanOptions{Refresh: true})
+	p := h.plan(resourcesOf(endpoint("a", "a", "displayName: b", "options.replaceOnChanges: [displayName]")), planner.Options{Refresh: true})
 	var b strings.Builder
 	if err := render.PlanText(&b, p, render.Options{}); err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestCountsAddUp(t *testing.T) {
 
 	src := "variables:\n  me:\n    fn::invoke:\n      function: datadog:getCurrentUser\n" + resourcesOf(endpoint("b", "b"))
 	h.mustApply(src)
-	p := h.plan(src+endpoint("c", "c"), engine.PlanOptions{Refresh: true})
+	p := h.plan(src+endpoint("c", "c"), planner.Options{Refresh: true})
 	var b strings.Builder
 	if err := render.PlanText(&b, p, render.Options{}); err != nil {
 		t.Fatal(err)
@@ -146,7 +147,7 @@ func TestReplacementCreateShowsNoOldID(t *testing.T) {
 	old := h.record("a").ID
 	var mu sync.Mutex
 	var events []report.Event
-	h.applyWith(resourcesOf(endpoint("a", "b", "options.replaceOnChanges: [displayName]")), engine.PlanOptions{Refresh: true},
+	h.applyWith(resourcesOf(endpoint("a", "b", "options.replaceOnChanges: [displayName]")), planner.Options{Refresh: true},
 		engine.ApplyOptions{Observer: func(e report.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
 	var sawCreate, sawDelete bool
 	for _, e := range events {
@@ -180,7 +181,7 @@ func TestOptionChangeIsAChange(t *testing.T) {
 	serial := h.meta().Serial
 	calls := len(h.cloud.callLog())
 	src := resourcesOf(endpoint("a", "a", "options.protect: true"))
-	p := h.plan(src, engine.PlanOptions{Refresh: true})
+	p := h.plan(src, planner.Options{Refresh: true})
 	c := change(t, p, "a")
 	if c.Action != plan.Update || c.Reason != plan.ReasonOptionsChanged || !p.HasChanges() ||
 		len(c.Options) != 1 || c.Options[0] != (plan.OptionChange{Name: "protect", Before: false, After: true}) {
@@ -204,7 +205,7 @@ func TestOptionChangeIsAChange(t *testing.T) {
 		t.Errorf("the serial did not grow")
 	}
 	// Nothing left: no changes, and no write.
-	p = h.plan(src, engine.PlanOptions{Refresh: true})
+	p = h.plan(src, planner.Options{Refresh: true})
 	if p.HasChanges() {
 		t.Errorf("plan after applying protect: %s, want no changes", actions(p))
 	}
@@ -254,7 +255,7 @@ func TestReadFileConfined(t *testing.T) {
 		}
 		h := newHarness(t)
 		var p *plan.Plan
-		h.reading(func(st *state.Store) { p, diags = engine.MakePlan(t.Context(), spec, st, h.reg, engine.PlanOptions{}) })
+		h.reading(func(st *state.Store) { p, diags = planner.Plan(t.Context(), spec, st, h.reg, planner.Options{}) })
 		if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
 			if !diags.HasErrors() || !strings.Contains(diags[0].Summary, msg) || diags[0].Pos.Line != 3 || diags[0].Pos.Col != 5 {
 				t.Errorf("fn::readFile %q: diagnostics %v, want an error at spec.yaml:3:5 containing %q", path, diags, msg)
@@ -298,7 +299,7 @@ func TestEvaluationBombs(t *testing.T) {
 			}
 			b.WriteString("outputs:\n  o: ${v40}\n")
 			h := newHarness(t)
-			_, diags := h.makePlan(b.String(), engine.PlanOptions{})
+			_, diags := h.makePlan(b.String(), planner.Options{})
 			if !diags.HasErrors() || !strings.Contains(diags[0].Summary, "the limit of any one value") || diags[0].Pos.Line < 3 {
 				t.Fatalf("diagnostics %v, want one at the variable that crosses the limit", diags)
 			}
@@ -322,7 +323,7 @@ func TestInterruptedPlanOneError(t *testing.T) {
 	var derr error
 	h.reading(func(st *state.Store) {
 		spec := h.load(src)
-		_, diags = engine.MakePlan(ctx, spec, st, h.reg, engine.PlanOptions{Refresh: true})
+		_, diags = planner.Plan(ctx, spec, st, h.reg, planner.Options{Refresh: true})
 		_, derr = refresh.Drift(ctx, spec, st, h.reg, 10)
 	})
 	if len(diags) != 1 || !strings.Contains(diags[0].Summary, "the plan was interrupted") {
@@ -350,7 +351,7 @@ func TestImportRefusesSecondOwner(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `already managed in this state as "a"`) {
 		t.Errorf("reconcile import of a's object as b: %v, want it refused naming a", err)
 	}
-	_, diags := h.makePlan(resourcesOf(endpoint("a", "a"), endpoint("b", "a", "options.import: "+id)), engine.PlanOptions{Refresh: true})
+	_, diags := h.makePlan(resourcesOf(endpoint("a", "a"), endpoint("b", "a", "options.import: "+id)), planner.Options{Refresh: true})
 	if !diags.HasErrors() || !strings.Contains(diags[0].Summary, `already managed in this state as "a"`) {
 		t.Errorf("options.import of a's object as b: %v, want it refused naming a", diags)
 	}
@@ -459,7 +460,7 @@ func TestSecretDigestsAreKeyed(t *testing.T) {
 	st.Close()
 	renamed := resourcesOf(endpoint("b", "a", "description: {fn::secret: \""+pin+"\"}"))
 	for _, refresh := range []bool{false, true} {
-		if p := h.plan(renamed, engine.PlanOptions{Refresh: refresh}); p.HasChanges() {
+		if p := h.plan(renamed, planner.Options{Refresh: refresh}); p.HasChanges() {
 			t.Errorf("plan (refresh %v) after state mv: %s, want no changes", refresh, actions(p))
 		}
 	}
@@ -477,10 +478,10 @@ func TestSecretDigestsAreKeyed(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	if p := h.plan(renamed, engine.PlanOptions{Refresh: false}); p.HasChanges() {
+	if p := h.plan(renamed, planner.Options{Refresh: false}); p.HasChanges() {
 		t.Errorf("plan against an old salted digest: %s, want no changes", actions(p))
 	}
-	if p := h.plan(resourcesOf(endpoint("b", "a", "description: {fn::secret: \"000000\"}")), engine.PlanOptions{Refresh: false}); !p.HasChanges() {
+	if p := h.plan(resourcesOf(endpoint("b", "a", "description: {fn::secret: \"000000\"}")), planner.Options{Refresh: false}); !p.HasChanges() {
 		t.Errorf("plan of another secret against an old salted digest: no changes")
 	}
 }

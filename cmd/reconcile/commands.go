@@ -16,6 +16,7 @@ import (
 	"reconcile/engine"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/render"
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
@@ -153,7 +154,7 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	defer ss.close()
 	spec, reg, st := ss.spec, ss.reg, ss.st
 	c.warnIntents(st)
-	pl, diags := engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Parallelism: c.g.parallelism})
+	pl, diags := planner.Plan(c.ctx, spec, st, reg, planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Parallelism: c.g.parallelism})
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return exitError
@@ -365,7 +366,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		pl = pf.Plan
 	} else {
 		var diags diag.Diagnostics
-		pl, diags = engine.MakePlan(c.ctx, spec, st, reg, engine.PlanOptions{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
+		pl, diags = planner.Plan(c.ctx, spec, st, reg, planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
 		c.printDiags(diags)
 		if diags.HasErrors() {
 			return exitError

@@ -9,6 +9,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
@@ -44,7 +45,7 @@ func applyEndpoints(tb testing.TB, srv *server.Server, dataDir string, n, parall
 		tb.Fatal(err)
 	}
 	defer st.Close()
-	pl, diags := engine.MakePlan(tb.Context(), spec, st, reg, engine.PlanOptions{})
+	pl, diags := planner.Plan(tb.Context(), spec, st, reg, planner.Options{})
 	if diags.HasErrors() {
 		tb.Fatal(diags.Err())
 	}

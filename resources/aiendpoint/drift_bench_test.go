@@ -7,6 +7,7 @@ import (
 
 	"reconcile/engine"
 	"reconcile/engine/plan"
+	"reconcile/engine/planner"
 	"reconcile/engine/refresh"
 	"reconcile/engine/specs"
 	"reconcile/resources"
@@ -47,7 +48,7 @@ func BenchmarkDrift1000Endpoints(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pl, diags := engine.MakePlan(b.Context(), spec, st, reg, engine.PlanOptions{})
+		pl, diags := planner.Plan(b.Context(), spec, st, reg, planner.Options{})
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}

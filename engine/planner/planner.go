@@ -1,4 +1,4 @@
-package engine
+package planner
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 	"reconcile/state"
 )
 
-// PlanOptions control planning.
-type PlanOptions struct {
+// Options control planning.
+type Options struct {
 	// Refresh reads every managed resource from the cloud first, so that
 	// the plan compares the specs with the live objects.
 	Refresh bool
@@ -48,7 +48,7 @@ type planner struct {
 	ctx     context.Context // for lookups run while evaluating
 	spec    *specs.Spec
 	reg     resources.Registry
-	opts    PlanOptions
+	opts    Options
 	prior   map[string]state.Record
 	lineage string
 	key     []byte // the state's key for digests of secrets
@@ -92,14 +92,14 @@ func (p *planner) set(name string, r *nodeResult) {
 	p.mu.Unlock()
 }
 
-// MakePlan computes what apply would do to make the cloud match the spec.
+// Plan computes what apply would do to make the cloud match the spec.
 // It reads state and, for lookups, gets and refresh, the cloud; it never
 // changes anything. Problems in the spec found while evaluating come back as
 // diagnostics; a failed cloud read is an error diagnostic naming the node.
 //
 // A plan interrupted by the end of ctx (a signal) returns one error
 // diagnostic saying so, not one per node that the interruption reached.
-func MakePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*plan.Plan, diag.Diagnostics) {
+func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*plan.Plan, diag.Diagnostics) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}
@@ -116,7 +116,7 @@ func MakePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	return pl, diags
 }
 
-func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts PlanOptions) (*plan.Plan, diag.Diagnostics) {
+func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*plan.Plan, diag.Diagnostics) {
 	meta, err := st.Meta()
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
