@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/render"
@@ -586,7 +586,7 @@ func TestApplyPartialFailure(t *testing.T) {
 		}
 		return nil
 	}
-	_, res := h.applyWith(src, planner.Options{Refresh: true}, engine.ApplyOptions{Parallelism: 2})
+	_, res := h.applyWith(src, planner.Options{Refresh: true}, apply.Options{Parallelism: 2})
 	if len(res.Failed) != 1 || res.Failed[0].Addr != "y2" || !strings.Contains(res.Failed[0].Err.Error(), "quota exceeded") {
 		t.Fatalf("failed = %v, want y2 with the driver's error", res.Failed)
 	}
@@ -658,7 +658,7 @@ func TestApplyRecordsEachCreate(t *testing.T) {
 		endpoint("c", "c", "description: ${b.id}"),
 		endpoint("d", "d", "description: ${c.id}"),
 	)
-	_, res := h.applyWith(src, planner.Options{}, engine.ApplyOptions{Parallelism: 1})
+	_, res := h.applyWith(src, planner.Options{}, apply.Options{Parallelism: 1})
 	if len(res.Failed) != 1 || res.Failed[0].Addr != "c" {
 		t.Fatalf("failed = %v, want c", res.Failed)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/specs"
@@ -301,7 +301,7 @@ func benchApply(b *testing.B, be backend, n int) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		res, err := engine.Apply(b.Context(), p, spec, st, reg, engine.ApplyOptions{})
+		res, err := apply.Apply(b.Context(), p, spec, st, reg, apply.Options{})
 		elapsed += time.Since(start)
 		b.StopTimer()
 		if err != nil || res.Err() != nil || res.Counts[plan.Create] != n {

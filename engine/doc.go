@@ -1,5 +1,42 @@
-// Package engine turns YAML specs into applied state: it loads and validates
-// specs (Load, Validate), builds the dependency graph, computes a Plan
-// against the state and the drivers, renders plans as text, JSON or
-// Markdown, and applies them in dependency order.
+// Package engine is the home of reconcile's pipeline, one package per
+// stage; each imports only the stages before it, and the compiler keeps it
+// so. This package holds no code of its own: its tests run the stages
+// together, from specs to applied state, against a fake cloud and real
+// state files.
+//
+// The stages, in the order data flows through them:
+//
+//   - diag: positions (FILE:LINE:COL) and diagnostics.
+//   - value: the value model: Unknown (known only after apply), Secret,
+//     sealing of secrets into keyed digests for state, equality under a
+//     field's schema, and how values are shown.
+//   - dag: the dependency graph and its parallel walk.
+//   - specs: spec files to a checked Spec (resources, lookups, variables,
+//     config, outputs) with their expressions and the graph of references.
+//   - eval: expressions to values (Unknown and Secret propagate), resource
+//     options, and the views of a resource's attributes that planning and
+//     apply share.
+//   - plan: the Plan model (Change, Action, typed Reason) and the signed
+//     plan-file format.
+//   - report: the results of running: an apply's result and progress
+//     events, a drift report, resolved intents.
+//   - refresh: reading the nodes recorded in state from the cloud, and what
+//     differs from what was last applied: drift (reconcile drift), and the
+//     refresh-only plan that accepts it into state.
+//   - planner: specs, state and (unless --refresh=false) the cloud to a
+//     Plan.
+//   - apply: a Plan to changes in the cloud and in state, in dependency
+//     order, with an intent recorded before every create; also the
+//     resolution of interrupted creates, import, and the graceful stop.
+//   - render: plans and reports to text, JSON and Markdown; pure.
+//
+// Refresh and drift: drift is what refresh finds. reconcile drift reports
+// it and changes nothing; plan shows it above the changes (Change.Drift)
+// and plans from the cloud as it is; plan --refresh-only plans to accept
+// it into state (Action Refresh), which apply --refresh-only does.
+//
+// Intents: apply records an intent (the create's idempotency token and
+// inputs) durably before each create, and clears it in the same write that
+// records the object. A run that finds intents left by one that died
+// resolves them first, asking the driver what each create made.
 package engine

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/refresh"
@@ -62,10 +62,10 @@ func (h *harness) refreshOnly(src string) (*plan.Plan, *report.Apply) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if err := engine.CheckPlan(&pf, meta, key, spec); err != nil {
+	if err := apply.CheckPlan(&pf, meta, key, spec); err != nil {
 		h.t.Fatal(err)
 	}
-	res, err := engine.ApplyRefreshOnly(h.t.Context(), pf.Plan, st, engine.ApplyOptions{Command: "apply --refresh-only"})
+	res, err := apply.RefreshOnly(h.t.Context(), pf.Plan, st, apply.Options{Command: "apply --refresh-only"})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ variables:
 // mustApplyLoose applies src without refresh.
 func (h *harness) mustApplyLoose(src string) {
 	h.t.Helper()
-	_, res := h.applyWith(src, planner.Options{}, engine.ApplyOptions{Command: "apply"})
+	_, res := h.applyWith(src, planner.Options{}, apply.Options{Command: "apply"})
 	if res.Err() != nil {
 		h.t.Fatalf("apply: %v", res.Failed)
 	}
@@ -484,9 +484,9 @@ func TestImportResourceDeclaration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := engine.ImportResource(t.Context(), st, h.reg, "adopted", "oci:ai_language:Endpoint", id)
+	rec, err := apply.Import(t.Context(), st, h.reg, "adopted", "oci:ai_language:Endpoint", id)
 	if err == nil {
-		if _, err2 := engine.ImportResource(t.Context(), st, h.reg, "adopted", endpointToken, id); err2 == nil || !strings.Contains(err2.Error(), "already in state") {
+		if _, err2 := apply.Import(t.Context(), st, h.reg, "adopted", endpointToken, id); err2 == nil || !strings.Contains(err2.Error(), "already in state") {
 			t.Errorf("a second import of the same name: %v, want already in state", err2)
 		}
 	}
@@ -505,7 +505,7 @@ func TestImportResourceDeclaration(t *testing.T) {
 	if rec.Outputs["state"] != "ACTIVE" || rec.Outputs["definedTags"] != nil {
 		t.Errorf("imported outputs = %v, want the output-only fields", rec.Outputs)
 	}
-	text, err := engine.DeclarationYAML(rec)
+	text, err := render.DeclarationYAML(rec.Name, rec.Type, rec.Inputs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
@@ -306,16 +306,16 @@ func (h *harness) plan(src string, opts planner.Options) *plan.Plan {
 // apply plans src with refresh and applies the plan.
 func (h *harness) apply(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
-	return h.applyWith(src, planner.Options{Refresh: true}, engine.ApplyOptions{Command: "apply"})
+	return h.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply"})
 }
 
 // destroy plans the deletion of everything and applies it.
 func (h *harness) destroy(src string) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
-	return h.applyWith(src, planner.Options{Refresh: true, Destroy: true}, engine.ApplyOptions{Command: "destroy"})
+	return h.applyWith(src, planner.Options{Refresh: true, Destroy: true}, apply.Options{Command: "destroy"})
 }
 
-func (h *harness) applyWith(src string, po planner.Options, ao engine.ApplyOptions) (*plan.Plan, *report.Apply) {
+func (h *harness) applyWith(src string, po planner.Options, ao apply.Options) (*plan.Plan, *report.Apply) {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -327,7 +327,7 @@ func (h *harness) applyWith(src string, po planner.Options, ao engine.ApplyOptio
 	if diags.HasErrors() {
 		h.t.Fatalf("plan: %v", diags.Err())
 	}
-	res, err := engine.Apply(h.t.Context(), p, spec, st, h.reg, ao)
+	res, err := apply.Apply(h.t.Context(), p, spec, st, h.reg, ao)
 	if err != nil {
 		h.t.Fatal(err)
 	}

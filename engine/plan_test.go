@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
@@ -326,11 +326,11 @@ func TestCheckPlan(t *testing.T) {
 	other := newHarness(t)
 	other.mustApply(src)
 
-	if err := engine.CheckPlan(pf, m, key, spec); err != nil {
+	if err := apply.CheckPlan(pf, m, key, spec); err != nil {
 		t.Errorf("CheckPlan of a fresh plan = %v, want nil", err)
 	}
 	// Signed with another state's key: refused before anything else.
-	if err := engine.CheckPlan(pf, other.meta(), other.stateKey(), spec); !errors.Is(err, plan.ErrFileChanged) {
+	if err := apply.CheckPlan(pf, other.meta(), other.stateKey(), spec); !errors.Is(err, plan.ErrFileChanged) {
 		t.Errorf("CheckPlan against another state = %v, want ErrPlanFileChanged", err)
 	}
 	h.mustApply(resourcesOf(endpoint("a", "moved on")))
@@ -345,8 +345,8 @@ func TestCheckPlan(t *testing.T) {
 		"state recreated": {meta: state.Meta{Lineage: m.Lineage}, spec: spec, want: "serial"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := engine.CheckPlan(pf, tc.meta, key, tc.spec)
-			if !errors.Is(err, engine.ErrStalePlan) || !strings.Contains(err.Error(), tc.want) {
+			err := apply.CheckPlan(pf, tc.meta, key, tc.spec)
+			if !errors.Is(err, apply.ErrStalePlan) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("CheckPlan = %v, want an ErrStalePlan saying %q", err, tc.want)
 			}
 		})
@@ -476,10 +476,10 @@ outputs:
 	spec := h.load(src)
 	meta, _ := st.Meta()
 	key, _ := st.SecretKey()
-	if err := engine.CheckPlan(&got, meta, key, spec); err != nil {
+	if err := apply.CheckPlan(&got, meta, key, spec); err != nil {
 		t.Fatalf("CheckPlan: %v", err)
 	}
-	res, err := engine.Apply(t.Context(), gp, spec, st, h.reg, engine.ApplyOptions{})
+	res, err := apply.Apply(t.Context(), gp, spec, st, h.reg, apply.Options{})
 	if err != nil || res.Err() != nil {
 		t.Fatalf("apply of the read-back plan: %v, %v", err, res.Failed)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/planner"
 	"reconcile/engine/report"
 	"reconcile/resources"
@@ -136,7 +136,7 @@ func (h *harness) crashDuringCreate(c *tokenCloud, src string) {
 			c.mu.Unlock()
 		}
 	}
-	h.applyWith(src, planner.Options{Refresh: true}, engine.ApplyOptions{Command: "apply", Parallelism: 1})
+	h.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply", Parallelism: 1})
 	c.onCreate = nil
 	c.mu.Lock()
 	c.dead = false
@@ -157,7 +157,7 @@ func (h *harness) resolve() *report.Intents {
 		h.t.Fatal(err)
 	}
 	defer st.Close()
-	rep, err := engine.ResolveIntents(h.t.Context(), st, h.reg, engine.ResolveOptions{})
+	rep, err := apply.ResolveIntents(h.t.Context(), st, h.reg, apply.ResolveOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestResolveIntentsSuperseded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.ImportResource(t.Context(), st, h.reg, "a", endpointToken, "ocid1.other")
+	_, err = apply.Import(t.Context(), st, h.reg, "a", endpointToken, "ocid1.other")
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/report"
@@ -30,7 +30,7 @@ func chain(names ...string) string {
 }
 
 // applyCtx plans src and applies it with ctx, in the background.
-func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOptions) <-chan *report.Apply {
+func (h *harness) applyCtx(ctx context.Context, src string, opts apply.Options) <-chan *report.Apply {
 	h.t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -44,7 +44,7 @@ func (h *harness) applyCtx(ctx context.Context, src string, opts engine.ApplyOpt
 	}
 	done := make(chan *report.Apply, 1)
 	go func() {
-		res, err := engine.Apply(ctx, p, spec, st, h.reg, opts)
+		res, err := apply.Apply(ctx, p, spec, st, h.reg, opts)
 		if err != nil {
 			h.t.Error(err)
 		}
@@ -62,9 +62,9 @@ func TestApplyGracefulStop(t *testing.T) {
 	c := newTokenCloud(true)
 	c.block, c.started = make(chan struct{}), make(chan string, 10)
 	h.useCloud(c)
-	sc := engine.NewStopControl()
+	sc := apply.NewStopControl()
 	src := chain("a", "b", "c")
-	done := h.applyCtx(engine.WithStopControl(t.Context(), sc), src, engine.ApplyOptions{Command: "apply"})
+	done := h.applyCtx(apply.WithStopControl(t.Context(), sc), src, apply.Options{Command: "apply"})
 	if got := <-c.started; got != "a" {
 		t.Fatalf("first create = %s, want a", got)
 	}
@@ -105,7 +105,7 @@ func TestApplyCancelInterrupts(t *testing.T) {
 	h.useCloud(c)
 	ctx, cancel := context.WithCancel(t.Context())
 	src := resourcesOf(endpoint("a", "a"), endpoint("b", "b", "description: ${a.id}"))
-	done := h.applyCtx(ctx, src, engine.ApplyOptions{Command: "apply"})
+	done := h.applyCtx(ctx, src, apply.Options{Command: "apply"})
 	<-c.started
 	cancel()
 	res := <-done
@@ -140,7 +140,7 @@ func TestApplyRetriesShown(t *testing.T) {
 	h.cloud.failCreate = nil
 	var events []report.Event
 	h.reg.Drivers[endpointToken] = retryingDriver{h.cloud}
-	_, res := h.applyWith(resourcesOf(endpoint("a", "a")), planner.Options{}, engine.ApplyOptions{Command: "apply",
+	_, res := h.applyWith(resourcesOf(endpoint("a", "a")), planner.Options{}, apply.Options{Command: "apply",
 		Observer: func(e report.Event) { events = append(events, e) }})
 	if !res.Complete() {
 		t.Fatalf("apply: %v", res.Failed)
@@ -214,7 +214,7 @@ func TestApplyStartsNothingOnceLockLost(t *testing.T) {
 	}
 	done := make(chan *report.Apply, 1)
 	go func() {
-		res, err := engine.Apply(t.Context(), p, spec, st, h.reg, engine.ApplyOptions{Command: "apply"})
+		res, err := apply.Apply(t.Context(), p, spec, st, h.reg, apply.Options{Command: "apply"})
 		if err != nil {
 			t.Error(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
@@ -148,7 +148,7 @@ func TestReplacementCreateShowsNoOldID(t *testing.T) {
 	var mu sync.Mutex
 	var events []report.Event
 	h.applyWith(resourcesOf(endpoint("a", "b", "options.replaceOnChanges: [displayName]")), planner.Options{Refresh: true},
-		engine.ApplyOptions{Observer: func(e report.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
+		apply.Options{Observer: func(e report.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
 	var sawCreate, sawDelete bool
 	for _, e := range events {
 		if e.Phase != report.Started {
@@ -346,7 +346,7 @@ func TestImportRefusesSecondOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.ImportResource(t.Context(), st, h.reg, "b", endpointToken, id)
+	_, err = apply.Import(t.Context(), st, h.reg, "b", endpointToken, id)
 	st.Close()
 	if err == nil || !strings.Contains(err.Error(), `already managed in this state as "a"`) {
 		t.Errorf("reconcile import of a's object as b: %v, want it refused naming a", err)
@@ -499,7 +499,7 @@ func TestSecretSealedInHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.ImportResource(t.Context(), st, h.reg, "a", endpointToken, "ocid1.existing"); err != nil {
+	if _, err := apply.Import(t.Context(), st, h.reg, "a", endpointToken, "ocid1.existing"); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

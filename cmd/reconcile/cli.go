@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/term"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/diag"
 )
 
@@ -278,7 +278,7 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 	// A command that received a stop signal never reports success, even
 	// when the work it had started was the last: what it was asked to do
 	// may not be what it did. 'emulate' runs until it is stopped.
-	if reason := engine.StopReason(c.ctx); reason != "" && code == exitOK && cmd.name != "emulate" {
+	if reason := apply.StopReason(c.ctx); reason != "" && code == exitOK && cmd.name != "emulate" {
 		fmt.Fprintf(c.stderr, "Error: reconcile %s was stopped by %s\n", cmd.name, reason)
 		code = exitError
 	}

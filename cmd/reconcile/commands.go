@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/diag"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
@@ -360,7 +360,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		if err != nil {
 			return c.errorf("%v", err)
 		}
-		if err := engine.CheckPlan(pf, meta, key, spec); err != nil {
+		if err := apply.CheckPlan(pf, meta, key, spec); err != nil {
 			return c.errorf("%v", err)
 		}
 		pl = pf.Plan
@@ -388,13 +388,13 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 	}
 	pr := &progressPrinter{w: c.stdout, quiet: c.g.output != "text"}
 	if pl.RefreshOnly {
-		res, err := engine.ApplyRefreshOnly(c.ctx, pl, st, engine.ApplyOptions{Observer: pr.event, Command: c.cmd + " --refresh-only"})
+		res, err := apply.RefreshOnly(c.ctx, pl, st, apply.Options{Observer: pr.event, Command: c.cmd + " --refresh-only"})
 		if err != nil {
 			return c.errorf("%v", err)
 		}
 		return c.reportRefresh(res)
 	}
-	res, err := engine.Apply(c.ctx, pl, spec, st, reg, engine.ApplyOptions{
+	res, err := apply.Apply(c.ctx, pl, spec, st, reg, apply.Options{
 		Parallelism: c.g.parallelism, Observer: pr.event, ProgressInterval: o.progressPeriod, Command: c.cmd,
 	})
 	if err != nil {

@@ -4,7 +4,8 @@ import (
 	"flag"
 	"fmt"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
+	"reconcile/engine/render"
 )
 
 var importCmd = &command{
@@ -39,11 +40,11 @@ Exit status: 0 imported, 1 error.`,
 			return c.errorf("%v", err)
 		}
 		defer st.Close()
-		rec, err := engine.ImportResource(c.ctx, st, reg, args[0], o.typ, args[1])
+		rec, err := apply.Import(c.ctx, st, reg, args[0], o.typ, args[1])
 		if err != nil {
 			return c.errorf("import %s: %v", args[0], err)
 		}
-		text, err := engine.DeclarationYAML(rec)
+		text, err := render.DeclarationYAML(rec.Name, rec.Type, rec.Inputs)
 		if err != nil {
 			return c.errorf("%v", err)
 		}

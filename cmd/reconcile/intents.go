@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/report"
 	"reconcile/resources"
 )
@@ -15,7 +15,7 @@ import (
 // engine.ResolveIntents), and prints what it did. It reports false after
 // printing an error when state could not be written.
 func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
-	ins, err := engine.PendingIntents(st)
+	ins, err := apply.PendingIntents(st)
 	if err != nil {
 		c.errorf("%v", err)
 		return false
@@ -32,7 +32,7 @@ func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
 		names = append(names, in.Name)
 	}
 	fmt.Fprintf(w, "Resolving %d create(s) that an earlier run started but did not finish (%s), by their idempotency tokens:\n", len(ins), strings.Join(names, ", "))
-	rep, err := engine.ResolveIntents(c.ctx, st, reg, engine.ResolveOptions{
+	rep, err := apply.ResolveIntents(c.ctx, st, reg, apply.ResolveOptions{
 		Parallelism: c.g.parallelism,
 		Observer: func(e report.Event) {
 			if e.Phase == report.Running {
@@ -76,7 +76,7 @@ func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
 // warnIntents tells a command that only reads state (plan, drift) about
 // creates an earlier run left unresolved, which it cannot resolve.
 func (c *cli) warnIntents(st store) {
-	ins, err := engine.PendingIntents(st)
+	ins, err := apply.PendingIntents(st)
 	if err != nil || len(ins) == 0 {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/resources"
 )
 
@@ -30,9 +30,9 @@ const defaultStopGrace = 20 * time.Second
 
 func main() {
 	grace := stopGrace(os.Stderr)
-	sc := engine.NewStopControl()
+	sc := apply.NewStopControl()
 	ctx, cancel := context.WithCancel(context.Background())
-	ctx = engine.WithStopControl(ctx, sc)
+	ctx = apply.WithStopControl(ctx, sc)
 	ctx = resources.WithProgress(ctx, retryReporter(os.Stderr))
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/specs"
 	"reconcile/resources"
 	"reconcile/state"
@@ -118,7 +118,7 @@ func (w *watchedStore) watch(c *cli, where string) {
 	case <-w.Lost():
 		fmt.Fprintf(c.stderr, "\nError: the lock of %s was lost: this run stalled or was cut off longer than --lock-ttl (%s), and another run may hold it now. "+
 			"Stopping: nothing more is written to state. Run the command again once the other run has ended.\n", where, c.g.lockTTL)
-		if sc := engine.StopControlOf(c.ctx); sc != nil {
+		if sc := apply.StopControlOf(c.ctx); sc != nil {
 			sc.Stop("lost the state lock")
 		}
 	case <-w.closed:

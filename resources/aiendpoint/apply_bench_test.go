@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/specs"
@@ -50,7 +50,7 @@ func applyEndpoints(tb testing.TB, srv *server.Server, dataDir string, n, parall
 		tb.Fatal(diags.Err())
 	}
 	start := time.Now()
-	res, err := engine.Apply(tb.Context(), pl, spec, st, reg, engine.ApplyOptions{Parallelism: parallelism, Command: "apply"})
+	res, err := apply.Apply(tb.Context(), pl, spec, st, reg, apply.Options{Parallelism: parallelism, Command: "apply"})
 	elapsed := time.Since(start)
 	if err != nil || res.Err() != nil || res.Counts[plan.Create] != n {
 		tb.Fatalf("apply of %d endpoints: err %v, counts %v, failed %v", n, err, res.Counts, res.Failed)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine"
+	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/refresh"
@@ -52,7 +52,7 @@ func BenchmarkDrift1000Endpoints(b *testing.B) {
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}
-		res, err := engine.Apply(b.Context(), pl, spec, st, reg, engine.ApplyOptions{Parallelism: 20, Command: "apply"})
+		res, err := apply.Apply(b.Context(), pl, spec, st, reg, apply.Options{Parallelism: 20, Command: "apply"})
 		if err != nil || res.Err() != nil || res.Counts[plan.Create] != n {
 			b.Fatalf("apply of %d endpoints: err %v, counts %v, failed %v", n, err, res.Counts, res.Failed)
 		}

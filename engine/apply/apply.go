@@ -1,4 +1,4 @@
-package engine
+package apply
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 	"reconcile/state"
 )
 
-// ApplyOptions control Apply.
-type ApplyOptions struct {
+// Options control Apply.
+type Options struct {
 	// Parallelism bounds concurrent driver calls; 0 means 10.
 	Parallelism int
 	// Observer receives progress events; it must be safe for concurrent use.
@@ -59,7 +59,7 @@ type applier struct {
 	spec    *specs.Spec
 	st      state.Backend
 	reg     resources.Registry
-	opts    ApplyOptions
+	opts    Options
 	changes map[string]*plan.Change
 	prior   map[string]state.Record
 	// intents are the creates an earlier run left unresolved, by node.
@@ -108,7 +108,7 @@ func (a *applier) emit(e report.Event) {
 // written after every operation. A failed node stops only its dependents.
 // The returned error is for problems that prevent applying at all; failures
 // of single nodes are in the result.
-func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backend, reg resources.Registry, opts ApplyOptions) (*report.Apply, error) {
+func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*report.Apply, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 10
 	}

@@ -1,15 +1,10 @@
-package engine
+package apply
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
@@ -21,11 +16,11 @@ import (
 	"reconcile/state"
 )
 
-// ImportResource reads the object id of type typ and records it in state under
+// Import reads the object id of type typ and records it in state under
 // name, as a managed resource whose applied inputs are its live inputs, less
 // empty ones and the map entries the cloud adds by itself
 // (resources.VendorKeys). It refuses a name already in state.
-func ImportResource(ctx context.Context, st state.Backend, reg resources.Registry, name, typ, id string) (state.Record, error) {
+func Import(ctx context.Context, st state.Backend, reg resources.Registry, name, typ, id string) (state.Record, error) {
 	s, ok := schemas.Lookup(typ)
 	if !ok {
 		return state.Record{}, fmt.Errorf("unknown type %q%s", typ, diag.DidYouMean(typ, schemas.Names()))
@@ -77,32 +72,4 @@ func ImportResource(ctx context.Context, st state.Backend, reg resources.Registr
 	}
 	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "import " + name, Counts: state.Counts{Import: 1}})
 	return rec, nil
-}
-
-// DeclarationYAML returns the spec text that declares rec as it is, so that
-// the next plan shows no changes for it.
-func DeclarationYAML(rec state.Record) (string, error) {
-	props := &yaml.Node{Kind: yaml.MappingNode}
-	for _, k := range slices.Sorted(maps.Keys(rec.Inputs)) {
-		v := &yaml.Node{}
-		if err := v.Encode(rec.Inputs[k]); err != nil {
-			return "", err
-		}
-		props.Content = append(props.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
-	}
-	res := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-		{Kind: yaml.ScalarNode, Value: "type"}, {Kind: yaml.ScalarNode, Value: rec.Type},
-		{Kind: yaml.ScalarNode, Value: "properties"}, props,
-	}}
-	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-		{Kind: yaml.ScalarNode, Value: "resources"},
-		{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: rec.Name}, res}},
-	}}
-	var b strings.Builder
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return "", err
-	}
-	return b.String(), enc.Close()
 }

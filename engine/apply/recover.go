@@ -1,4 +1,4 @@
-package engine
+package apply
 
 import (
 	"context"
@@ -156,7 +156,7 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 	want, hidden := recoverInputs(in.Inputs)
 	req := resources.RecoverRequest{Token: in.Token, Want: want, Hidden: hidden, Time: in.Time}
 	c := &plan.Change{Addr: in.Name, Type: in.Type}
-	a := &applier{st: st, opts: ApplyOptions{Observer: opts.Observer, ProgressInterval: opts.ProgressInterval}}
+	a := &applier{st: st, opts: Options{Observer: opts.Observer, ProgressInterval: opts.ProgressInterval}}
 	var got resources.Attrs
 	id, err := a.operation(resources.WithIdempotencyToken(ctx, in.Token), c, plan.Create, 0, func(ctx context.Context) (string, error) {
 		id, g, err := rv.Recover(ctx, req)

@@ -1,4 +1,4 @@
-package engine
+package apply
 
 import (
 	"context"
@@ -20,13 +20,13 @@ import (
 // nothing in the cloud. After it, Drift reports nothing and a normal plan
 // shows the changes that take the cloud back to the specs.
 
-// ApplyRefreshOnly carries out a refresh-only plan (Plan.RefreshOnly):
+// RefreshOnly carries out a refresh-only plan (Plan.RefreshOnly):
 // for each Refresh change it writes what the plan read from the cloud into
 // state (a node deleted outside reconcile is removed from state), and
 // nothing else. It makes no cloud call. Each node is written in its own
 // state transaction; a node whose record changed since the plan was made
 // fails and is left as it is. The history records opts.Command.
-func ApplyRefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts ApplyOptions) (*report.Apply, error) {
+func RefreshOnly(ctx context.Context, pl *plan.Plan, st state.Backend, opts Options) (*report.Apply, error) {
 	if !pl.RefreshOnly {
 		return nil, errors.New("not a refresh-only plan")
 	}
