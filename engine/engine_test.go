@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"reconcile/engine/planner"
 	"reconcile/engine/report"
 	"reconcile/engine/specs"
+	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/resources/endpointsiam"
 	"reconcile/state"
@@ -33,6 +35,9 @@ type fakeCloud struct {
 	next    int
 	calls   []string
 	reads   int
+	// external are the objects made outside reconcile (put), which state
+	// need not reference.
+	external map[string]bool
 
 	// failCreate fails a create before anything is made.
 	failCreate func(want resources.Attrs) error
@@ -43,7 +48,9 @@ type fakeCloud struct {
 	failDelete  func(id string) error
 }
 
-func newFakeCloud() *fakeCloud { return &fakeCloud{objects: map[string]resources.Attrs{}} }
+func newFakeCloud() *fakeCloud {
+	return &fakeCloud{objects: map[string]resources.Attrs{}, external: map[string]bool{}}
+}
 
 func (f *fakeCloud) log(format string, args ...any) {
 	f.calls = append(f.calls, fmt.Sprintf(format, args...))
@@ -73,6 +80,7 @@ func (f *fakeCloud) put(id string, attrs resources.Attrs) {
 		o[k] = v
 	}
 	f.objects[id] = o
+	f.external[id] = true
 }
 
 // remove deletes an object outside reconcile.
@@ -237,6 +245,12 @@ type harness struct {
 	iam   *fakeFunc // gcp:endpoints:getServiceIamPolicy
 	path  string
 	reg   resources.Registry
+
+	// serial is the state's serial after the last apply; forgotten counts
+	// the objects applies forgot (retainOnDelete), which state no longer
+	// references.
+	serial    int64
+	forgotten int
 }
 
 func newHarness(t *testing.T) *harness {
@@ -331,7 +345,75 @@ func (h *harness) applyWith(src string, po planner.Options, ao apply.Options) (*
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	h.checkInvariants(st, res)
 	return p, res
+}
+
+// checkInvariants checks, after every apply, what must hold whatever the
+// apply did, as bbolt's test harness checks its own after every
+// transaction: the serial only grew; no create is left unresolved but one
+// that failed or was interrupted; and every object the fake cloud made is
+// referenced exactly once by state (as a record's object or a deposed one),
+// apart from those an unresolved create may have made and those forgotten.
+func (h *harness) checkInvariants(st state.Backend, res *report.Apply) {
+	h.t.Helper()
+	m, err := st.Meta()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if m.Serial < h.serial {
+		h.t.Errorf("invariant: the serial went back from %d to %d", h.serial, m.Serial)
+	}
+	h.serial = m.Serial
+	h.forgotten += res.Counts[plan.Forget]
+
+	undone := map[string]bool{}
+	for _, f := range slices.Concat(res.Failed, res.Interrupted) {
+		undone[f.Addr] = true
+	}
+	ins, err := st.Intents()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, in := range ins {
+		if !undone[in.Name] {
+			h.t.Errorf("invariant: the create of %s is left unresolved, but it neither failed nor was interrupted", in.Name)
+		}
+	}
+
+	recs, err := st.List()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	refs := map[string][]string{}
+	for _, r := range recs {
+		if r.Kind != kind.Resource || r.Type != endpointToken {
+			continue
+		}
+		if r.ID != "" {
+			refs[r.ID] = append(refs[r.ID], r.Name)
+		}
+		for _, d := range r.Deposed {
+			refs[d] = append(refs[d], r.Name+" (deposed)")
+		}
+	}
+	for id, by := range refs {
+		if len(by) > 1 {
+			h.t.Errorf("invariant: object %s is referenced %d times by state: %v", id, len(by), by)
+		}
+	}
+	h.cloud.mu.Lock()
+	defer h.cloud.mu.Unlock()
+	var unreferenced []string
+	for id := range h.cloud.objects {
+		if len(refs[id]) == 0 && !h.cloud.external[id] {
+			unreferenced = append(unreferenced, id)
+		}
+	}
+	if len(unreferenced) > len(ins)+h.forgotten {
+		slices.Sort(unreferenced)
+		h.t.Errorf("invariant: objects made by reconcile that state does not reference: %v (%d unresolved creates, %d forgotten)", unreferenced, len(ins), h.forgotten)
+	}
 }
 
 // mustApply applies src and fails the test if any node failed.

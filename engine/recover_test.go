@@ -147,6 +147,8 @@ func (h *harness) crashDuringCreate(c *tokenCloud, src string) {
 	if err := os.WriteFile(h.path, snapshot, 0o600); err != nil {
 		h.t.Fatal(err)
 	}
+	// The process died: what it wrote after the snapshot never was.
+	h.serial = h.meta().Serial
 }
 
 // resolve runs ResolveIntents on h's state.

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"reconcile/engine/apply"
@@ -386,21 +384,28 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 			}
 		}
 	}
-	pr := &progressPrinter{w: c.stdout, quiet: c.g.output != "text"}
+	observe := func(report.Event) {}
+	if c.g.output == "text" {
+		observe = render.NewProgress(c.stdout).Event
+	}
 	if pl.RefreshOnly {
-		res, err := apply.RefreshOnly(c.ctx, pl, st, apply.Options{Observer: pr.event, Command: c.cmd + " --refresh-only"})
+		res, err := apply.RefreshOnly(c.ctx, pl, st, apply.Options{Observer: observe, Command: c.cmd + " --refresh-only"})
 		if err != nil {
 			return c.errorf("%v", err)
 		}
-		return c.reportRefresh(res)
+		return c.reportApply(res, render.RunRefreshOnly)
 	}
 	res, err := apply.Apply(c.ctx, pl, spec, st, reg, apply.Options{
-		Parallelism: c.g.parallelism, Observer: pr.event, ProgressInterval: o.progressPeriod, Command: c.cmd,
+		Parallelism: c.g.parallelism, Observer: observe, ProgressInterval: o.progressPeriod, Command: c.cmd,
 	})
 	if err != nil {
 		return c.errorf("%v", err)
 	}
-	return c.reportApply(res, destroy)
+	run := render.RunApply
+	if destroy {
+		run = render.RunDestroy
+	}
+	return c.reportApply(res, run)
 }
 
 // usePlanTarget points the command at the backend and stack a saved plan
@@ -436,153 +441,21 @@ func (c *cli) confirm() bool {
 	return strings.TrimSpace(line) == "yes"
 }
 
-func (c *cli) reportApply(res *report.Apply, destroy bool) int {
-	if res.Stopped != "" {
-		return c.reportStopped(res, destroy)
-	}
+// reportApply prints an apply's result in the chosen output format and
+// returns the exit status: an apply that was stopped, or left anything
+// undone, exits 1.
+func (c *cli) reportApply(res *report.Apply, run render.Run) int {
 	if c.g.output == "json" {
-		out := map[string]any{"format_version": "1.0", "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": render.JSONValue(res.Outputs)}
-		var failed []map[string]string
-		for _, f := range res.Failed {
-			failed = append(failed, map[string]string{"address": f.Addr, "position": f.Pos.String(), "error": f.Err.Error()})
+		if err := render.ApplyJSON(c.stdout, res, run); err != nil {
+			return c.errorf("%v", err)
 		}
-		out["failed"] = failed
-		c.writeJSON(out)
 	} else {
-		w := c.stdout
-		verb := "Apply"
-		if destroy {
-			verb = "Destroy"
-		}
-		if len(res.Failed) == 0 && len(res.Skipped) == 0 {
-			fmt.Fprintf(w, "\n%s complete! %s.\n", verb, summary(res.Counts))
-		} else {
-			fmt.Fprintf(w, "\n%s incomplete: %s; %d failed, %d skipped.\n", verb, summary(res.Counts), len(res.Failed), len(res.Skipped))
-			for _, f := range res.Failed {
-				where := ""
-				if f.Pos.IsValid() {
-					where = " (" + f.Pos.String() + ")"
-				}
-				fmt.Fprintf(c.stderr, "Error: %s%s: %v\n", f.Addr, where, f.Err)
-			}
-			if len(res.Skipped) > 0 {
-				fmt.Fprintf(w, "Skipped because a dependency failed: %s\n", strings.Join(res.Skipped, ", "))
-			}
-			fmt.Fprintf(w, "What completed is saved in state; run the same command again to continue.\n")
-		}
-		if len(res.Outputs) > 0 {
-			fmt.Fprintf(w, "\nOutputs:\n")
-			width := 0
-			for k := range res.Outputs {
-				width = max(width, len(k))
-			}
-			for _, k := range sortedNames(res.Outputs) {
-				fmt.Fprintf(w, "  %-*s = %s\n", width, k, render.DisplayValue(res.Outputs[k]))
-			}
-		}
+		render.ApplyText(c.stdout, c.stderr, res, run)
 	}
-	if len(res.Failed) > 0 || len(res.Skipped) > 0 {
+	if !res.Complete() || res.Stopped != "" {
 		return exitError
 	}
 	return exitOK
-}
-
-// reportRefresh reports an apply --refresh-only (or of a refresh-only plan
-// file): how many nodes took the cloud's values into state.
-func (c *cli) reportRefresh(res *report.Apply) int {
-	if c.g.output == "json" {
-		out := map[string]any{"format_version": "1.0", "refresh_only": true, "counts": actionCounts(res.Counts), "skipped": res.Skipped, "outputs": map[string]any{}}
-		var failed []map[string]string
-		for _, f := range res.Failed {
-			failed = append(failed, map[string]string{"address": f.Addr, "position": f.Pos.String(), "error": f.Err.Error()})
-		}
-		out["failed"] = failed
-		c.writeJSON(out)
-	} else {
-		n := res.Counts[plan.Refresh]
-		if len(res.Failed) == 0 && len(res.Skipped) == 0 {
-			fmt.Fprintf(c.stdout, "\nApply complete! %d accepted into state from the cloud; nothing in the cloud was changed.\n", n)
-		} else {
-			fmt.Fprintf(c.stdout, "\nApply incomplete: %d accepted into state; %d failed, %d skipped. Nothing in the cloud was changed.\n", n, len(res.Failed), len(res.Skipped))
-			for _, f := range res.Failed {
-				fmt.Fprintf(c.stderr, "Error: %s: %v\n", f.Addr, f.Err)
-			}
-		}
-	}
-	if len(res.Failed) > 0 || len(res.Skipped) > 0 {
-		return exitError
-	}
-	return exitOK
-}
-
-func actionCounts(m map[plan.Action]int) map[string]int {
-	out := map[string]int{}
-	for a, n := range m {
-		out[a.String()] = n
-	}
-	return out
-}
-
-func summary(m map[plan.Action]int) string {
-	return fmt.Sprintf("%d created, %d updated, %d replaced, %d destroyed, %d imported",
-		m[plan.Create], m[plan.Update], m[plan.Replace], m[plan.Delete]+m[plan.Forget], m[plan.Import])
-}
-
-// progressPrinter prints apply events as lines.
-type progressPrinter struct {
-	mu    sync.Mutex
-	w     io.Writer
-	quiet bool
-}
-
-var verbs = map[plan.Action][3]string{
-	plan.Create:  {"Creating", "creating", "Creation"},
-	plan.Update:  {"Modifying", "modifying", "Modifications"},
-	plan.Delete:  {"Destroying", "destroying", "Destruction"},
-	plan.Read:    {"Reading", "reading", "Read"},
-	plan.Import:  {"Importing", "importing", "Import"},
-	plan.Replace: {"Replacing", "replacing", "Replacement"},
-	plan.Refresh: {"Accepting the cloud's values into state", "accepting", "Refresh"},
-}
-
-func (p *progressPrinter) event(e report.Event) {
-	if p.quiet {
-		return
-	}
-	v, ok := verbs[e.Action]
-	if !ok {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	el := e.Elapsed.Round(time.Second)
-	if e.Elapsed < 10*time.Second {
-		el = e.Elapsed.Round(100 * time.Millisecond)
-	}
-	switch e.Phase {
-	case report.Started:
-		if e.ID != "" {
-			fmt.Fprintf(p.w, "%s: %s... [id=%s]\n", e.Addr, v[0], e.ID)
-		} else {
-			fmt.Fprintf(p.w, "%s: %s...\n", e.Addr, v[0])
-		}
-	case report.Running:
-		msg := ""
-		if e.Message != "" {
-			msg = " (" + e.Message + ")"
-		}
-		fmt.Fprintf(p.w, "%s: Still %s... [%s elapsed]%s\n", e.Addr, v[1], el, msg)
-	case report.Done:
-		id := ""
-		if e.ID != "" {
-			id = " [id=" + e.ID + "]"
-		}
-		fmt.Fprintf(p.w, "%s: %s complete after %s%s\n", e.Addr, v[2], el, id)
-	case report.Failed:
-		fmt.Fprintf(p.w, "%s: %s failed after %s\n", e.Addr, v[2], el)
-	case report.Skipped:
-		fmt.Fprintf(p.w, "%s: skipped, a dependency failed\n", e.Addr)
-	}
 }
 
 func (c *cli) writeJSON(v any) int {

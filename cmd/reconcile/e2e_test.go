@@ -919,16 +919,28 @@ func TestE2EOutputFormats(t *testing.T) {
 	wantStdout(t, r, "| Action | Address | Type |", "<code>pol</code>")
 
 	r = w.must(0, "apply", "--auto-approve", "--output", "json")
-	var applied struct {
-		FormatVersion string         `json:"format_version"`
-		Counts        map[string]int `json:"counts"`
-		Outputs       map[string]any `json:"outputs"`
-	}
+	var applied map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &applied); err != nil {
 		t.Fatalf("apply --output json does not parse: %v\n%s", err, r)
 	}
-	if applied.FormatVersion == "" || applied.Counts["create"] != 1 {
-		t.Errorf("apply json = %+v", applied)
+	// docs/apply-json.md: every field present, lists [] rather than null,
+	// every action counted.
+	for _, k := range []string{"format_version", "run", "complete", "stopped", "counts", "failed", "interrupted", "skipped", "not_started", "outputs"} {
+		if _, ok := applied[k]; !ok {
+			t.Errorf("apply json has no %q: %s", k, r.stdout)
+		}
+	}
+	for _, k := range []string{"failed", "interrupted", "skipped", "not_started"} {
+		if l, ok := applied[k].([]any); !ok || len(l) != 0 {
+			t.Errorf("apply json %q = %#v, want []", k, applied[k])
+		}
+	}
+	counts, _ := applied["counts"].(map[string]any)
+	if applied["format_version"] != "2.0" || applied["run"] != "apply" || applied["complete"] != true || counts["create"] != 1.0 || counts["delete"] != 0.0 || len(counts) != 8 {
+		t.Errorf("apply json = %s", r.stdout)
+	}
+	if _, ok := applied["outputs"].(map[string]any)["policyEtag"]; !ok {
+		t.Errorf("apply json has no output policyEtag: %s", r.stdout)
 	}
 
 	r = w.must(0, "plan", "--output", "markdown")

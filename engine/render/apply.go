@@ -1,0 +1,176 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"reconcile/engine/plan"
+	"reconcile/engine/report"
+)
+
+// ApplyJSONVersion is the format version of ApplyJSON, documented in
+// docs/apply-json.md.
+const ApplyJSONVersion = "2.0"
+
+// Run says what kind of run an apply result is of, for its words.
+type Run int
+
+// Runs.
+const (
+	RunApply       Run = iota // apply
+	RunDestroy                // destroy
+	RunRefreshOnly            // apply --refresh-only: state takes the cloud's values
+)
+
+func (r Run) verb() string {
+	if r == RunDestroy {
+		return "Destroy"
+	}
+	return "Apply"
+}
+
+func (r Run) name() string {
+	switch r {
+	case RunDestroy:
+		return "destroy"
+	case RunRefreshOnly:
+		return "apply_refresh_only"
+	}
+	return "apply"
+}
+
+// applyJSON is the document ApplyJSON writes.
+type applyJSON struct {
+	FormatVersion string          `json:"format_version"`
+	Run           string          `json:"run"`
+	Complete      bool            `json:"complete"`
+	Stopped       string          `json:"stopped"`
+	Counts        map[string]int  `json:"counts"`
+	Failed        []nodeErrorJSON `json:"failed"`
+	Interrupted   []nodeErrorJSON `json:"interrupted"`
+	Skipped       []string        `json:"skipped"`
+	NotStarted    []string        `json:"not_started"`
+	Outputs       map[string]any  `json:"outputs"`
+}
+
+type nodeErrorJSON struct {
+	Address  string `json:"address"`
+	Position string `json:"position,omitempty"`
+	Error    string `json:"error"`
+}
+
+func nodeErrorsJSON(errs []report.NodeError) []nodeErrorJSON {
+	out := make([]nodeErrorJSON, 0, len(errs))
+	for _, e := range errs {
+		j := nodeErrorJSON{Address: e.Addr, Error: e.Err.Error()}
+		if e.Pos.IsValid() {
+			j.Position = e.Pos.String()
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// ApplyJSON writes an apply's result in the versioned format documented in
+// docs/apply-json.md: counts of every action (zero included), what failed,
+// was interrupted, skipped or not started ([] when nothing), whether and
+// why the run was stopped, and the outputs, secrets as null.
+func ApplyJSON(w io.Writer, res *report.Apply, run Run) error {
+	counts := map[string]int{}
+	for a := plan.NoOp + 1; int(a) < plan.NumActions; a++ {
+		counts[a.String()] = res.Counts[a]
+	}
+	outputs := map[string]any{}
+	if run != RunRefreshOnly {
+		for k, v := range res.Outputs {
+			outputs[k] = JSONValue(v)
+		}
+	}
+	doc := applyJSON{
+		FormatVersion: ApplyJSONVersion, Run: run.name(), Complete: res.Complete() && res.Stopped == "", Stopped: res.Stopped,
+		Counts: counts, Failed: nodeErrorsJSON(res.Failed), Interrupted: nodeErrorsJSON(res.Interrupted),
+		Skipped: nonNil(res.Skipped), NotStarted: nonNil(res.NotStarted), Outputs: outputs,
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ApplyText writes an apply's result for people: the summary line and what
+// was left undone to out, one "Error:" line per failed or interrupted node
+// to errs, then the outputs to out.
+func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
+	verb := run.verb()
+	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted)
+	switch {
+	case run == RunRefreshOnly && undone == 0:
+		fmt.Fprintf(out, "\nApply complete! %d accepted into state from the cloud; nothing in the cloud was changed.\n", res.Counts[plan.Refresh])
+	case run == RunRefreshOnly:
+		fmt.Fprintf(out, "\nApply incomplete: %d accepted into state; %d failed, %d skipped. Nothing in the cloud was changed.\n", res.Counts[plan.Refresh], len(res.Failed), len(res.Skipped))
+	case res.Stopped != "" && undone == 0:
+		fmt.Fprintf(out, "\n%s %s: %s; every operation it had started finished, and none was left to start.\n", verb, res.Stopped, ApplySummary(res))
+	case res.Stopped != "":
+		fmt.Fprintf(out, "\n%s %s before it was done: %s; %d interrupted, %d not started, %d failed, %d skipped.\n",
+			verb, res.Stopped, ApplySummary(res), len(res.Interrupted), len(res.NotStarted), len(res.Failed), len(res.Skipped))
+	case undone == 0:
+		fmt.Fprintf(out, "\n%s complete! %s.\n", verb, ApplySummary(res))
+	default:
+		fmt.Fprintf(out, "\n%s incomplete: %s; %d failed, %d skipped.\n", verb, ApplySummary(res), len(res.Failed), len(res.Skipped))
+	}
+	if len(res.Interrupted) > 0 {
+		fmt.Fprintf(out, "Interrupted while running (the next run finds out what they did): %s\n", strings.Join(addrs(res.Interrupted), ", "))
+	}
+	if len(res.NotStarted) > 0 {
+		fmt.Fprintf(out, "Not started: %s\n", strings.Join(res.NotStarted, ", "))
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(out, "Skipped because a dependency failed: %s\n", strings.Join(res.Skipped, ", "))
+	}
+	for _, f := range slices.Concat(res.Failed, res.Interrupted) {
+		where := ""
+		if f.Pos.IsValid() {
+			where = " (" + f.Pos.String() + ")"
+		}
+		fmt.Fprintf(errs, "Error: %s%s: %v\n", f.Addr, where, f.Err)
+	}
+	if undone > 0 || res.Stopped != "" {
+		fmt.Fprintf(out, "What completed is saved in state; run the same command again to continue.\n")
+	}
+	if len(res.Outputs) > 0 && run != RunRefreshOnly && res.Stopped == "" {
+		fmt.Fprintf(out, "\nOutputs:\n")
+		width := 0
+		for k := range res.Outputs {
+			width = max(width, len(k))
+		}
+		for _, k := range slices.Sorted(maps.Keys(res.Outputs)) {
+			fmt.Fprintf(out, "  %-*s = %s\n", width, k, DisplayValue(res.Outputs[k]))
+		}
+	}
+}
+
+// ApplySummary counts what an apply did, e.g. "2 created, 0 updated, 0
+// replaced, 1 destroyed, 0 imported".
+func ApplySummary(res *report.Apply) string {
+	m := res.Counts
+	return fmt.Sprintf("%d created, %d updated, %d replaced, %d destroyed, %d imported",
+		m[plan.Create], m[plan.Update], m[plan.Replace], m[plan.Delete]+m[plan.Forget], m[plan.Import])
+}
+
+func addrs(errs []report.NodeError) []string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Addr
+	}
+	return out
+}
