@@ -96,6 +96,18 @@ func (a *applier) count(act plan.Action) {
 	a.mu.Unlock()
 }
 
+// recount moves one completed operation from one action's count to
+// another's (NoOp: to none), as when a create turns out to be part of a
+// replacement.
+func (a *applier) recount(from, to plan.Action) {
+	a.mu.Lock()
+	a.counts[from]--
+	if to != plan.NoOp {
+		a.counts[to]++
+	}
+	a.mu.Unlock()
+}
+
 func (a *applier) emit(e report.Event) {
 	e.Message = a.redaction(e.Addr).String(e.Message)
 	if a.opts.Observer != nil {
@@ -577,14 +589,7 @@ func (a *applier) runDelete(ctx context.Context, c *plan.Change) error {
 		ids = append(ids, prior.ID)
 	}
 	for _, id := range ids {
-		_, err := a.operation(ctx, c, plan.Delete, 0, func(ctx context.Context) (string, error) {
-			err := d.Delete(ctx, id)
-			if errors.Is(err, resources.ErrNotFound) {
-				err = nil
-			}
-			return id, err
-		})
-		if err != nil {
+		if err := a.deleteObject(ctx, c, d, id, 0); err != nil {
 			return a.fail(c.Addr, c.Pos, fmt.Errorf("delete %s %q: %w", c.Type, id, err))
 		}
 	}

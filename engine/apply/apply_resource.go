@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"reconcile/engine/eval"
@@ -15,16 +16,66 @@ import (
 	"reconcile/state"
 )
 
-// runResource carries out the planned action of one managed resource.
+// resourceOp is what every action on a resource needs: the node, its
+// change, its driver, its inputs as the specs now give them, and the record
+// before and after.
+type resourceOp struct {
+	r       *specs.Resource
+	c       *plan.Change
+	d       resources.Driver // nil when none is configured and none is needed
+	opts    eval.Options
+	prior   state.Record    // the record before the apply
+	rec     state.Record    // the record to write: name, type, options
+	desired map[string]any  // the inputs, secrets wrapped
+	want    resources.Attrs // the inputs in clear, for the driver
+}
+
+func (o *resourceOp) timeout(op string) time.Duration { return o.r.Options.CustomTimeouts[op] }
+
+// runResource carries out the change of a resource.
 func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *plan.Change) (err error) {
+	o, err := a.prepareResource(ctx, r, c)
+	if err != nil {
+		return err
+	}
+	action := c.Action
+	if action == plan.Update && c.Reason == plan.ReasonOptionsChanged {
+		action = plan.NoOp // nothing changes in the cloud: only the record
+		defer func() {
+			if err == nil {
+				a.count(plan.Update)
+			}
+		}()
+	}
+	switch action {
+	case plan.NoOp:
+		return a.keepResource(ctx, o)
+	case plan.Create:
+		return a.create(ctx, r, c, o.d, o.rec, o.desired, o.want, o.timeout("create"))
+	case plan.Update:
+		return a.updateResource(ctx, o)
+	case plan.Import:
+		return a.importResource(ctx, o)
+	case plan.Replace:
+		if c.DeleteBeforeReplace || o.opts.DeleteBeforeReplace {
+			return a.replaceDeleteFirst(ctx, o)
+		}
+		return a.replaceCreateFirst(ctx, o)
+	}
+	return a.fail(r.Name, r.Pos, fmt.Errorf("unexpected action %s", c.Action))
+}
+
+// prepareResource evaluates the inputs and options of r now that its
+// dependencies are applied, and checks them against what the plan showed.
+func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *plan.Change) (*resourceOp, error) {
 	val, err := a.evaluator(ctx).Eval(r.Properties)
 	if err != nil {
-		return a.fail(r.Name, r.Pos, err)
+		return nil, a.fail(r.Name, r.Pos, err)
 	}
 	desired := r.Schema.ApplyDefaults(val.(map[string]any))
 	a.noteSecrets(r.Name, desired)
 	if value.ContainsUnknown(desired) {
-		return a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
+		return nil, a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
 	}
 	desired = eval.Normalize(a.reg, r.Type, desired)
 	// Ignored fields keep the value the plan compared against (the prior or
@@ -38,143 +89,129 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *plan.Ch
 		}
 	}
 	if err := checkAgainstPlan(r, c, desired, a.sealer(r.Name)); err != nil {
-		return a.fail(r.Name, r.Pos, err)
+		return nil, a.fail(r.Name, r.Pos, err)
 	}
 	opts, err := eval.ResourceOptions(r, a.evaluator(ctx))
 	if err != nil {
-		return a.fail(r.Name, r.Pos, err)
+		return nil, a.fail(r.Name, r.Pos, err)
 	}
-	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.resourceDeps(r.Name),
-		Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace}
 	d, ok := a.reg.Drivers[r.Type]
 	if !ok && c.Action != plan.NoOp {
-		return a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
+		return nil, a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
 	}
 	plain, _ := value.Reveal(desired)
-	want := resources.Attrs(plain.(map[string]any))
-	prior := a.prior[r.Name]
-	timeout := func(op string) time.Duration { return r.Options.CustomTimeouts[op] }
+	return &resourceOp{
+		r: r, c: c, d: d, opts: opts, prior: a.prior[r.Name], desired: desired, want: resources.Attrs(plain.(map[string]any)),
+		rec: state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.resourceDeps(r.Name),
+			Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace},
+	}, nil
+}
 
-	action := c.Action
-	if action == plan.Update && c.Reason == plan.ReasonOptionsChanged {
-		action = plan.NoOp // nothing changes in the cloud: only the record
-		defer func() {
-			if err == nil {
-				a.count(plan.Update)
-			}
-		}()
+// keepResource records a resource that does not change in the cloud (its
+// options may) and deletes what earlier replacements left deposed.
+func (a *applier) keepResource(ctx context.Context, o *resourceOp) error {
+	r, before, prior, rec := o.r, o.c.Before, o.prior, o.rec
+	// References see the desired inputs, secrets included (state and plan
+	// files hold them sealed), with the prior outputs.
+	a.setValue(r.Name, eval.UpdatedView(r.Schema, before, o.desired, prior.Inputs))
+	rec.ID = prior.ID
+	// An input recorded in clear that the specs now mark secret (it was
+	// imported before) is sealed from now on.
+	rec.Inputs = value.SealLike(prior.Inputs, o.desired, a.sealer(r.Name)).(map[string]any)
+	rec.Outputs = eval.Outputs(before, prior.Inputs)
+	rec.Deposed = prior.Deposed
+	if err := a.put(r.Name, r.Pos, rec); err != nil {
+		return err
 	}
-	switch action {
-	case plan.NoOp:
-		before := c.Before
-		// References see the desired inputs, secrets included (state and
-		// plan files hold them sealed), with the prior outputs.
-		a.setValue(r.Name, eval.UpdatedView(r.Schema, before, desired, prior.Inputs))
-		rec.ID = prior.ID
-		// An input recorded in clear that the specs now mark secret (it
-		// was imported before) is sealed from now on.
-		rec.Inputs = value.SealLike(prior.Inputs, desired, a.sealer(r.Name)).(map[string]any)
-		rec.Outputs = eval.Outputs(before, prior.Inputs)
-		rec.Deposed = prior.Deposed
-		if err := a.put(r.Name, r.Pos, rec); err != nil {
-			return err
-		}
-		return a.deleteDeposed(ctx, r, c, d, timeout("delete"))
+	return a.deleteDeposed(ctx, r, o.c, o.d, o.timeout("delete"))
+}
 
-	case plan.Create:
-		return a.create(ctx, r, c, d, rec, desired, want, timeout("create"))
+// updateResource updates a resource in place.
+func (a *applier) updateResource(ctx context.Context, o *resourceOp) error {
+	r, id := o.r, o.prior.ID
+	got, err := a.update(ctx, o.c, o.d, id, o.prior.Inputs, o.want, o.timeout("update"))
+	if err != nil {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("update %s %q: %w", r.Type, id, err))
+	}
+	rec := o.rec
+	rec.Deposed = o.prior.Deposed
+	if err := a.record(r, rec, id, o.desired, got, plan.Update, false); err != nil {
+		return err
+	}
+	return a.deleteDeposed(ctx, r, o.c, o.d, o.timeout("delete"))
+}
 
-	case plan.Update:
-		got, err := a.update(ctx, c, d, prior.ID, prior.Inputs, want, timeout("update"))
+// importResource records the object the plan imports, then updates it
+// where it differs from the specs.
+func (a *applier) importResource(ctx context.Context, o *resourceOp) error {
+	r, c, id := o.r, o.c, o.c.ImportID
+	got, err := a.driverRead(ctx, r, id)
+	if err != nil {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("import %s %q: %w", r.Type, id, err))
+	}
+	live := eval.Inputs(r.Schema, got)
+	rec := o.rec
+	rec.ID = id
+	rec.Inputs, rec.Outputs = live, got
+	if _, err := a.st.Put(rec); err != nil {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
+	}
+	a.count(plan.Import)
+	if changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, o.desired, nil), o.desired, nil, a.sealer(r.Name)); len(changed) > 0 {
+		got, err = a.update(ctx, c, o.d, id, live, o.want, o.timeout("update"))
 		if err != nil {
-			return a.fail(r.Name, r.Pos, fmt.Errorf("update %s %q: %w", r.Type, prior.ID, err))
+			return a.fail(r.Name, r.Pos, fmt.Errorf("update imported %s %q: %w", r.Type, id, err))
 		}
-		rec.Deposed = prior.Deposed
-		if err := a.record(r, rec, prior.ID, desired, got, plan.Update, false); err != nil {
-			return err
-		}
-		return a.deleteDeposed(ctx, r, c, d, timeout("delete"))
+	}
+	return a.record(r, rec, id, o.desired, got, -1, false)
+}
 
-	case plan.Import:
-		got, err := a.driverRead(ctx, r, c.ImportID)
-		if err != nil {
-			return a.fail(r.Name, r.Pos, fmt.Errorf("import %s %q: %w", r.Type, c.ImportID, err))
+// replaceDeleteFirst replaces a resource whose old object must be gone
+// before the new one can be made (deleteBeforeReplace).
+func (a *applier) replaceDeleteFirst(ctx context.Context, o *resourceOp) error {
+	r, id := o.r, o.prior.ID
+	if id != "" {
+		if err := a.deleteObject(ctx, o.c, o.d, id, o.timeout("delete")); err != nil {
+			return a.fail(r.Name, r.Pos, fmt.Errorf("delete %s %q before replacing it: %w", r.Type, id, err))
 		}
-		live := eval.Inputs(r.Schema, got)
-		rec.ID = c.ImportID
-		rec.Inputs, rec.Outputs = live, got
-		if _, err := a.st.Put(rec); err != nil {
+		if err := a.st.Delete(r.Name); err != nil && !errors.Is(err, state.ErrNoRecord) {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 		}
-		a.count(plan.Import)
-		if changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, desired, nil), desired, nil, a.sealer(r.Name)); len(changed) > 0 {
-			got, err = a.update(ctx, c, d, c.ImportID, live, want, timeout("update"))
-			if err != nil {
-				return a.fail(r.Name, r.Pos, fmt.Errorf("update imported %s %q: %w", r.Type, c.ImportID, err))
-			}
-		}
-		return a.record(r, rec, c.ImportID, desired, got, -1, false)
-
-	case plan.Replace:
-		if c.DeleteBeforeReplace || opts.DeleteBeforeReplace {
-			if prior.ID != "" && prior.Tainted == "" || prior.ID != "" {
-				if _, err := a.operation(ctx, c, plan.Delete, timeout("delete"), func(ctx context.Context) (string, error) {
-					err := d.Delete(ctx, prior.ID)
-					if errors.Is(err, resources.ErrNotFound) {
-						err = nil
-					}
-					return prior.ID, err
-				}); err != nil {
-					return a.fail(r.Name, r.Pos, fmt.Errorf("delete %s %q before replacing it: %w", r.Type, prior.ID, err))
-				}
-				if err := a.st.Delete(r.Name); err != nil && !errors.Is(err, state.ErrNoRecord) {
-					return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
-				}
-			}
-			if err := a.create(ctx, r, c, d, rec, desired, want, timeout("create")); err != nil {
-				return err
-			}
-			a.mu.Lock()
-			a.counts[plan.Create]--
-			a.counts[plan.Replace]++
-			a.mu.Unlock()
-			return nil
-		}
-		// Create the new object first; keep the old id as deposed until its
-		// delete succeeds, so that a crash in between loses neither.
-		rec.Deposed = append(append([]string(nil), prior.Deposed...), prior.ID)
-		if err := a.create(ctx, r, c, d, rec, desired, want, timeout("create")); err != nil {
-			return err
-		}
-		a.mu.Lock()
-		a.counts[plan.Create]--
-		a.mu.Unlock()
-		cur, _, _ := a.st.Get(r.Name)
-		var remaining []string
-		for _, old := range cur.Deposed {
-			_, err := a.operation(ctx, c, plan.Delete, timeout("delete"), func(ctx context.Context) (string, error) {
-				err := d.Delete(ctx, old)
-				if errors.Is(err, resources.ErrNotFound) {
-					err = nil
-				}
-				return old, err
-			})
-			if err != nil {
-				remaining = append(remaining, old)
-				a.fail(r.Name, r.Pos, fmt.Errorf("delete replaced %s %q: %w (it stays in state and is deleted on the next apply)", r.Type, old, err))
-			}
-		}
-		cur.Deposed = remaining
-		if _, err := a.st.Put(cur); err != nil {
-			return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
-		}
-		if len(remaining) > 0 {
-			return errors.New("replace incomplete")
-		}
-		a.count(plan.Replace)
-		return nil
 	}
-	return a.fail(r.Name, r.Pos, fmt.Errorf("unexpected action %s", c.Action))
+	if err := a.create(ctx, r, o.c, o.d, o.rec, o.desired, o.want, o.timeout("create")); err != nil {
+		return err
+	}
+	a.recount(plan.Create, plan.Replace)
+	return nil
+}
+
+// replaceCreateFirst replaces a resource by creating the new object first,
+// keeping the old one's id as deposed until its delete succeeds, so that a
+// crash in between loses neither.
+func (a *applier) replaceCreateFirst(ctx context.Context, o *resourceOp) error {
+	rec := o.rec
+	rec.Deposed = append(slices.Clone(o.prior.Deposed), o.prior.ID)
+	if err := a.create(ctx, o.r, o.c, o.d, rec, o.desired, o.want, o.timeout("create")); err != nil {
+		return err
+	}
+	if err := a.deleteDeposed(ctx, o.r, o.c, o.d, o.timeout("delete")); err != nil {
+		a.recount(plan.Create, plan.NoOp)
+		return err
+	}
+	a.recount(plan.Create, plan.Replace)
+	return nil
+}
+
+// deleteObject deletes object id of c's node. An object that is gone
+// already counts as deleted: this is the one delete of the apply.
+func (a *applier) deleteObject(ctx context.Context, c *plan.Change, d resources.Driver, id string, timeout time.Duration) error {
+	_, err := a.operation(ctx, c, plan.Delete, timeout, func(ctx context.Context) (string, error) {
+		if err := d.Delete(ctx, id); err != nil && !errors.Is(err, resources.ErrNotFound) {
+			return id, err
+		}
+		return id, nil
+	})
+	return err
 }
 
 // deleteDeposed deletes the objects that an earlier replacement left in
@@ -194,14 +231,7 @@ func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *plan.
 	var remaining []string
 	var firstErr error
 	for _, old := range cur.Deposed {
-		_, err := a.operation(ctx, c, plan.Delete, timeout, func(ctx context.Context) (string, error) {
-			err := d.Delete(ctx, old)
-			if errors.Is(err, resources.ErrNotFound) {
-				err = nil
-			}
-			return old, err
-		})
-		if err != nil {
+		if err := a.deleteObject(ctx, c, d, old, timeout); err != nil {
 			remaining = append(remaining, old)
 			firstErr = a.fail(r.Name, r.Pos, fmt.Errorf("delete replaced %s %q: %w (it stays in state and is deleted on the next apply)", r.Type, old, err))
 		}

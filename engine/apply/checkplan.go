@@ -23,8 +23,8 @@ func (e *stalePlanError) Is(target error) bool { return target == ErrStalePlan }
 
 // CheckPlan reports whether the saved plan pf may be applied to the state
 // described by meta, whose key is stateKey, with the specs in spec. It
-// returns ErrPlanFileChanged when the file's signature does not match (see
-// Verify), and an error matching ErrStalePlan when the plan was made for
+// returns plan.ErrFileChanged when the file's signature does not match (see
+// plan.File.Verify), and an error matching ErrStalePlan when the plan was made for
 // another state (lineage), when the state changed since (serial), or when
 // the specs or config values changed (spec hash).
 func CheckPlan(pf *plan.File, meta state.Meta, stateKey []byte, spec *specs.Spec) error {
