@@ -380,9 +380,10 @@ func (p *planner) read(ctx context.Context, r *specs.Resource, id string) (map[s
 	return refresh.ReadObject(ctx, p.reg, r, id)
 }
 
+// planResource plans the change of a resource: create it, or compare the
+// specs with its record (refreshed from the cloud when asked).
 func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
-	ev := p.evaluator()
-	val, err := ev.Eval(r.Properties)
+	val, err := p.evaluator().Eval(r.Properties)
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
@@ -408,85 +409,112 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		if r.Options.Import != "" {
 			return p.planImport(ctx, r, c, desired)
 		}
-		c.Action = plan.Create
-		c.After = eval.CreatedView(r.Schema, desired)
-		p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
-		return nil
+		return p.planCreate(r, c, desired)
 	}
 	c.ID = prior.ID
 	c.Deposed = prior.Deposed
-	before := eval.Merge(prior.Inputs, prior.Outputs)
-	before["id"] = prior.ID
-	if p.opts.Refresh && prior.Tainted == "" {
-		live, err := p.read(ctx, r, prior.ID)
-		switch {
-		case errors.Is(err, resources.ErrNotFound):
-			c.Action, c.Reason = plan.Create, plan.ReasonDeletedOutside
-			c.DeletedOutside, c.DeletedID = true, prior.ID
-			c.ID = ""
-			c.After = eval.CreatedView(r.Schema, desired)
-			p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
-			return nil
-		case err != nil:
-			return p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
-		}
-		d := p.reg.Drivers[r.Type]
-		c.Drift = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
-		// The cloud echoes secret inputs in clear: seal them as state
-		// does, so that they compare but are never shown or saved. Map
-		// entries the cloud adds by itself are its own business.
-		before = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
-		before = eval.WithoutVendorKeys(d, before, desired, prior.Inputs)
+	before, err := p.priorObject(ctx, r, c, prior, desired)
+	if err != nil || c.Action == plan.Create {
+		return err
 	}
 	c.Before = value.UnsealForDisplay(before).(map[string]any)
 	if prior.Tainted != "" {
 		c.Action, c.Reason, c.ReasonDetail = plan.Replace, plan.ReasonTainted, prior.Tainted
 		return p.finishReplace(r, c, opts, desired)
 	}
+	return p.planChange(r, c, prior, opts, before, desired)
+}
+
+// planCreate plans the create of r.
+func (p *planner) planCreate(r *specs.Resource, c *plan.Change, desired map[string]any) error {
+	c.Action = plan.Create
+	c.After = eval.CreatedView(r.Schema, desired)
+	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
+	return nil
+}
+
+// priorObject returns the object of r's record as the plan compares it:
+// the record's, or with refresh, the cloud's, its drift noted in c. An
+// object deleted outside reconcile is planned as a create.
+func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Change, prior state.Record, desired map[string]any) (map[string]any, error) {
+	before := eval.Merge(prior.Inputs, prior.Outputs)
+	before["id"] = prior.ID
+	if !p.opts.Refresh || prior.Tainted != "" {
+		return before, nil
+	}
+	live, err := p.read(ctx, r, prior.ID)
+	switch {
+	case errors.Is(err, resources.ErrNotFound):
+		c.Reason = plan.ReasonDeletedOutside
+		c.DeletedOutside, c.DeletedID = true, prior.ID
+		c.ID = ""
+		return nil, p.planCreate(r, c, desired)
+	case err != nil:
+		return nil, p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
+	}
+	d := p.reg.Drivers[r.Type]
+	c.Drift = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
+	// The cloud echoes secret inputs in clear: seal them as state does, so
+	// that they compare but are never shown or saved. Map entries the cloud
+	// adds by itself are its own business.
+	before = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
+	return eval.WithoutVendorKeys(d, before, desired, prior.Inputs), nil
+}
+
+// planChange compares the inputs the specs give r with its object and
+// plans nothing, an update in place, or a replacement, with its reason.
+func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Record, opts eval.Options, before, desired map[string]any) error {
 	c.Options = optionChanges(prior, opts)
 	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
-	if len(changed) == 0 && len(c.Options) > 0 {
+	switch {
+	case len(changed) == 0 && len(c.Options) > 0:
 		// Only options change: a change of state, none in the cloud.
 		c.Action, c.Reason = plan.Update, plan.ReasonOptionsChanged
 		for _, o := range c.Options {
 			c.ReasonFields = append(c.ReasonFields, o.Name)
 		}
-		c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
-		sameSecrets(c, changed)
-		p.set(r.Name, &nodeResult{value: c.After, change: c})
-		return nil
-	}
-	if len(changed) == 0 {
+	case len(changed) == 0:
 		c.Action = plan.NoOp
-		c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
-		// References see the desired inputs (secrets wrapped, not sealed
-		// as in state) with the prior outputs.
-		p.set(r.Name, &nodeResult{value: c.After, change: c})
-		return nil
+	default:
+		c.Reason, c.ReplacePaths = replaceReason(r, changed)
+		if len(c.ReplacePaths) > 0 {
+			c.Action = plan.Replace
+			return p.finishReplace(r, c, opts, desired)
+		}
+		c.Action = plan.Update
 	}
+	// References see the desired inputs (secrets wrapped, not sealed as in
+	// state) with the prior outputs.
+	c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
+	if c.Action == plan.Update {
+		sameSecrets(c, changed)
+	}
+	p.set(r.Name, &nodeResult{value: c.After, change: c})
+	return nil
+}
+
+// replaceReason returns the fields among those changed that force a
+// replacement, and why: a field the cloud cannot change in place, or one
+// that replaceOnChanges names. With none, there is no reason to replace.
+func replaceReason(r *specs.Resource, changed []string) (plan.Reason, []string) {
 	force := map[string]bool{}
 	for _, po := range r.Options.ReplaceOnChanges {
 		force[po.Top] = true
 	}
-	c.Reason = plan.ReasonReplaceOnChanges
+	reason := plan.ReasonReplaceOnChanges
+	var paths []string
 	for _, k := range changed {
 		if pr := r.Schema.Root.Properties[k]; pr != nil && pr.ReplaceOnChange {
-			c.ReplacePaths = append(c.ReplacePaths, k)
-			c.Reason = plan.ReasonCannotUpdate
+			paths = append(paths, k)
+			reason = plan.ReasonCannotUpdate
 		} else if force[k] {
-			c.ReplacePaths = append(c.ReplacePaths, k)
+			paths = append(paths, k)
 		}
 	}
-	if len(c.ReplacePaths) > 0 {
-		c.Action = plan.Replace
-		return p.finishReplace(r, c, opts, desired)
+	if len(paths) == 0 {
+		return plan.ReasonNone, nil
 	}
-	c.Reason = plan.ReasonNone
-	c.Action = plan.Update
-	c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
-	sameSecrets(c, changed)
-	p.set(r.Name, &nodeResult{value: c.After, change: c})
-	return nil
+	return reason, paths
 }
 
 // sameSecrets shows an unchanged secret input as unchanged: Before holds it
