@@ -116,24 +116,9 @@ func (l *loader) scalarOffset(n *yaml.Node, i int) (line, col int, ok bool) {
 	if i < 0 || i > len(v) {
 		return 0, 0, false
 	}
-	runes := utf8.RuneCountInString
 	switch {
 	case n.Style&yaml.LiteralStyle != 0:
-		// Each line of the value is a source line after the indentation.
-		k := strings.Count(v[:i], "\n")
-		start := strings.LastIndexByte(v[:i], '\n') + 1
-		end := strings.IndexByte(v[start:], '\n')
-		if end < 0 {
-			end = len(v)
-		} else {
-			end += start
-		}
-		text := v[start:end]
-		src, ok := l.sourceLine(n.Line + 1 + k)
-		if !ok || !strings.HasSuffix(src, text) || strings.Trim(src[:len(src)-len(text)], " ") != "" {
-			return 0, 0, false
-		}
-		return n.Line + 1 + k, runes(src[:len(src)-len(text)]) + 1 + runes(v[start:i]), true
+		return l.literalOffset(n, i)
 	case n.Style&yaml.FoldedStyle != 0:
 		return 0, 0, false
 	}
@@ -146,74 +131,113 @@ func (l *loader) scalarOffset(n *yaml.Node, i int) (line, col int, ok bool) {
 		_, size := utf8.DecodeRuneInString(src[start:])
 		start += size
 	}
-	at := func(ri int) (int, int, bool) { return n.Line, runes(src[:ri]) + 1, true }
-	single := n.Style&yaml.SingleQuotedStyle != 0
-	if !single && n.Style&yaml.DoubleQuotedStyle == 0 {
+	var ri int
+	switch {
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		ri, ok = quotedOffset(src, start, v, i, '\'')
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		ri, ok = quotedOffset(src, start, v, i, '"')
+	default:
 		// A plain scalar is its source text, when it is on one line.
 		j := strings.Index(src[start:], v)
-		if j < 0 || strings.Contains(v, "\n") {
-			return 0, 0, false
-		}
-		return at(start + j + len(v[:i]))
+		ri, ok = start+j+i, j >= 0 && !strings.Contains(v, "\n")
 	}
-	quote := byte('"')
-	if single {
-		quote = '\''
-	}
-	j := strings.IndexByte(src[start:], quote)
-	if j < 0 {
+	if !ok {
 		return 0, 0, false
 	}
-	// Walk the source and the value together up to byte i of the value.
+	return n.Line, utf8.RuneCountInString(src[:ri]) + 1, true
+}
+
+// literalOffset is scalarOffset for a literal block scalar: each line of
+// the value is a source line after the indentation.
+func (l *loader) literalOffset(n *yaml.Node, i int) (line, col int, ok bool) {
+	v := n.Value
+	k := strings.Count(v[:i], "\n")
+	start := strings.LastIndexByte(v[:i], '\n') + 1
+	end := strings.IndexByte(v[start:], '\n')
+	if end < 0 {
+		end = len(v)
+	} else {
+		end += start
+	}
+	text := v[start:end]
+	src, ok := l.sourceLine(n.Line + 1 + k)
+	if !ok || !strings.HasSuffix(src, text) || strings.Trim(src[:len(src)-len(text)], " ") != "" {
+		return 0, 0, false
+	}
+	runes := utf8.RuneCountInString
+	return n.Line + 1 + k, runes(src[:len(src)-len(text)]) + 1 + runes(v[start:i]), true
+}
+
+// quotedOffset returns the byte index in src of byte i of the value v of
+// the scalar quoted with quote that starts at or after src[start], walking
+// the source and the value together; false when the scalar goes on to the
+// next line or the two do not match.
+func quotedOffset(src string, start int, v string, i int, quote byte) (int, bool) {
+	j := strings.IndexByte(src[start:], quote)
+	if j < 0 {
+		return 0, false
+	}
+	single := quote == '\''
 	ri, vi := start+j+1, 0
 	for vi < i {
 		if ri >= len(src) {
-			return 0, 0, false // the scalar goes on to the next line
+			return 0, false // the scalar goes on to the next line
 		}
 		prev, c := ri, src[ri]
+		var vsize, rsize int
 		switch {
 		case single && c == '\'':
 			if ri+1 >= len(src) || src[ri+1] != '\'' {
-				return 0, 0, false
+				return 0, false
 			}
-			vi, ri = vi+1, ri+2
+			vsize, rsize = 1, 2
 		case !single && c == '"':
-			return 0, 0, false
+			return 0, false
 		case !single && c == '\\':
-			if ri+1 >= len(src) {
-				return 0, 0, false
+			var ok bool
+			if vsize, rsize, ok = escapeSize(src[ri:]); !ok {
+				return 0, false
 			}
-			size := 1
-			switch e := src[ri+1]; e {
-			case 'x', 'u', 'U':
-				digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-				if ri+2+digits > len(src) {
-					return 0, 0, false
-				}
-				r, err := strconv.ParseUint(src[ri+2:ri+2+digits], 16, 32)
-				if err != nil || utf8.RuneLen(rune(r)) < 0 {
-					return 0, 0, false
-				}
-				size = utf8.RuneLen(rune(r))
-				ri += digits
-			case 'N', '_':
-				size = 2
-			case 'L', 'P':
-				size = 3
-			}
-			vi, ri = vi+size, ri+2
 		default:
 			_, size := utf8.DecodeRuneInString(src[ri:])
 			if !strings.HasPrefix(v[vi:], src[ri:ri+size]) {
-				return 0, 0, false
+				return 0, false
 			}
-			vi, ri = vi+size, ri+size
+			vsize, rsize = size, size
 		}
+		vi, ri = vi+vsize, ri+rsize
 		if vi > i {
-			return at(prev) // i falls inside an escape
+			return prev, true // i falls inside an escape
 		}
 	}
-	return at(ri)
+	return ri, true
+}
+
+// escapeSize returns, for the double-quoted escape at the start of esc, how
+// many bytes it stands for in the value and how many it takes in the
+// source.
+func escapeSize(esc string) (value, source int, ok bool) {
+	if len(esc) < 2 {
+		return 0, 0, false
+	}
+	switch e := esc[1]; e {
+	case 'x', 'u', 'U':
+		digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+		if 2+digits > len(esc) {
+			return 0, 0, false
+		}
+		r, err := strconv.ParseUint(esc[2:2+digits], 16, 32)
+		if err != nil || utf8.RuneLen(rune(r)) < 0 {
+			return 0, 0, false
+		}
+		return utf8.RuneLen(rune(r)), 2 + digits, true
+	case 'N', '_':
+		return 2, 2, true
+	case 'L', 'P':
+		return 3, 2, true
+	}
+	return 1, 2, true
 }
 
 var builtinFuncs = []string{"invoke", "join", "split", "select", "toJSON", "toBase64", "fromBase64", "secret", "unsecret", "readFile"}
