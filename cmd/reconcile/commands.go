@@ -298,39 +298,17 @@ Exit status: 0 destroyed, 1 error.`,
 	},
 }
 
+// runApply runs apply or destroy: from a saved plan file, or from a plan
+// made now and confirmed.
 func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
-	if len(args) > 1 || (destroy && len(args) > 0) {
-		return c.errorf("%s takes at most one argument (a plan file), got %q", c.cmd, args)
+	if err := c.checkApplyArgs(o, args, destroy); err != nil {
+		return c.errorf("%v", err)
 	}
 	var pf *plan.File
-	if len(args) == 1 && c.set["f"] {
-		return c.errorf("apply takes either -f PATH or a plan file, not both: the plan file records the specs it was made from")
-	}
-	if len(args) == 1 && o.refreshOnly {
-		return c.errorf("apply takes either --refresh-only or a plan file, not both: make the plan file with 'reconcile plan --refresh-only --out FILE'")
-	}
-	if o.refreshOnly && !o.refresh {
-		return c.errorf("--refresh-only and --refresh=false contradict each other: a refresh-only apply is the refresh")
-	}
 	if len(args) == 1 {
-		f, err := os.Open(args[0])
-		if err != nil {
-			return c.errorf("read plan file: %v", err)
-		}
-		p, err := plan.ReadFile(f)
-		f.Close()
-		if err != nil {
-			return c.errorf("read plan file %s: %v", args[0], err)
-		}
-		pf = &p
-		c.g.specPath = p.SpecPath
-		if err := c.usePlanTarget(pf); err != nil {
-			return c.errorf("plan file %s: %v", args[0], err)
-		}
-		for k, v := range p.Config {
-			if _, set := c.g.config[k]; !set {
-				c.g.config[k] = v
-			}
+		var err error
+		if pf, err = c.usePlanFile(args[0]); err != nil {
+			return c.errorf("%v", err)
 		}
 	}
 	ss := c.open(false)
@@ -362,40 +340,96 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 			return c.errorf("%v", err)
 		}
 		pl = pf.Plan
-	} else {
-		var diags diag.Diagnostics
-		pl, diags = planner.Plan(c.ctx, spec, st, reg, planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
-		c.printDiags(diags)
-		if diags.HasErrors() {
-			return exitError
-		}
-		if c.g.output == "text" {
-			if err := c.renderPlan(pl); err != nil {
-				return c.errorf("%v", err)
-			}
-		}
-		if pl.HasChanges() && !o.autoApprove {
-			if !c.interactive() {
-				return c.errorf("%s needs confirmation: pass --auto-approve, or save a plan with 'reconcile plan --out FILE' and apply that file", c.cmd)
-			}
-			if !c.confirm() {
-				fmt.Fprintf(c.stdout, "%s cancelled; nothing was changed.\n", strings.ToUpper(c.cmd[:1])+c.cmd[1:])
-				return exitError
-			}
+	} else if pl = c.planToApply(o, ss, destroy); pl == nil {
+		return exitError
+	}
+	return c.applyPlan(o, ss, pl, destroy)
+}
+
+// checkApplyArgs refuses the arguments and flags of apply or destroy that
+// contradict each other.
+func (c *cli) checkApplyArgs(o *cmdOpts, args []string, destroy bool) error {
+	switch {
+	case len(args) > 1 || (destroy && len(args) > 0):
+		return fmt.Errorf("%s takes at most one argument (a plan file), got %q", c.cmd, args)
+	case len(args) == 1 && c.set["f"]:
+		return fmt.Errorf("apply takes either -f PATH or a plan file, not both: the plan file records the specs it was made from")
+	case len(args) == 1 && o.refreshOnly:
+		return fmt.Errorf("apply takes either --refresh-only or a plan file, not both: make the plan file with 'reconcile plan --refresh-only --out FILE'")
+	case o.refreshOnly && !o.refresh:
+		return fmt.Errorf("--refresh-only and --refresh=false contradict each other: a refresh-only apply is the refresh")
+	}
+	return nil
+}
+
+// usePlanFile reads the plan file at path and points the command at what
+// it was made from: its specs, state, stack and configuration (a --config
+// given now still wins).
+func (c *cli) usePlanFile(path string) (*plan.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan file: %v", err)
+	}
+	p, err := plan.ReadFile(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read plan file %s: %v", path, err)
+	}
+	c.g.specPath = p.SpecPath
+	if err := c.usePlanTarget(&p); err != nil {
+		return nil, fmt.Errorf("plan file %s: %v", path, err)
+	}
+	for k, v := range p.Config {
+		if _, set := c.g.config[k]; !set {
+			c.g.config[k] = v
 		}
 	}
+	return &p, nil
+}
+
+// planToApply makes the plan of an apply or destroy without a plan file,
+// shows it, and asks for confirmation unless --auto-approve. It returns
+// nil, after saying why, when there is nothing to apply.
+func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool) *plan.Plan {
+	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
+	c.printDiags(diags)
+	if diags.HasErrors() {
+		return nil
+	}
+	if c.g.output == "text" {
+		if err := c.renderPlan(pl); err != nil {
+			c.errorf("%v", err)
+			return nil
+		}
+	}
+	if !pl.HasChanges() || o.autoApprove {
+		return pl
+	}
+	if !c.interactive() {
+		c.errorf("%s needs confirmation: pass --auto-approve, or save a plan with 'reconcile plan --out FILE' and apply that file", c.cmd)
+		return nil
+	}
+	if !c.confirm() {
+		fmt.Fprintf(c.stdout, "%s cancelled; nothing was changed.\n", strings.ToUpper(c.cmd[:1])+c.cmd[1:])
+		return nil
+	}
+	return pl
+}
+
+// applyPlan applies pl, showing progress, and reports the result.
+func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool) int {
 	observe := func(report.Event) {}
 	if c.g.output == "text" {
 		observe = render.NewProgress(c.stdout).Event
 	}
 	if pl.RefreshOnly {
-		res, err := apply.RefreshOnly(c.ctx, pl, st, apply.Options{Observer: observe, Command: c.cmd + " --refresh-only"})
+		res, err := apply.RefreshOnly(c.ctx, pl, ss.st, apply.Options{Observer: observe, Command: c.cmd + " --refresh-only"})
 		if err != nil {
 			return c.errorf("%v", err)
 		}
 		return c.reportApply(res, render.RunRefreshOnly)
 	}
-	res, err := apply.Apply(c.ctx, pl, spec, st, reg, apply.Options{
+	res, err := apply.Apply(c.ctx, pl, ss.spec, ss.st, ss.reg, apply.Options{
 		Parallelism: c.g.parallelism, Observer: observe, ProgressInterval: o.progressPeriod, Command: c.cmd,
 	})
 	if err != nil {
