@@ -312,7 +312,7 @@ func (a *applier) noteSecrets(name string, v any) {
 	}
 }
 
-// redaction is the Redaction of a node's secrets; nil when it has none.
+// redaction is the value.Redaction of a node's secrets; nil when it has none.
 func (a *applier) redaction(name string) *value.Redaction {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -320,17 +320,7 @@ func (a *applier) redaction(name string) *value.Redaction {
 }
 
 func (a *applier) evaluator(ctx context.Context) *eval.Evaluator {
-	return &eval.Evaluator{Spec: a.spec, Env: eval.EnvFunc(a.lookup), Invoke: func(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
-		fn, ok := a.reg.Functions[inv.Function]
-		if !ok {
-			return nil, eval.Errorf(inv.P, "no driver is configured for %s", inv.Function)
-		}
-		res, err := fn.Invoke(ctx, resources.Attrs(args))
-		if err != nil {
-			return nil, eval.Errorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
-		}
-		return resources.CanonAttrs(res), nil
-	}}
+	return &eval.Evaluator{Spec: a.spec, Env: eval.EnvFunc(a.lookup), Invoke: eval.Invoker(ctx, a.reg)}
 }
 
 func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {

@@ -32,7 +32,7 @@ type Options struct {
 	Destroy bool
 	// RefreshOnly plans only to accept the cloud's values into state: one
 	// Refresh change per node in state that changed or was deleted outside
-	// reconcile, and nothing the specs ask for (see Plan.RefreshOnly).
+	// reconcile, and nothing the specs ask for (see plan.Plan.RefreshOnly).
 	RefreshOnly bool
 	// Parallelism bounds concurrent cloud reads; 0 means 10.
 	Parallelism int
@@ -179,23 +179,11 @@ func (p *planner) evalErr(err error, fallback diag.Pos, name string) error {
 }
 
 func (p *planner) evaluator() *eval.Evaluator {
-	return &eval.Evaluator{Spec: p.spec, Env: eval.EnvFunc(p.lookup), Invoke: p.invokeNow}
-}
-
-func (p *planner) invokeNow(inv *specs.Invoke, args map[string]any) (map[string]any, error) {
-	fn, ok := p.reg.Functions[inv.Function]
-	if !ok {
-		return nil, eval.Errorf(inv.P, "no driver is configured for %s", inv.Function)
-	}
 	ctx := p.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res, err := fn.Invoke(ctx, resources.Attrs(args))
-	if err != nil {
-		return nil, eval.Errorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
-	}
-	return resources.CanonAttrs(res), nil
+	return &eval.Evaluator{Spec: p.spec, Env: eval.EnvFunc(p.lookup), Invoke: eval.Invoker(ctx, p.reg)}
 }
 
 func (p *planner) planNode(ctx context.Context, name string) error {
@@ -250,7 +238,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		return errReported
 	}
 	plain, secret := value.Reveal(args)
-	res, err := p.invokeNow(inv, plain.(map[string]any))
+	res, err := ev.Invoke(inv, plain.(map[string]any))
 	if err != nil {
 		return p.evalErr(value.RedactionOf(args).Error(err), inv.P, v.Name)
 	}
@@ -355,7 +343,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 			return p.evalErr(err, r.Pos, r.Name)
 		}
 		for _, en := range r.Get.State.Entries {
-			w := want.(map[string]any)[en.Key] // a secret stays wrapped: render1 hides it
+			w := want.(map[string]any)[en.Key] // a secret stays wrapped: value.OneLine hides it
 			if value.ContainsUnknown(w) {
 				continue
 			}

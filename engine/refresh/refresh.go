@@ -117,20 +117,16 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 	item := &report.DriftItem{Addr: rec.Name, Type: rec.Type, Kind: rec.Kind, ID: rec.ID}
 	switch rec.Kind {
 	case kind.Lookup:
-		fn, ok := reg.Functions[rec.Type]
-		if !ok {
-			out.err = fmt.Errorf("no driver is configured for %s", rec.Type)
-			return out
-		}
 		if value.ContainsSealed(rec.Inputs) {
 			return out // arguments were secret: they cannot be replayed
 		}
-		res, err := fn.Invoke(ctx, resources.Attrs(rec.Inputs))
+		live, err := eval.Lookup(ctx, reg, rec.Type, rec.Inputs)
 		if err != nil {
 			out.err = err
 			return out
 		}
-		out.live = map[string]any(resources.CanonAttrs(res))
+		out.live = live
+		fn := reg.Functions[rec.Type]
 		item.Status = report.DriftResult
 		item.Fields, item.Details = LookupDrift(s, fn, rec.Outputs, out.live)
 	default:
