@@ -424,12 +424,8 @@ func (ev *Evaluator) readFile(c *specs.Call, arg any) (any, error) {
 	return string(b), nil
 }
 
-// maxReadFile bounds what fn::readFile reads, as the spec reader bounds a
-// spec file.
-const maxReadFile = 8 << 20
-
 // readProjectFile reads the regular file at path, relative to the project
-// directory dir or absolute inside it, of at most maxReadFile bytes. The
+// directory dir or absolute inside it, of at most boundedfile.DefaultLimit bytes. The
 // specs may come from anyone who can open a pull request, and what the
 // file holds can reach a plan comment: nothing outside dir is read, be it
 // by an absolute path, by "..", or by a symbolic link that leads out
@@ -453,7 +449,7 @@ func readProjectFile(dir, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	b, err := boundedfile.ReadIn(root, rel, maxReadFile)
+	b, err := boundedfile.ReadIn(root, rel, boundedfile.DefaultLimit)
 	if err != nil {
 		return nil, confinedErr(err, dir)
 	}

@@ -17,14 +17,14 @@ import (
 
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
+	"reconcile/internal/boundedfile"
 	"reconcile/schemas"
 )
 
 // Limits that keep hostile input within bounded time and memory.
 const (
-	maxSourceBytes = 8 << 20   // per file
-	maxNodes       = 1_000_000 // YAML nodes visited per file, aliases expanded
-	maxDepth       = 64        // nesting of YAML collections
+	maxNodes = 1_000_000 // YAML nodes visited per file, aliases expanded
+	maxDepth = 64        // nesting of YAML collections
 )
 
 // projectKeys are top-level keys of a Pulumi project file that reconcile
@@ -168,8 +168,8 @@ func (l *loader) loadFile(src Source) {
 	l.file = src.Name
 	l.nodes = 0
 	l.lines = nil
-	if len(src.Data) > maxSourceBytes {
-		l.errorf(diag.Pos{File: src.Name, Line: 1, Col: 1}, "file is %d bytes, over the limit of %d", len(src.Data), maxSourceBytes).Detail = "split the spec over several files of a directory"
+	if len(src.Data) > boundedfile.DefaultLimit {
+		l.errorf(diag.Pos{File: src.Name, Line: 1, Col: 1}, "file is %d bytes, over the limit of %d", len(src.Data), boundedfile.DefaultLimit).Detail = "split the spec over several files of a directory"
 		l.partial = true
 		return
 	}

@@ -15,13 +15,13 @@ const (
 	SensitiveText = "(sensitive value)"
 )
 
-// render1 renders a value on one line for messages.
+// OneLine renders a value on one line for messages.
 func OneLine(v any) string {
 	if _, ok := v.(Unknown); ok {
 		return "(known after apply)"
 	}
 	if ContainsSecret(v) {
-		return "(sensitive value)"
+		return SensitiveText
 	}
 	s := CanonicalJSON(v)
 	if len(s) > 200 {
@@ -30,7 +30,7 @@ func OneLine(v any) string {
 	return s
 }
 
-// quote returns s in double quotes, escaped as a JSON string is, and with
+// Quote returns s in double quotes, escaped as a JSON string is, and with
 // every character that is not printable (controls, bidirectional overrides,
 // invalid UTF-8) escaped as \uXXXX, so that a value can neither forge lines
 // nor send escape sequences to a terminal.
@@ -42,7 +42,7 @@ func Quote(s string) string {
 	return b.String()
 }
 
-// plainText returns s with the characters quote escapes escaped, but
+// PlainText returns s with the characters Quote escapes escaped, but
 // without quotes: for addresses, types and reasons in headers.
 func PlainText(s string) string {
 	var b strings.Builder
