@@ -17,7 +17,7 @@ import (
 	"reconcile/state"
 )
 
-// drift runs engine.Drift for src against the state file.
+// drift runs refresh.Drift for src against the state file.
 func (h *harness) drift(src string) *report.Drift {
 	h.t.Helper()
 	var rep *report.Drift

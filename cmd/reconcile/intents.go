@@ -12,7 +12,7 @@ import (
 
 // resolveIntents resolves, before anything else, the creates that an
 // earlier run started but did not see to their end (see
-// engine.ResolveIntents), and prints what it did. It reports false after
+// apply.ResolveIntents), and prints what it did. It reports false after
 // printing an error when state could not be written.
 func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
 	ins, err := apply.PendingIntents(st)

@@ -127,7 +127,7 @@ func watchSignals(sigs <-chan os.Signal, sc stopper, cancel context.CancelFunc, 
 	}
 }
 
-// stopper is what watchSignals needs of an engine.StopControl.
+// stopper is what watchSignals needs of an apply.StopControl.
 type stopper interface {
 	Stop(reason string) (applying bool, running int)
 }

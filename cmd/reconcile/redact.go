@@ -10,7 +10,7 @@ import (
 )
 
 // redactor writes to w with the secrets of the specs redacted (see
-// engine.Redaction): the last line of defence, for free text such as a
+// value.Redaction): the last line of defence, for free text such as a
 // cloud API's error message that echoes an input it refused.
 //
 // On a JSON stream (structured is set: the stdout of --output json) only

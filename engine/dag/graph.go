@@ -91,8 +91,6 @@ func (g *Graph) topo() []string {
 	return order
 }
 
-// cycles returns every strongly connected component that is a cycle, each
-// rotated to start at its smallest name and listed in edge order.
 // Cycles returns every strongly connected component that is a cycle (a
 // node that depends on itself is one of one), each rotated to start at
 // its smallest name and listed in edge order.

@@ -15,7 +15,7 @@ var ErrStopped = errors.New("not started: stopped")
 
 // Walk runs fn once per node, each after all of its dependencies, with at
 // most parallelism calls at once. A node whose dependency failed or was
-// skipped is not run and gets errSkipped; every other node still runs.
+// skipped is not run and gets ErrSkipped; every other node still runs.
 // Dependencies outside nodes are ignored. It returns the error of every node
 // that did not succeed. Once ctx is done it starts nothing more: the nodes
 // not started get ctx's error.
@@ -25,7 +25,7 @@ func Walk(ctx context.Context, nodes []string, deps map[string][]string, paralle
 
 // WalkStop is Walk with a stop channel: once stop is closed (a nil channel
 // never is), it starts no new node, while the calls of fn already running
-// go on to their end. The nodes not started get errStopped, as do the ones
+// go on to their end. The nodes not started get ErrStopped, as do the ones
 // that depend on a node that did not start because of stop; the ones that
 // depend on a node that did not start, or was cut short, because ctx ended
 // get ctx's error.
@@ -53,7 +53,7 @@ func WalkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps ma
 		wg      sync.WaitGroup
 		sem     = make(chan struct{}, parallelism)
 		// inherit is what the dependents of a node that did not succeed
-		// get: errSkipped, or errStopped when it did not start.
+		// get: ErrSkipped, or ErrStopped when it did not start.
 		inherit = make(map[string]error)
 	)
 	stopped := func() error {

@@ -1,11 +1,38 @@
 // Package eval evaluates the expressions of a loaded spec: interpolations,
-// references to other resources' outputs, config and built-in functions, and
-// a resource's options. It also holds the views of a resource's attributes
-// that planning and apply share: its inputs and outputs, the inputs it
-// manages, the difference between two sets of inputs after normalization and
-// ignoreChanges.
+// references to config, variables, resources and the built-ins, the fn::
+// functions, and a resource's options. It also holds the views of a
+// resource's attributes that planning and apply share.
 //
-// Evaluation never talks to a cloud: lookups go through the Evaluator's
-// Invoke hook, and references whose values are not yet known evaluate to
-// value.Unknown.
+// An Evaluator reads the values of other nodes through its Env, which the
+// planner and apply fill as they walk the graph, and never talks to a
+// cloud itself: an fn::invoke goes through its Invoke hook, and a nil hook
+// makes every fn::invoke Unknown. Lookup is the one way planning, apply
+// and drift call a lookup function (in clear, through the registry), and
+// Invoker makes an Invoke hook of it. A problem is an *Error at the
+// position of the expression (Errorf); a value over 16 MiB as JSON is one,
+// and fn::readFile reads only regular files inside the project directory.
+//
+// Unknown (value.Unknown, known only after apply) propagates: a reference
+// that reads into an Unknown, an interpolation with an Unknown part, an
+// fn:: call whose argument holds one, and an fn::invoke whose arguments
+// hold one all yield Unknown. Lists and objects keep it in place. Resource
+// options (ResourceOptions) must be known booleans.
+//
+// Secret (value.Secret) marks travel with the value: fn::secret adds one,
+// fn::unsecret removes every one inside its argument. Reading a field of a
+// secret object, interpolating a secret into a string, and calling a
+// function, or an fn::invoke, on a secret argument all give a secret
+// result; lists and objects keep the marks on their elements. A function's
+// error about a secret argument is redacted. Evaluation never seals: that
+// is done where values are stored (see package value).
+//
+// The views: CreatedView is a created resource's planned After (Unknown
+// for the id and outputs), CreatedRefView what references to it see
+// (Unknown also for inputs the specs leave unset), UpdatedView a resource
+// after an in-place update, and Outputs what state keeps as its outputs.
+// ManagedInputs keeps the inputs reconcile manages (set now or at the last
+// apply); DiffInputs names those that differ under their schema, after
+// ignoreChanges (ApplyIgnore) and with secrets compared sealed. Normalize
+// applies the driver's normalisation to known, non-secret inputs, and
+// WithoutVendorKeys drops the map entries the cloud adds by itself.
 package eval

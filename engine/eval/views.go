@@ -163,7 +163,7 @@ type Options struct {
 }
 
 // ResourceOptions evaluates r's boolean options with ev. An option that
-// is not true or false (yet: known only after apply) is an *evalError at
+// is not true or false (yet: known only after apply) is an *Error at
 // its expression.
 func ResourceOptions(r *specs.Resource, ev *Evaluator) (Options, error) {
 	var out Options
@@ -245,7 +245,7 @@ func CreatedRefView(s *schemas.Schema, after map[string]any) map[string]any {
 }
 
 // UpdatedView is a resource after an in-place update: the prior outputs
-// and unmanaged inputs (see managedInputs) with the desired inputs; an input
+// and unmanaged inputs (see ManagedInputs) with the desired inputs; an input
 // removed from the specs since the last apply is gone.
 func UpdatedView(s *schemas.Schema, before, desired, applied map[string]any) map[string]any {
 	out := make(map[string]any, len(before)+len(desired))

@@ -120,7 +120,7 @@ func (r Reason) String() string {
 	return "unknown"
 }
 
-// ParseReason is the inverse of ActionReason.String.
+// ParseReason is the inverse of Reason.String.
 func ParseReason(s string) (Reason, bool) {
 	for i, n := range reasonNames {
 		if n == s {
@@ -137,10 +137,11 @@ type Change struct {
 	Kind   kind.Kind
 	Action Action
 	// Reason says why the action was chosen; renderers derive their words
-	// from it and apply never reads it. ReasonDetail carries what the
-	// reason needs beyond the change's other fields (why the previous
-	// create failed), ReasonFields the fields it is about (those an import
-	// then updates, or whose options changed).
+	// from it, and apply reads it only to tell an Update of options alone
+	// (ReasonOptionsChanged), which makes no cloud call. ReasonDetail
+	// carries what the reason needs beyond the change's other fields (why
+	// the previous create failed), ReasonFields the fields it is about
+	// (those an import then updates, or whose options changed).
 	Reason       Reason
 	ReasonDetail string
 	ReasonFields []string

@@ -19,7 +19,7 @@ import (
 // FileVersion is the format version of saved plans.
 const FileVersion = 3
 
-// maxPlanFile bounds what ReadPlanFile accepts.
+// maxPlanFile bounds what ReadFile accepts.
 const maxPlanFile = 256 << 20
 
 const unknownKey = "$unknown"
@@ -31,7 +31,7 @@ const unknownKey = "$unknown"
 // (derived from state.SecretKey, which no file or output ever holds):
 // anyone who edits it, to add a delete or a replace, cannot sign it again.
 // ReadFile reads it but cannot check the signature, since the state is
-// named inside; Verify (which CheckPlan calls too) must succeed before
+// named inside; Verify (which apply.CheckPlan calls too) must succeed before
 // anything of it is used.
 type File struct {
 	Plan *Plan
@@ -63,10 +63,10 @@ func planMAC(stateKey, body []byte) string {
 	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
 }
 
-// Verify checks that pf, as read by ReadPlanFile, was signed with the key of
+// Verify checks that pf, as read by ReadFile, was signed with the key of
 // the state it is to be applied to and is byte for byte what was signed. A
 // plan file that was changed, or was made against another state, is
-// refused with ErrPlanFileChanged.
+// refused with ErrFileChanged.
 func (pf *File) Verify(stateKey []byte) error {
 	if pf.body == nil || !hmac.Equal([]byte(pf.mac), []byte(planMAC(stateKey, pf.body))) {
 		return ErrFileChanged
@@ -74,7 +74,7 @@ func (pf *File) Verify(stateKey []byte) error {
 	return nil
 }
 
-// ErrFileChanged is returned by Verify and CheckPlan for a plan file
+// ErrFileChanged is returned by Verify and apply.CheckPlan for a plan file
 // whose signature does not match.
 var ErrFileChanged = errors.New("the plan file was changed after it was made, or was made against another state: nothing of it is applied; make a new plan with 'reconcile plan --out FILE'")
 
@@ -196,10 +196,10 @@ func decodeValue(v any) any {
 	return v // nil, a bool or a string
 }
 
-// ErrNotPlanFile is returned by ReadPlanFile for input that is not a plan.
+// ErrNotPlanFile is returned by ReadFile for input that is not a plan.
 var ErrNotPlanFile = errors.New("not a reconcile plan file")
 
-// ReadFile decodes a plan saved by WritePlanFile. It does not check the
+// ReadFile decodes a plan saved by WriteFile. It does not check the
 // signature, which needs the key of the state the file names: call Verify
 // before using anything of it but the paths it names.
 func ReadFile(r io.Reader) (File, error) {
@@ -276,7 +276,7 @@ func ReadFile(r io.Reader) (File, error) {
 }
 
 // checkNumbers refuses a number beyond float64's range anywhere in v, as
-// decoded with UseNumber: WritePlanFile never writes one, and it would
+// decoded with UseNumber: WriteFile never writes one, and it would
 // decode to an infinity that no value can hold.
 func checkNumbers(v any) error {
 	switch x := v.(type) {

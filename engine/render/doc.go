@@ -1,14 +1,30 @@
 // Package render turns the engine's models into what people and programs
-// read: plans (PlanText for a terminal, PlanJSON in the versioned format of
-// docs/plan-json.md, PlanMarkdown for a pull-request comment), drift reports
-// (DriftText, DriftJSON as in docs/drift-json.md, DriftMarkdown), and the
-// values in them (DisplayValue, JSONValue).
+// read:
 //
-// Renderers are pure: they read a plan.Plan or a report.Drift and the value
-// model, and write; they never read state, call a driver or touch the
-// network. Their words come from the typed data: a change's action and
-// plan.Reason, a drift item's status. Secret values are always shown as
-// "(sensitive value)", and values known only after apply as "(known after
-// apply)". JSON output has a format_version, uses snake_case keys and
-// writes [] rather than null for an empty list.
+//   - plans: PlanText for a terminal, PlanJSON in the versioned format of
+//     docs/plan-json.md, PlanMarkdown for a pull-request comment;
+//   - drift reports: DriftText, DriftJSON (docs/drift-json.md),
+//     DriftMarkdown, DriftSummary;
+//   - apply results: ApplyText, ApplyJSON (docs/apply-json.md) and
+//     ApplySummary, for apply, destroy and refresh-only runs (Run), and
+//     the progress lines of a running apply (Progress);
+//   - the resolution of interrupted creates: IntentsHeading, IntentsText,
+//     IntentProgress, and IntentsWarning for commands that only read state;
+//   - DeclarationYAML, the spec text that declares an imported object;
+//   - single values: DisplayValue and JSONValue.
+//
+// Renderers are pure: they read a plan.Plan, a report.Drift, report.Apply,
+// report.Event or report.Intents and the value model, and write; they
+// never read state, call a driver or touch the network. Their words come
+// from the typed data: a change's Action and plan.Reason (plan JSON has
+// both the reason's name, action_reason, and its words, reason), a drift
+// item's status, an intent's outcome.
+//
+// Unknown and secret values: for people, a value known only after apply
+// is shown as "(known after apply)" and a secret, whether a value.Secret
+// or sealed in state, as "(sensitive value)"; neither is ever shown in
+// clear. In JSON both are written as null, and plan JSON lists their
+// places as JSON Pointers (after_unknown, after_sensitive,
+// before_sensitive). JSON output has a format_version, uses snake_case
+// keys and writes [] rather than null for an empty list.
 package render

@@ -48,7 +48,7 @@ type Apply struct {
 	Outputs map[string]any
 
 	// Stopped, when not empty, says why the apply was stopped before
-	// everything was done (the StopControl's reason, "stopped" or
+	// everything was done (the apply.StopControl's reason, "stopped" or
 	// "cancelled"); NotStarted and Interrupted then say what was left undone.
 	Stopped string
 	// NotStarted lists the nodes with a planned change that did not start
@@ -57,7 +57,7 @@ type Apply struct {
 	// Interrupted lists the nodes whose operation was running when the
 	// context was cancelled (a forced stop, or the end of the grace period
 	// of a graceful one). A create among them is resolved by the next
-	// apply (see ResolveIntents).
+	// apply (see apply.ResolveIntents).
 	Interrupted []NodeError
 }
 
@@ -104,7 +104,7 @@ type DriftError struct {
 	Err  error
 }
 
-// Drift is the outcome of Drift.
+// Drift is the outcome of refresh.Drift.
 type Drift struct {
 	Lineage string
 	Serial  int64
@@ -116,10 +116,10 @@ type Drift struct {
 // HasDrift reports whether anything drifted.
 func (r *Drift) HasDrift() bool { return len(r.Items) > 0 }
 
-// IntentOutcome is what ResolveIntents did with one intent.
+// IntentOutcome is what apply.ResolveIntents did with one intent.
 type IntentOutcome int
 
-// Outcomes of an intent resolved by ResolveIntents.
+// Outcomes of an intent resolved by apply.ResolveIntents.
 const (
 	// IntentAdopted: the interrupted create made an object, now recorded
 	// in state (tainted when it did not become usable).
@@ -151,7 +151,7 @@ func (o IntentOutcome) String() string {
 	return "unknown"
 }
 
-// ResolvedIntent is what ResolveIntents did with one intent.
+// ResolvedIntent is what apply.ResolveIntents did with one intent.
 type ResolvedIntent struct {
 	Name    string
 	Type    string
@@ -162,7 +162,7 @@ type ResolvedIntent struct {
 	Err     error  // why the intent was kept
 }
 
-// Intents lists what ResolveIntents did, sorted by name.
+// Intents lists what apply.ResolveIntents did, sorted by name.
 type Intents struct {
 	Intents []ResolvedIntent
 }

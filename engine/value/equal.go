@@ -7,7 +7,7 @@ import (
 	"sort"
 )
 
-// valuesEqual compares a desired value with an observed or prior one under
+// Equal compares a desired value with an observed or prior one under
 // the field's schema: set-like lists ignore order and duplicates, and null,
 // an empty list and an empty map are the same. An Unknown desired value is
 // never equal. Where the prior value holds sealed secrets (it comes from
@@ -25,7 +25,7 @@ func Equal(pr *schemas.Prop, desired, prior any, sl Sealer) bool {
 	return reflect.DeepEqual(CompareForm(pr, d), CompareForm(pr, prior))
 }
 
-// compareForm is the canonical form of v for comparison under prop.
+// CompareForm is the canonical form of v for comparison under prop.
 func CompareForm(pr *schemas.Prop, v any) any {
 	v = resources.Canon(v)
 	switch x := v.(type) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// sealWhere returns old with every value sealed at the places where
+// SealWhere returns old with every value sealed at the places where
 // template, a record's sealed inputs, holds a sealed value.
 func SealWhere(old, template any, sl Sealer) any {
 	return rewriteAlong(old, template, markedAt(IsSealed), func(v, _ any) any {
@@ -22,7 +22,7 @@ func SealWhere(old, template any, sl Sealer) any {
 // replaced by a digest, so that it can be compared but not read.
 const sealKey = "$secret"
 
-// sealer makes the digests that stand for secret values in state and plan
+// Sealer makes the digests that stand for secret values in state and plan
 // files: HMAC-SHA256 under the state's own random key (state.SecretKey),
 // which is never printed nor put in a plan file, so that a digest can be
 // compared with a value but neither read nor found by trying values (a PIN
@@ -146,7 +146,7 @@ func markedAt(is func(any) bool) func(v, t any) bool {
 	}
 }
 
-// sealLike returns a copy of live, an object as the cloud returns it, with
+// SealLike returns a copy of live, an object as the cloud returns it, with
 // the values sealed where desired holds a Secret, so that a secret input
 // the cloud echoes in clear compares with the desired value without being
 // kept in clear.
@@ -159,7 +159,7 @@ func SealLike(live, desired any, sl Sealer) any {
 	})
 }
 
-// seal replaces every Secret in v by its digest.
+// Seal replaces every Secret in v by its digest.
 func Seal(v any, sl Sealer) any {
 	return Rewrite(v, func(v any) (any, bool) {
 		s, ok := v.(Secret)
@@ -171,7 +171,7 @@ func Seal(v any, sl Sealer) any {
 	})
 }
 
-// sealTo is seal, but each Secret of desired is sealed the way the value at
+// SealTo is Seal, but each Secret of desired is sealed the way the value at
 // its place in prior (from state) is, where that is sealed: so that a
 // secret compares equal with its digest in a state of format 1 too.
 func SealTo(desired, prior any, sl Sealer) any {
@@ -181,7 +181,7 @@ func SealTo(desired, prior any, sl Sealer) any {
 	})
 }
 
-// rewrite returns a copy of v in which every value for which fn reports
+// Rewrite returns a copy of v in which every value for which fn reports
 // true is replaced by what fn returns; fn is tried on a value before its
 // elements, and lists and maps that fn leaves are copied element by element.
 func Rewrite(v any, fn func(any) (any, bool)) any {
@@ -205,7 +205,7 @@ func Rewrite(v any, fn func(any) (any, bool)) any {
 	return v
 }
 
-// isSealed reports whether v is a sealed secret.
+// IsSealed reports whether v is a sealed secret.
 func IsSealed(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok || len(m) != 1 {
@@ -215,7 +215,7 @@ func IsSealed(v any) bool {
 	return ok
 }
 
-// unsealForDisplay turns sealed secrets back into Secret markers (without
+// UnsealForDisplay turns sealed secrets back into Secret markers (without
 // their value) so that renderers show them as sensitive.
 func UnsealForDisplay(v any) any {
 	return Rewrite(v, func(v any) (any, bool) {
@@ -247,7 +247,7 @@ func ContainsSealed(v any) bool {
 	return false
 }
 
-// sealAs returns live with the values sealed where applied, a value from
+// SealAs returns live with the values sealed where applied, a value from
 // state, holds a sealed secret, so that the two compare without the live
 // secret being kept in clear. Lists are matched by index; a list whose
 // length differs is sealed whole when applied holds a secret in it.
@@ -260,7 +260,7 @@ func SealAs(live, applied any, sl Sealer) any {
 	})
 }
 
-// secretAs returns live with the values wrapped as Secret where applied, a
+// SecretAs returns live with the values wrapped as Secret where applied, a
 // value from state, holds a sealed secret. Lists are matched by index; a
 // list whose length differs is wrapped whole when applied holds a secret
 // in it.

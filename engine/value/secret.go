@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// isSecretValue reports whether v is a Secret.
+// IsSecret reports whether v is a Secret.
 func IsSecret(v any) bool {
 	_, ok := v.(Secret)
 	return ok
@@ -16,7 +16,7 @@ func ContainsSecret(v any) bool {
 	return s || IsSealed(v)
 }
 
-// canonicalJSON encodes v as JSON with sorted keys, secrets revealed.
+// CanonicalJSON encodes v as JSON with sorted keys, secrets revealed.
 func CanonicalJSON(v any) string {
 	plain, _ := Reveal(v)
 	b, err := json.Marshal(plain)
@@ -65,7 +65,7 @@ func Wrap(v any, secret bool) any {
 	return Secret{Value: v}
 }
 
-// revealSecrets returns v with every Secret unwrapped, and whether it held
+// Reveal returns v with every Secret unwrapped, and whether it held
 // any.
 func Reveal(v any) (any, bool) {
 	switch x := v.(type) {
@@ -103,7 +103,7 @@ type Unknown struct{}
 // wrapped value; they show "(sensitive value)".
 type Secret struct{ Value any }
 
-// leafTexts returns the text of every scalar in v but null and booleans.
+// LeafTexts returns the text of every scalar in v but null and booleans.
 func LeafTexts(v any) []string {
 	var out []string
 	var walk func(v any)
@@ -151,7 +151,7 @@ func secretLeafTexts(v any) []string {
 	return out
 }
 
-// redactionOf is the Redaction of the secrets v holds; nil when none.
+// RedactionOf is the Redaction of the secrets v holds; nil when none.
 func RedactionOf(v any) *Redaction {
 	return NewRedaction(secretLeafTexts(v))
 }

@@ -26,7 +26,7 @@ func ociRegistry(srv *server.Server, dataDir string) (resources.Registry, *aiend
 
 // BenchmarkDrift1000Endpoints applies 1,000 endpoints (endpointsSpec) to
 // the emulator without latency, then adds 50 ms to every call and times
-// engine.Drift over them at parallelism 10. It reports one read's own time
+// refresh.Drift over them at parallelism 10. It reports one read's own time
 // (the best of three), the drift's wall time, and how far that is from the
 // ideal 1000/10 x one read (ratio 1.00 is ideal). Run it with
 //

@@ -1,0 +1,63 @@
+// Package planner makes a plan.Plan: what apply would do to bring the
+// cloud to what the specs declare. Plan reads state and, for lookups, gets
+// and (with Options.Refresh) managed resources, the cloud; it never
+// changes either. With Options.RefreshOnly it hands over to refresh.Plan.
+//
+// How a plan is made. Plan reads state's lineage, serial, records and
+// secret key, then walks the spec's graph (dag.Walk, independent branches
+// in parallel), evaluating each node once its dependencies are done, with
+// an eval.Evaluator whose references see what planning the dependencies
+// gave. Per kind of node:
+//
+//   - config: its value in force; plain variables: their value. Neither
+//     has a Change.
+//   - lookup (a variable that is an fn::invoke): a Read change. The lookup
+//     is called now when its arguments are known, else it is Deferred to
+//     apply (ReasonReadDeferred) and its value is Unknown.
+//   - get: a Read change; the object is read now unless its id is unknown.
+//   - resource: its inputs are evaluated, given schema defaults, validated
+//     against the schema (specs.Violations) and normalised by the driver,
+//     then compared with what state records (or, with Refresh, with the
+//     live object): Create, Update, Replace, Import or NoOp.
+//
+// Then come the Delete (or Forget) changes for managed resources in state
+// that the specs no longer declare, in reverse dependency order, and the
+// outputs. A destroy plan evaluates nothing and deletes every managed
+// resource. A problem is a diagnostic at the expression or declaration
+// that caused it, and only the nodes depending on the failed one are held
+// back; a plan cut short by ctx gives one diagnostic, not one per node.
+//
+// Unknown values. A value not known until apply is value.Unknown: a
+// resource being created is seen by references with Unknown for its id,
+// its outputs and the inputs the specs leave to the cloud
+// (eval.CreatedRefView), and Unknown propagates through every expression
+// built on it. In a Change's After it stays Unknown, shown as "(known after
+// apply)". Apply evaluates the inputs again once the dependencies exist,
+// and refuses to go on if a value the plan showed as known came out
+// different. Resource options must be known when planning.
+//
+// Secrets. Values marked secret (fn::secret, secret config, a lookup
+// called with secret arguments) arrive as value.Secret and stay so in
+// After. State holds them sealed (see package value): a desired value is
+// compared with a stored one sealed the same way, and a live value echoed
+// by the cloud is sealed where the desired one is secret (value.SealLike)
+// before it is compared or put in Before. Before shows sealed values as
+// secrets without their value; an unchanged secret input is put in Before
+// as it is in After, so that it shows as unchanged. Errors of a lookup
+// with secret arguments are redacted.
+//
+// Why an action was chosen is data, plan.Reason on the Change:
+// ReasonTainted (replace: the last create failed), ReasonCannotUpdate and
+// ReasonReplaceOnChanges (replace, with ReplacePaths), ReasonDeletedOutside
+// (create: refresh found the object gone), ReasonReadDeferred,
+// ReasonImportThenUpdate and ReasonImportUnread (options.import, read or
+// not read at plan time), ReasonOptionsChanged (only protect,
+// retainOnDelete or deleteBeforeReplace change: an Update of state alone,
+// with ReasonFields), ReasonNotDeclared and ReasonDestroy (delete),
+// ReasonRetainOnDelete and ReasonGoneOutside (forget). A plain update has
+// ReasonNone. Renderers word it; see plan.Change.ReasonText.
+//
+// A replacement of a protected resource, and the delete of one that state
+// records as protected, are error diagnostics. A name that now declares a
+// resource of another type than state records is an error too.
+package planner

@@ -1,0 +1,60 @@
+// Package specs reads spec files, in the Pulumi YAML dialect, into a
+// checked Spec: the declarations, their expressions, and the dependency
+// graph between them. It never evaluates an expression (package eval does)
+// and never talks to a cloud.
+//
+// Load (LoadWith, for options) takes Sources, each a file's Name as shown
+// in diagnostics and its bytes. Every YAML document of every source is read
+// into one Spec, sources in name order; keys of a Pulumi project file are
+// accepted and ignored. Every problem found is reported as a diagnostic
+// with its position, and the Spec is nil when any is an error. Limits on
+// size, YAML nodes and nesting keep hostile input within bounded time and
+// memory. Spec.Hash, a digest of the sources and the config values in
+// force, is what a plan records as SpecHash to tell that the specs moved.
+//
+// The kinds of node, each kept by name:
+//
+//   - config (ConfigDecl): a typed value given by --config, the stack's
+//     settings or a default, in that order of precedence; Spec.Values
+//     holds the values in force, wrapped in value.Secret when the entry is
+//     secret.
+//   - variables (Variable): an expression. A variable whose expression is
+//     exactly an fn::invoke is a lookup: the planner reads it and apply
+//     records it in state (kind.Lookup). An fn::invoke anywhere else is
+//     only evaluated.
+//   - resources (Resource): a Type from the schemas, Properties keyed by
+//     canonical lowerCamelCase field names (snake_case is accepted), and
+//     Options. A resource with a get block (GetSpec) is read by id and
+//     never managed (IsGet, kind.Get).
+//   - outputs (Output): an expression, evaluated once everything else is.
+//
+// Config, variables and resources share one namespace; "pulumi" is
+// reserved for the built-ins (${pulumi.stack} and the like, BuiltinRoot).
+//
+// An Expr is a tree: Lit (a scalar), Ref, Template, List, Object (entries in
+// source order, Key canonical and Raw as written), Call and Invoke. A
+// string is scanned for interpolations: without one it is a Lit; exactly
+// one ${...} is a Ref, which keeps the type of what it reads
+// (${res.field[0]["key"]}: a root name and a path of Accessors); anything
+// else is a Template, which always yields a string. "$$" writes one "$",
+// so "$${" is a literal "${". A mapping whose only key starts with "fn::"
+// is a call: fn::invoke (or its shorthand fn::pkg:module:name) is an
+// Invoke of a function of the schemas, with arguments and an optional
+// return field; fn::join, split, select, toJSON, toBase64, fromBase64,
+// secret, unsecret and readFile are a Call with its one argument.
+//
+// Every Expr has a Pos (diag.Pos, printed FILE:LINE:COL), entries have the
+// KeyPos of their key, and declarations the Pos of their name. Inside a
+// string, a reference's position is exact in plain and quoted scalars on
+// one line and in literal blocks (|); in folded scalars and quoted ones
+// over several lines it is the scalar's start.
+//
+// After reading, Load checks: references name something declared (with a
+// suggestion when not), dependsOn names resources, literal inputs and
+// fn::invoke arguments fit their schemas (parts known only later are
+// checked at plan time through Violations), and the graph has no cycle.
+// Graph returns the dag.Graph of config, variables and resources: each
+// depends on every name its expressions and options reference; outputs
+// are not in it. SecretTexts lists the secrets the specs hold in clear,
+// for redacting free text.
+package specs
