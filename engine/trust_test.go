@@ -524,3 +524,35 @@ func TestSecretSealedInHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannedImportSealsSecrets: an options.import of an object whose
+// input the specs mark secret never writes that input in clear, not even
+// in the first version recorded before the update.
+func TestPlannedImportSealsSecrets(t *testing.T) {
+	t.Parallel()
+	for name, live := range map[string]string{"same value": "planned-import-secret", "other value": "old-planned-import-secret"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			const secret = "planned-import-secret"
+			h.cloud.put("ocid1.existing", resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1",
+				"displayName": "a", "description": live, "inferenceUnits": 1, "state": "ACTIVE"})
+			h.mustApply(resourcesOf(endpoint("a", "a", "description: {fn::secret: "+secret+"}", "options.import: ocid1.existing")))
+			st, err := state.Open(h.path, state.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			m, _ := st.Meta()
+			for serial := int64(1); serial <= m.Serial; serial++ {
+				rec, ok, err := st.Version("a", serial)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := fmt.Sprint(rec.Inputs, rec.Outputs); ok && strings.Contains(got, secret) {
+					t.Errorf("version %d of a holds the secret in clear: %s", serial, got)
+				}
+			}
+		})
+	}
+}

@@ -152,7 +152,11 @@ func (a *applier) importResource(ctx context.Context, o *resourceOp) error {
 	live := eval.Inputs(r.Schema, got)
 	rec := o.rec
 	rec.ID = id
-	rec.Inputs, rec.Outputs = live, got
+	// What the specs mark secret is sealed from the first version on, be
+	// the live value the same or not.
+	sl := a.sealer(r.Name)
+	rec.Inputs = value.SealLike(live, o.desired, sl).(map[string]any)
+	rec.Outputs = value.SealLike(map[string]any(got), o.desired, sl).(map[string]any)
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
