@@ -243,6 +243,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		return p.evalErr(value.RedactionOf(args).Error(err), inv.P, v.Name)
 	}
 	c.After = res
+	c.ID, _ = res["id"].(string)
 	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
 		value.CanonicalJSON(value.SealTo(args, prior.Inputs, p.sealer(v.Name))) == value.CanonicalJSON(prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
@@ -601,7 +602,7 @@ func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 	var mu sync.Mutex
 	byName := map[string]*plan.Change{}
 	for _, rec := range order {
-		c := plan.Change{Addr: rec.Name, Type: rec.Type, Kind: kind.Resource, Action: plan.Delete, Reason: plan.ReasonNotDeclared, ID: rec.ID, Before: eval.Merge(rec.Inputs, rec.Outputs)}
+		c := plan.Change{Addr: rec.Name, Type: rec.Type, Kind: kind.Resource, Action: plan.Delete, Reason: plan.ReasonNotDeclared, ID: rec.ID, Before: value.UnsealForDisplay(eval.Merge(rec.Inputs, rec.Outputs)).(map[string]any)}
 		if p.opts.Destroy {
 			c.Reason = plan.ReasonDestroy
 		}
