@@ -428,13 +428,13 @@ func (a *applier) sealPast(rec state.Record) error {
 		return nil
 	}
 	sl := a.sealer(rec.Name)
-	if value.CanonicalJSON(value.SealWhere(old.Inputs, rec.Inputs, sl)) == value.CanonicalJSON(old.Inputs) &&
-		value.CanonicalJSON(value.SealWhere(old.Outputs, rec.Inputs, sl)) == value.CanonicalJSON(old.Outputs) {
+	if value.Same(value.SealWhere(old.Inputs, rec.Inputs, sl), old.Inputs) &&
+		value.Same(value.SealWhere(old.Outputs, rec.Inputs, sl), old.Outputs) {
 		return nil
 	}
 	err := a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
 		in, out := value.SealWhere(v.Inputs, rec.Inputs, sl), value.SealWhere(v.Outputs, rec.Inputs, sl)
-		if value.CanonicalJSON(in) == value.CanonicalJSON(v.Inputs) && value.CanonicalJSON(out) == value.CanonicalJSON(v.Outputs) {
+		if value.Same(in, v.Inputs) && value.Same(out, v.Outputs) {
 			return v, false
 		}
 		v.Inputs, _ = in.(map[string]any)
@@ -451,8 +451,7 @@ func sameRecord(a, b state.Record) bool {
 	return a.Type == b.Type && a.Kind == b.Kind && a.ID == b.ID && a.Protect == b.Protect &&
 		a.RetainOnDelete == b.RetainOnDelete && a.DeleteBeforeReplace == b.DeleteBeforeReplace &&
 		a.Tainted == b.Tainted && len(a.Deposed) == 0 && len(b.Deposed) == 0 &&
-		value.CanonicalJSON(a.Inputs) == value.CanonicalJSON(b.Inputs) && value.CanonicalJSON(a.Outputs) == value.CanonicalJSON(b.Outputs) &&
-		value.CanonicalJSON(a.Dependencies) == value.CanonicalJSON(b.Dependencies)
+		value.Same(a.Inputs, b.Inputs) && value.Same(a.Outputs, b.Outputs) && value.Same(a.Dependencies, b.Dependencies)
 }
 
 // resourceDeps lists the resources name depends on, through variables.

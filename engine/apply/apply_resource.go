@@ -268,7 +268,7 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *plan.Change,
 	sealed := value.Seal(desired, a.sealer(r.Name)).(map[string]any)
 	token := newToken()
 	if in, ok := a.intents[r.Name]; ok {
-		if in.Type != r.Type || value.CanonicalJSON(in.Inputs) != value.CanonicalJSON(sealed) {
+		if in.Type != r.Type || !value.Same(in.Inputs, sealed) {
 			return a.fail(r.Name, r.Pos, unresolvedError(in))
 		}
 		token = in.Token

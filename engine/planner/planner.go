@@ -245,7 +245,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	c.After = res
 	c.ID, _ = res["id"].(string)
 	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
-		value.CanonicalJSON(value.SealTo(args, prior.Inputs, p.sealer(v.Name))) == value.CanonicalJSON(prior.Inputs) {
+		value.Same(value.SealTo(args, prior.Inputs, p.sealer(v.Name)), prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
 			c.Drift, c.DriftDetails = refresh.LookupDrift(s, p.reg.Functions[inv.Function], prior.Outputs, res)

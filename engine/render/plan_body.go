@@ -208,7 +208,7 @@ func (b *body) diffEntries(depth int, before, after map[string]any, force map[st
 	for _, k := range keys {
 		bv, inBefore := before[k]
 		av, inAfter := after[k]
-		if inBefore && inAfter && equalValues(bv, av) {
+		if inBefore && inAfter && value.Same(bv, av) {
 			unchanged++
 			continue
 		}
@@ -363,12 +363,12 @@ const maxLCSCells = 1 << 18
 // common ends and a longest common subsequence of equal elements between.
 func listEdits(before, after []any) []edit {
 	var head, tail []edit
-	for len(before) > len(head) && len(after) > len(head) && equalValues(before[len(head)], after[len(head)]) {
+	for len(before) > len(head) && len(after) > len(head) && value.Same(before[len(head)], after[len(head)]) {
 		head = append(head, edit{editKeep, len(head)})
 	}
 	lo := len(head)
 	n, m := len(before), len(after)
-	for n > lo && m > lo && equalValues(before[n-1], after[m-1]) {
+	for n > lo && m > lo && value.Same(before[n-1], after[m-1]) {
 		n, m = n-1, m-1
 		tail = append(tail, edit{editKeep, n})
 	}
@@ -385,7 +385,7 @@ func middleEdits(before, after []any, lo int) []edit {
 	if n*m <= maxLCSCells {
 		for i := n - 1; i >= 0; i-- {
 			for j := m - 1; j >= 0; j-- {
-				if equalValues(before[lo+i], after[lo+j]) {
+				if value.Same(before[lo+i], after[lo+j]) {
 					lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
 				} else {
 					lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
@@ -397,7 +397,7 @@ func middleEdits(before, after []any, lo int) []edit {
 	i, j := 0, 0
 	for i < n && j < m {
 		switch {
-		case lcs[i*w+j] > 0 && equalValues(before[lo+i], after[lo+j]):
+		case lcs[i*w+j] > 0 && value.Same(before[lo+i], after[lo+j]):
 			out = append(out, edit{editKeep, lo + i})
 			i, j = i+1, j+1
 		case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:

@@ -113,7 +113,7 @@ func visibleChanges(p *plan.Plan) []*plan.Change {
 // unchangedRead reports whether c reads what state already holds, which
 // the reader is not shown.
 func unchangedRead(c *plan.Change) bool {
-	return !c.Deferred && c.Before != nil && value.CanonicalJSON(c.Before) == value.CanonicalJSON(c.After)
+	return !c.Deferred && c.Before != nil && value.Same(c.Before, c.After)
 }
 
 // blockSymbol is the sign before a change's block: Action.Symbol, except
@@ -467,46 +467,6 @@ func isContainer(v any) bool {
 		return true
 	}
 	return false
-}
-
-// equalValues reports whether two values are the same for a reader.
-// Numbers compare by value; an Unknown equals nothing, since it may turn
-// out to be anything; two secrets are equal when their values are.
-func equalValues(a, b any) bool {
-	a, b = norm(a), norm(b)
-	switch x := a.(type) {
-	case value.Unknown:
-		return false
-	case value.Secret:
-		y, ok := b.(value.Secret)
-		return ok && equalValues(x.Value, y.Value)
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !equalValues(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		return ok && slices.EqualFunc(x, y, equalValues)
-	case int64:
-		if y, ok := b.(float64); ok {
-			return float64(x) == y
-		}
-	case float64:
-		if y, ok := b.(int64); ok {
-			return x == float64(y)
-		}
-	}
-	// Scalars of one type compare with ==; different dynamic types are
-	// simply unequal, so this cannot panic on maps or slices.
-	return a == b
 }
 
 // keyText renders a map key: bare when it is a plain name, quoted

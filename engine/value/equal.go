@@ -1,10 +1,12 @@
 package value
 
 import (
+	"reflect"
+	"slices"
+	"sort"
+
 	"reconcile/resources"
 	"reconcile/schemas"
-	"reflect"
-	"sort"
 )
 
 // Equal compares a desired value with an observed or prior one under
@@ -22,7 +24,7 @@ func Equal(pr *schemas.Prop, desired, prior any, sl Sealer) bool {
 	} else {
 		d, _ = Reveal(desired)
 	}
-	return reflect.DeepEqual(CompareForm(pr, d), CompareForm(pr, prior))
+	return Same(CompareForm(pr, d), CompareForm(pr, prior))
 }
 
 // CompareForm is the canonical form of v for comparison under prop.
@@ -81,4 +83,55 @@ func CompareForm(pr *schemas.Prop, v any) any {
 		return out
 	}
 	return v
+}
+
+// Same reports whether a and b are the same value. It is the engine's one
+// equality of values: numbers compare by value whatever their Go type (as
+// resources.Canon makes them), maps and lists element by element, a
+// Secret is the same as a Secret of the same value only, and an Unknown is
+// the same as nothing, not even another Unknown, since it may turn out to
+// be anything.
+func Same(a, b any) bool {
+	switch x := a.(type) {
+	case Unknown:
+		return false
+	case Secret:
+		y, ok := b.(Secret)
+		return ok && Same(x.Value, y.Value)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			if y, ok = resources.Canon(b).(map[string]any); !ok {
+				return false
+			}
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !Same(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			if y, ok = resources.Canon(b).([]any); !ok {
+				return false
+			}
+		}
+		return slices.EqualFunc(x, y, Same)
+	}
+	switch b.(type) {
+	case Unknown, Secret:
+		return false
+	}
+	ca := resources.Canon(a)
+	switch ca.(type) {
+	case map[string]any, []any:
+		return Same(ca, b) // a list or map of another Go type
+	}
+	return reflect.DeepEqual(ca, resources.Canon(b))
 }
