@@ -226,25 +226,9 @@ func UnsealForDisplay(v any) any {
 	})
 }
 
+// ContainsSealed reports whether v holds a sealed secret.
 func ContainsSealed(v any) bool {
-	if IsSealed(v) {
-		return true
-	}
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			if ContainsSealed(e) {
-				return true
-			}
-		}
-	case map[string]any:
-		for _, e := range x {
-			if ContainsSealed(e) {
-				return true
-			}
-		}
-	}
-	return false
+	return contains(v, IsSealed)
 }
 
 // SealAs returns live with the values sealed where applied, a value from

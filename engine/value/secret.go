@@ -11,9 +11,41 @@ func IsSecret(v any) bool {
 	return ok
 }
 
+// ContainsSecret reports whether v holds a Secret or a sealed secret.
 func ContainsSecret(v any) bool {
-	_, s := Reveal(v)
-	return s || IsSealed(v)
+	return contains(v, func(v any) bool { return IsSecret(v) || IsSealed(v) })
+}
+
+// Visit calls fn on v and, where fn returns true, on the value of a Secret
+// and each element of a map or list, depth first. It is the one walk over
+// the values of the model: the Contains functions and the texts of secrets
+// use it.
+func Visit(v any, fn func(v any) bool) {
+	if !fn(v) {
+		return
+	}
+	switch x := v.(type) {
+	case Secret:
+		Visit(x.Value, fn)
+	case []any:
+		for _, e := range x {
+			Visit(e, fn)
+		}
+	case map[string]any:
+		for _, e := range x {
+			Visit(e, fn)
+		}
+	}
+}
+
+// contains reports whether v, or anything in it, satisfies is.
+func contains(v any, is func(any) bool) bool {
+	found := false
+	Visit(v, func(v any) bool {
+		found = found || is(v)
+		return !found
+	})
+	return found
 }
 
 // CanonicalJSON encodes v as JSON with sorted keys, secrets revealed.
@@ -26,26 +58,9 @@ func CanonicalJSON(v any) string {
 	return string(b)
 }
 
+// ContainsUnknown reports whether v holds an Unknown.
 func ContainsUnknown(v any) bool {
-	switch x := v.(type) {
-	case Unknown:
-		return true
-	case Secret:
-		return ContainsUnknown(x.Value)
-	case []any:
-		for _, e := range x {
-			if ContainsUnknown(e) {
-				return true
-			}
-		}
-	case map[string]any:
-		for _, e := range x {
-			if ContainsUnknown(e) {
-				return true
-			}
-		}
-	}
-	return false
+	return contains(v, func(v any) bool { _, ok := v.(Unknown); return ok })
 }
 
 func Unwrap(v any) (any, bool) {
@@ -106,25 +121,14 @@ type Secret struct{ Value any }
 // LeafTexts returns the text of every scalar in v but null and booleans.
 func LeafTexts(v any) []string {
 	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case Secret:
-			walk(x.Value)
-		case nil, bool, Unknown:
-		default:
-			out = append(out, fmt.Sprint(x))
+	Visit(v, func(v any) bool {
+		switch v.(type) {
+		case map[string]any, []any, Secret, nil, bool, Unknown:
+			return true
 		}
-	}
-	walk(v)
+		out = append(out, fmt.Sprint(v))
+		return false
+	})
 	return out
 }
 
@@ -132,22 +136,13 @@ func LeafTexts(v any) []string {
 // the secrets a value computed at plan or apply time holds.
 func secretLeafTexts(v any) []string {
 	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case Secret:
-			out = append(out, LeafTexts(x.Value)...)
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
+	Visit(v, func(v any) bool {
+		if s, ok := v.(Secret); ok {
+			out = append(out, LeafTexts(s.Value)...)
+			return false
 		}
-	}
-	walk(v)
+		return true
+	})
 	return out
 }
 
