@@ -345,51 +345,44 @@ func stripPlaceholders(v any) any {
 	return v
 }
 
+// descend follows path from e through objects (by key) and lists (by
+// index), and returns the deepest expression reached and how many segments
+// of path led to it. It is the one walk of a spec expression by path.
+func descend(e Expr, path []string) (Expr, int) {
+	for n, seg := range path {
+		var next Expr
+		switch x := e.(type) {
+		case *Object:
+			if en := x.Get(seg); en != nil {
+				next = en.Value
+			}
+		case *List:
+			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(x.Items) {
+				next = x.Items[i]
+			}
+		}
+		if next == nil {
+			return e, n
+		}
+		e = next
+	}
+	return e, len(path)
+}
+
 // exprPos returns the position of the expression at path inside e, or of
 // the deepest expression on the way.
 func exprPos(e Expr, path []string) (diag.Pos, bool) {
-	for _, seg := range path {
-		switch x := e.(type) {
-		case *Object:
-			en := x.Get(seg)
-			if en == nil {
-				return e.Pos(), false
-			}
-			e = en.Value
-		case *List:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i >= len(x.Items) {
-				return e.Pos(), false
-			}
-			e = x.Items[i]
-		default:
-			return e.Pos(), false
-		}
-	}
-	return e.Pos(), true
+	d, n := descend(e, path)
+	return d.Pos(), n == len(path)
 }
 
 // exprAt returns the expression at path inside e.
 func exprAt(e Expr, path []string) (Expr, bool) {
-	for _, seg := range path {
-		switch x := e.(type) {
-		case *Object:
-			en := x.Get(seg)
-			if en == nil {
-				return nil, false
-			}
-			e = en.Value
-		case *List:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(x.Items) {
-				return nil, false
-			}
-			e = x.Items[i]
-		default:
-			return nil, false
-		}
+	d, n := descend(e, path)
+	if n < len(path) {
+		return nil, false
 	}
-	return e, true
+	return d, true
 }
 
 func isCollection(e Expr) bool {
@@ -406,29 +399,11 @@ func exprKeyPos(e Expr, path []string) (diag.Pos, string) {
 	if len(path) == 0 {
 		return e.Pos(), ""
 	}
-	parentPath, last := path[:len(path)-1], path[len(path)-1]
-	for _, seg := range parentPath {
-		switch x := e.(type) {
-		case *Object:
-			en := x.Get(seg)
-			if en == nil {
-				return e.Pos(), ""
-			}
-			e = en.Value
-		case *List:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i >= len(x.Items) {
-				return e.Pos(), ""
-			}
-			e = x.Items[i]
-		default:
-			return e.Pos(), ""
-		}
-	}
-	if o, ok := e.(*Object); ok {
-		if en := o.Get(last); en != nil {
+	parent, n := descend(e, path[:len(path)-1])
+	if o, ok := parent.(*Object); ok && n == len(path)-1 {
+		if en := o.Get(path[len(path)-1]); en != nil {
 			return en.KeyPos, en.Raw
 		}
 	}
-	return e.Pos(), ""
+	return parent.Pos(), ""
 }
