@@ -30,123 +30,149 @@ func Walk(ctx context.Context, nodes []string, deps map[string][]string, paralle
 // depend on a node that did not start, or was cut short, because ctx ended
 // get ctx's error.
 func WalkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) map[string]error {
-	if parallelism < 1 {
-		parallelism = 1
+	w := newWalker(ctx, stop, nodes, deps, parallelism, fn)
+	// The roots are all known before the first starts: from then on,
+	// pending is the walk's to change.
+	var roots []string
+	for _, n := range nodes {
+		if w.pending[n] == 0 {
+			roots = append(roots, n)
+		}
+	}
+	for _, n := range roots {
+		w.start(n)
+	}
+	w.wg.Wait()
+	return w.results
+}
+
+// walker is the state of one WalkStop.
+type walker struct {
+	ctx  context.Context
+	stop <-chan struct{}
+	fn   func(ctx context.Context, name string) error
+	wg   sync.WaitGroup
+	sem  chan struct{} // a slot per running call of fn
+
+	mu         sync.Mutex
+	pending    map[string]int      // dependencies not yet finished, by node
+	dependents map[string][]string // the nodes that depend on each node
+	results    map[string]error
+	// inherit is what the dependents of a node that did not succeed get:
+	// ErrSkipped, or ErrStopped (or ctx's error) when it did not start.
+	inherit map[string]error
+}
+
+func newWalker(ctx context.Context, stop <-chan struct{}, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) *walker {
+	w := &walker{
+		ctx: ctx, stop: stop, fn: fn, sem: make(chan struct{}, max(parallelism, 1)),
+		pending: make(map[string]int, len(nodes)), dependents: make(map[string][]string, len(nodes)),
+		results: make(map[string]error), inherit: make(map[string]error),
 	}
 	in := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		in[n] = true
 	}
-	pending := make(map[string]int, len(nodes))
-	dependents := make(map[string][]string, len(nodes))
 	for _, n := range nodes {
 		for _, d := range deps[n] {
 			if in[d] && d != n {
-				pending[n]++
-				dependents[d] = append(dependents[d], n)
+				w.pending[n]++
+				w.dependents[d] = append(w.dependents[d], n)
 			}
 		}
 	}
-	var (
-		mu      sync.Mutex
-		results = make(map[string]error)
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, parallelism)
-		// inherit is what the dependents of a node that did not succeed
-		// get: ErrSkipped, or ErrStopped when it did not start.
-		inherit = make(map[string]error)
-	)
-	stopped := func() error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	return w
+}
+
+// stopped returns why no new node may start, or nil.
+func (w *walker) stopped() error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-w.stop:
+		return ErrStopped
+	default:
+		return nil
+	}
+}
+
+// start runs node name once a slot is free, unless the walk is stopped
+// first.
+func (w *walker) start(name string) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
 		select {
-		case <-stop:
-			return ErrStopped
-		default:
-			return nil
+		case w.sem <- struct{}{}:
+		case <-w.ctx.Done():
+			w.finish(name, w.ctx.Err())
+			return
+		case <-w.stop:
+			w.finish(name, ErrStopped)
+			return
+		}
+		// select picks at random when several are ready: start nothing
+		// new once the walk is stopped.
+		if err := w.stopped(); err != nil {
+			<-w.sem
+			w.finish(name, err)
+			return
+		}
+		err := w.fn(w.ctx, name)
+		<-w.sem
+		w.finish(name, err)
+	}()
+}
+
+// finish records the outcome of node name and starts, or finishes without
+// running, each dependent that has no dependency left.
+func (w *walker) finish(name string, err error) {
+	w.mu.Lock()
+	if err != nil {
+		w.fail(name, err)
+	}
+	var ready, skip []string
+	for _, d := range w.dependents[name] {
+		if err != nil && w.inherit[d] != ErrSkipped {
+			w.inherit[d] = w.inherit[name]
+		}
+		w.pending[d]--
+		if w.pending[d] == 0 {
+			if w.inherit[d] != nil {
+				skip = append(skip, d)
+			} else {
+				ready = append(ready, d)
+			}
 		}
 	}
-	var finish func(name string, err error)
-	var start func(name string)
-	start = func(name string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				finish(name, ctx.Err())
-				return
-			case <-stop:
-				finish(name, ErrStopped)
-				return
-			}
-			// select picks at random when several are ready: start
-			// nothing new once the walk is stopped.
-			if err := stopped(); err != nil {
-				<-sem
-				finish(name, err)
-				return
-			}
-			err := fn(ctx, name)
-			<-sem
-			finish(name, err)
-		}()
+	w.mu.Unlock()
+	for _, d := range skip {
+		w.mu.Lock()
+		e := w.inherit[d]
+		w.mu.Unlock()
+		w.finish(d, e)
 	}
-	finish = func(name string, err error) {
-		mu.Lock()
-		var ready []string
-		var skip []string
-		if err != nil {
-			results[name] = err
-			if inherit[name] == nil {
-				inherit[name] = ErrSkipped
-			}
-			switch {
-			case errors.Is(err, ErrStopped):
-				// Did not start: neither do its dependents, which are
-				// not started rather than skipped, unless another
-				// dependency of theirs failed.
-				inherit[name] = ErrStopped
-			case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-				// Did not start, or was cut short, because ctx ended.
-				inherit[name] = ctx.Err()
-			}
-		}
-		for _, d := range dependents[name] {
-			if err != nil && inherit[d] != ErrSkipped {
-				inherit[d] = inherit[name]
-			}
-			pending[d]--
-			if pending[d] == 0 {
-				if inherit[d] != nil {
-					skip = append(skip, d)
-				} else {
-					ready = append(ready, d)
-				}
-			}
-		}
-		mu.Unlock()
-		for _, d := range skip {
-			mu.Lock()
-			e := inherit[d]
-			mu.Unlock()
-			finish(d, e)
-		}
-		for _, d := range ready {
-			start(d)
-		}
+	for _, d := range ready {
+		w.start(d)
 	}
-	var roots []string
-	for _, n := range nodes {
-		if pending[n] == 0 {
-			roots = append(roots, n)
-		}
+}
+
+// fail records that node name did not succeed, and what its dependents
+// inherit from it. w.mu is held.
+func (w *walker) fail(name string, err error) {
+	w.results[name] = err
+	if w.inherit[name] == nil {
+		w.inherit[name] = ErrSkipped
 	}
-	for _, n := range roots {
-		start(n)
+	switch {
+	case errors.Is(err, ErrStopped):
+		// Did not start: neither do its dependents, which are not
+		// started rather than skipped, unless another dependency of
+		// theirs failed.
+		w.inherit[name] = ErrStopped
+	case w.ctx.Err() != nil && errors.Is(err, w.ctx.Err()):
+		// Did not start, or was cut short, because ctx ended.
+		w.inherit[name] = w.ctx.Err()
 	}
-	wg.Wait()
-	return results
 }
