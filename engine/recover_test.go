@@ -159,11 +159,87 @@ func (h *harness) resolve() *report.Intents {
 		h.t.Fatal(err)
 	}
 	defer st.Close()
-	rep, err := apply.ResolveIntents(h.t.Context(), st, h.reg, apply.ResolveOptions{})
+	rep, err := apply.ResolveIntents(h.t.Context(), st, h.reg, apply.ResolveOptions{LandingWindow: 10 * time.Millisecond})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return rep
+}
+
+// lateLanding is a recoverer whose first lookup finds nothing, and whose
+// interrupted create lands right after it: the API had the request and
+// made the object a moment after the process died.
+type lateLanding struct {
+	recoverer
+	landed bool
+}
+
+func (c *lateLanding) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
+	id, got, err := c.recoverer.Recover(ctx, req)
+	if id == "" && err == nil && !c.landed {
+		c.landed = true
+		made, _, err := c.fakeCloud.Create(ctx, req.Want)
+		if err != nil {
+			return "", nil, err
+		}
+		c.mu.Lock()
+		c.byToken[req.Token] = made
+		c.creates++
+		c.mu.Unlock()
+	}
+	return id, got, err
+}
+
+// TestResolveIntentsLateLanding: a create the dead run sent that lands
+// after the first lookup is adopted, not cleared (which would make the
+// next apply create a second object).
+func TestResolveIntentsLateLanding(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := newTokenCloud(true)
+	h.useCloud(c)
+	src := resourcesOf(endpoint("a", "first"))
+	// The apply dies while its create waits to be sent: the intent is
+	// written, nothing is made yet.
+	var snapshot []byte
+	c.block, c.started = make(chan struct{}), make(chan string, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-c.started
+		b, err := os.ReadFile(h.path)
+		if err == nil {
+			snapshot = b
+		}
+		cancel()
+	}()
+	st, err := state.Open(h.path, state.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := h.load(src)
+	p, diags := planner.Plan(ctx, spec, st, h.reg, planner.Options{Refresh: true})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	apply.Apply(ctx, p, spec, st, h.reg, apply.Options{Command: "apply"})
+	st.Close()
+	c.block, c.started = nil, nil
+	if snapshot == nil || c.createCount() != 0 {
+		t.Fatalf("the create was not interrupted before making anything (%d made)", c.createCount())
+	}
+	if err := os.WriteFile(h.path, snapshot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.serial = h.meta().Serial
+
+	h.reg.Drivers[endpointToken] = &lateLanding{recoverer: recoverer{c}}
+	if got := outcomes(h.resolve()); got != "a:adopted" {
+		t.Fatalf("ResolveIntents = %q, want a:adopted: the create landed within the window", got)
+	}
+	h.mustApply(src)
+	if n := c.createCount(); n != 1 || len(c.ids()) != 1 {
+		t.Errorf("%d objects made, cloud holds %v; want one", n, c.ids())
+	}
 }
 
 func (h *harness) intents() []state.Intent {

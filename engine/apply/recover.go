@@ -36,7 +36,17 @@ type ResolveOptions struct {
 	Observer func(report.Event)
 	// ProgressInterval is how often a running lookup reports; 0 means 10 s.
 	ProgressInterval time.Duration
+	// LandingWindow is how long a request sent by the run that died may
+	// still take to land; 0 means DefaultLandingWindow.
+	LandingWindow time.Duration
 }
+
+// DefaultLandingWindow is how long after the run that died a request it
+// sent may still land: an API may have received the create before the
+// process died and make the object a moment later. A lookup that finds
+// nothing sooner after resolution starts looks again once the window has
+// passed, before the create is said to have made nothing.
+const DefaultLandingWindow = 2 * time.Second
 
 // ResolveIntents resolves the creates that an earlier run started but did
 // not see to their end (the process was killed, or stopped before the
@@ -76,6 +86,12 @@ func ResolveIntents(ctx context.Context, st state.Backend, reg resources.Registr
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = 10 * time.Second
 	}
+	if opts.LandingWindow <= 0 {
+		opts.LandingWindow = DefaultLandingWindow
+	}
+	// The run that made the intents has ended (its lock is this run's
+	// now): what it sent lands by the end of the window from here.
+	settled := time.Now().Add(opts.LandingWindow)
 	byName := map[string]state.Intent{}
 	var names []string
 	for _, in := range ins {
@@ -85,7 +101,7 @@ func ResolveIntents(ctx context.Context, st state.Backend, reg resources.Registr
 	var mu sync.Mutex
 	var writeErr error
 	dag.Walk(ctx, names, nil, opts.Parallelism, func(ctx context.Context, name string) error {
-		r, err := resolveIntent(ctx, st, reg, byName[name], opts)
+		r, err := resolveIntent(ctx, st, reg, byName[name], opts, settled)
 		mu.Lock()
 		defer mu.Unlock()
 		rep.Intents = append(rep.Intents, r)
@@ -115,7 +131,7 @@ func PendingIntents(st state.Backend) ([]state.Intent, error) {
 
 // resolveIntent resolves one intent. The error is a failure to write
 // state; the lookup's own failure is in the result.
-func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry, in state.Intent, opts ResolveOptions) (report.ResolvedIntent, error) {
+func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry, in state.Intent, opts ResolveOptions, settled time.Time) (report.ResolvedIntent, error) {
 	res := report.ResolvedIntent{Name: in.Name, Type: in.Type, Time: in.Time}
 	keep := func(err error) (report.ResolvedIntent, error) {
 		res.Outcome, res.Err = report.IntentKept, err
@@ -160,6 +176,17 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 	var got resources.Attrs
 	id, err := a.operation(resources.WithIdempotencyToken(ctx, in.Token), c, plan.Create, 0, func(ctx context.Context) (string, error) {
 		id, g, err := rv.Recover(ctx, req)
+		if wait := time.Until(settled); id == "" && err == nil && wait > 0 {
+			// Nothing yet: look again once what the run that died sent
+			// has surely landed.
+			resources.Progress(ctx, "nothing found yet; looking again in %s, once a request the interrupted run sent has surely landed", wait.Round(100*time.Millisecond))
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			id, g, err = rv.Recover(ctx, req)
+		}
 		got = g
 		return id, err
 	})
