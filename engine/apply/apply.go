@@ -65,6 +65,7 @@ type applier struct {
 	// intents are the creates an earlier run left unresolved, by node.
 	intents map[string]state.Intent
 	sc      *StopControl // nil without one in ctx
+	op      *operator
 
 	mu     sync.Mutex
 	values map[string]any
@@ -141,6 +142,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 	}
 	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*plan.Change{}, prior: map[string]state.Record{},
 		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[plan.Action]int{}, redact: map[string]*value.Redaction{}, sc: StopControlOf(ctx)}
+	a.op = &operator{st: st, emit: a.emit, interval: opts.ProgressInterval, sc: a.sc}
 	for _, r := range records {
 		a.prior[r.Name] = r
 	}
@@ -491,9 +493,19 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// operation runs one driver call with its timeout, progress events and a
-// heartbeat every ProgressInterval.
-func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action, timeout time.Duration, fn func(ctx context.Context) (string, error)) (string, error) {
+// operator runs the operations that change the cloud, for Apply and for
+// the resolution of interrupted creates alike: each starts only while
+// state's lock is held, reports progress events while it runs, and counts
+// among the running operations of a graceful stop.
+type operator struct {
+	st       state.Backend
+	emit     func(report.Event) // redacts, then passes to the observer
+	interval time.Duration      // between progress events
+	sc       *StopControl       // nil when nothing can stop the apply
+}
+
+// run runs fn, an operation of act on c's node, within timeout (0: none).
+func (o *operator) run(ctx context.Context, c *plan.Change, act plan.Action, timeout time.Duration, fn func(ctx context.Context) (string, error)) (string, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -501,7 +513,7 @@ func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action
 	}
 	// Nothing fences a change in the cloud: it starts only while the
 	// state's lock is surely held.
-	if err := a.st.Held(); err != nil {
+	if err := o.st.Held(); err != nil {
 		return "", fmt.Errorf("not started: %w", err)
 	}
 	start := time.Now()
@@ -519,20 +531,20 @@ func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action
 		mu.Unlock()
 		if ev.Retry != nil {
 			// Every retry shows at once, not only at the next heartbeat.
-			a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: ev.Message, ID: startID})
+			o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: ev.Message, ID: startID})
 		}
 	})
-	if a.sc != nil {
-		a.sc.running.Add(1)
-		defer a.sc.running.Add(-1)
+	if o.sc != nil {
+		o.sc.running.Add(1)
+		defer o.sc.running.Add(-1)
 	}
-	a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Started, ID: startID, Pos: c.Pos})
+	o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Started, ID: startID, Pos: c.Pos})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(a.opts.ProgressInterval)
+		t := time.NewTicker(o.interval)
 		defer t.Stop()
 		for {
 			select {
@@ -542,7 +554,7 @@ func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action
 				mu.Lock()
 				msg := last
 				mu.Unlock()
-				a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: msg, ID: startID})
+				o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: msg, ID: startID})
 			}
 		}
 	}()
@@ -550,10 +562,10 @@ func (a *applier) operation(ctx context.Context, c *plan.Change, act plan.Action
 	close(stop)
 	wg.Wait()
 	if err != nil {
-		a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Failed, Elapsed: time.Since(start), Message: err.Error(), ID: id})
+		o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Failed, Elapsed: time.Since(start), Message: err.Error(), ID: id})
 		return id, err
 	}
-	a.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Done, Elapsed: time.Since(start), ID: id})
+	o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Done, Elapsed: time.Since(start), ID: id})
 	return id, nil
 }
 

@@ -209,7 +209,7 @@ func (a *applier) replaceCreateFirst(ctx context.Context, o *resourceOp) error {
 // deleteObject deletes object id of c's node. An object that is gone
 // already counts as deleted: this is the one delete of the apply.
 func (a *applier) deleteObject(ctx context.Context, c *plan.Change, d resources.Driver, id string, timeout time.Duration) error {
-	_, err := a.operation(ctx, c, plan.Delete, timeout, func(ctx context.Context) (string, error) {
+	_, err := a.op.run(ctx, c, plan.Delete, timeout, func(ctx context.Context) (string, error) {
 		if err := d.Delete(ctx, id); err != nil && !errors.Is(err, resources.ErrNotFound) {
 			return id, err
 		}
@@ -274,7 +274,7 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *plan.Change,
 		token = in.Token
 		if rv, ok := d.(resources.Recoverer); ok {
 			var got resources.Attrs
-			id, err := a.operation(resources.WithIdempotencyToken(ctx, token), c, plan.Create, timeout, func(ctx context.Context) (string, error) {
+			id, err := a.op.run(resources.WithIdempotencyToken(ctx, token), c, plan.Create, timeout, func(ctx context.Context) (string, error) {
 				id, g, err := rv.Recover(ctx, resources.RecoverRequest{Token: in.Token, Want: want, Time: in.Time})
 				got = g
 				return id, err
@@ -294,7 +294,7 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *plan.Change,
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
 	var got resources.Attrs
-	id, err := a.operation(resources.WithIdempotencyToken(ctx, token), c, plan.Create, timeout, func(ctx context.Context) (string, error) {
+	id, err := a.op.run(resources.WithIdempotencyToken(ctx, token), c, plan.Create, timeout, func(ctx context.Context) (string, error) {
 		id, g, err := d.Create(ctx, want)
 		got = g
 		return id, err
@@ -384,7 +384,7 @@ func unresolvedError(in state.Intent) error {
 func (a *applier) update(ctx context.Context, c *plan.Change, d resources.Driver, id string, prior map[string]any, want resources.Attrs, timeout time.Duration) (resources.Attrs, error) {
 	var got resources.Attrs
 	priorPlain := resources.Attrs(prior)
-	_, err := a.operation(ctx, c, plan.Update, timeout, func(ctx context.Context) (string, error) {
+	_, err := a.op.run(ctx, c, plan.Update, timeout, func(ctx context.Context) (string, error) {
 		g, err := d.Update(ctx, id, priorPlain, want)
 		got = g
 		return id, err

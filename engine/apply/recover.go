@@ -172,9 +172,13 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 	want, hidden := recoverInputs(in.Inputs)
 	req := resources.RecoverRequest{Token: in.Token, Want: want, Hidden: hidden, Time: in.Time}
 	c := &plan.Change{Addr: in.Name, Type: in.Type}
-	a := &applier{st: st, opts: Options{Observer: opts.Observer, ProgressInterval: opts.ProgressInterval}}
+	emit := func(report.Event) {}
+	if opts.Observer != nil {
+		emit = opts.Observer
+	}
+	op := &operator{st: st, emit: emit, interval: opts.ProgressInterval}
 	var got resources.Attrs
-	id, err := a.operation(resources.WithIdempotencyToken(ctx, in.Token), c, plan.Create, 0, func(ctx context.Context) (string, error) {
+	id, err := op.run(resources.WithIdempotencyToken(ctx, in.Token), c, plan.Create, 0, func(ctx context.Context) (string, error) {
 		id, g, err := rv.Recover(ctx, req)
 		if wait := time.Until(settled); id == "" && err == nil && wait > 0 {
 			// Nothing yet: look again once what the run that died sent
