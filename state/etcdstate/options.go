@@ -60,7 +60,9 @@ type Options struct {
 	// while the cluster elects a new leader. Zero means
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// DialTimeout bounds the first connection. Zero means
+	// DialTimeout bounds the login with Username and Password as the
+	// client connects. The connection itself is made by the first
+	// request, and RequestTimeout bounds it. Zero means
 	// DefaultDialTimeout.
 	DialTimeout time.Duration
 	// MaxTxnOps and MaxRequestBytes are the limits of one transaction the
