@@ -146,8 +146,11 @@ func checkStack(stack string) error {
 }
 
 // ErrTLS is wrapped by the errors of Open and Stacks that come of TLS: a
-// TLS file that cannot be used. A caller that takes the TLS files from
-// its own settings can add where they are set.
+// TLS file that cannot be used, a TLS handshake with etcd that failed,
+// etcd refusing the client's certificate or asking for one, or etcd
+// closing a plain connection unanswered, as a server that speaks only TLS
+// does. A caller that takes the TLS files from its own settings can add
+// where they are set.
 var ErrTLS = errors.New("TLS")
 
 // tlsErrorf returns an error wrapping ErrTLS, with the text format makes
