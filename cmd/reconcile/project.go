@@ -270,6 +270,15 @@ func passphrase() (string, error) {
 	return "", nil
 }
 
+// etcdTLSHint adds to err, an error of package etcdstate, where etcd's
+// TLS files are set, if it is about TLS.
+func etcdTLSHint(err error) error {
+	if errors.Is(err, etcdstate.ErrTLS) {
+		return fmt.Errorf("%w (etcd's TLS files are set as for etcdctl: ETCDCTL_CACERT, the CA to trust; ETCDCTL_CERT and ETCDCTL_KEY, a client certificate and its key)", err)
+	}
+	return err
+}
+
 // etcdOptions are the options to open stack's state on the etcd backend.
 // Credentials come from etcdctl's environment: ETCDCTL_USER ("name" or
 // "name:password") and ETCDCTL_PASSWORD; ETCDCTL_CERT, ETCDCTL_KEY and

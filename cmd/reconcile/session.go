@@ -100,7 +100,11 @@ func (c *cli) openBackend(b backend, stack string, so state.Options) (store, err
 	if err != nil {
 		return nil, err
 	}
-	return etcdstate.Open(c.ctx, opts)
+	st, err := etcdstate.Open(c.ctx, opts)
+	if err != nil {
+		return nil, etcdTLSHint(err)
+	}
+	return st, nil
 }
 
 // watchedStore is a writer's store whose lock is watched: once it is lost

@@ -75,7 +75,8 @@ func (c *cli) stacks() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		return etcdstate.Stacks(c.ctx, opts)
+		stacks, err := etcdstate.Stacks(c.ctx, opts)
+		return stacks, etcdTLSHint(err)
 	}
 	return ws.backend.localStacks()
 }

@@ -76,10 +76,26 @@
 // working meanwhile is seen whole or not at all. If etcd compacts its
 // history past that revision, reads fail and say to run again.
 //
+// # TLS
+//
+// Any of Options.CertFile, KeyFile and CAFile set turns TLS on. Open and
+// Stacks check the files before they connect: one that cannot be read, or
+// holds no usable certificate or key, fails them at once, with an error
+// naming the file. A connection that fails for a reason of TLS (etcd's
+// certificate not signed by the CA trusted, etcd asking for a client
+// certificate or refusing the one given, one side not speaking TLS) is
+// tried again as any failed connection is, so the request fails only when
+// its time runs out (RequestTimeout; DialTimeout when logging in with a
+// user name); the error then says what the last connection met and what
+// to do. These errors wrap ErrTLS.
+//
 // # Credentials
 //
-// Options holds a user name, a password and TLS file paths. None of them
-// appears in an error, in Options.String or in Location, nor is any stored.
+// Options holds a user name, a password and the paths of TLS files. The
+// user name and password never appear in an error, in Options.String or
+// in Location, nor are they stored. No error shows a private key; one
+// about a TLS file names its path, so that the user can tell which file
+// to fix.
 //
 // Tests start etcd in-process with package etcdtest.
 package etcdstate

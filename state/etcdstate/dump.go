@@ -293,7 +293,7 @@ func Stacks(ctx context.Context, opts Options) ([]string, error) {
 		return nil, fmt.Errorf("list stacks %s: %w", opts, err)
 	}
 	where := fmt.Sprintf("etcd://%s%s", endpoints(opts.Endpoints), opts.Prefix)
-	cli, err := connect(opts)
+	cli, watch, err := connect(opts)
 	if err != nil {
 		return nil, advise(fmt.Errorf("list stacks %s: %w", where, err))
 	}
@@ -314,7 +314,7 @@ func Stacks(ctx context.Context, opts Options) ([]string, error) {
 		}
 		resp, err := cli.Get(ctx, start, ropts...)
 		if err != nil {
-			return nil, advise(cleanErr(fmt.Errorf("list stacks %s: %w", where, err), opts))
+			return nil, advise(watch.explain(cleanErr(fmt.Errorf("list stacks %s: %w", where, err), opts), opts))
 		}
 		rev = resp.Header.Revision
 		if len(resp.Kvs) == 0 {

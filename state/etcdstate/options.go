@@ -2,8 +2,11 @@ package etcdstate
 
 import (
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -38,8 +41,8 @@ type Options struct {
 	Stack string
 
 	// CertFile and KeyFile are the client certificate and key for TLS,
-	// and CAFile the certificates of the CAs to trust; any of them set
-	// turns TLS on.
+	// PEM files, given both or neither, and CAFile the PEM certificates
+	// of the CAs to trust; any of them set turns TLS on.
 	CertFile, KeyFile, CAFile string
 	// Username and Password authenticate to etcd when Username is set.
 	Username, Password string
@@ -57,7 +60,9 @@ type Options struct {
 	// while the cluster elects a new leader. Zero means
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// DialTimeout bounds the first connection. Zero means
+	// DialTimeout bounds the login with Username and Password as the
+	// client connects. The connection itself is made by the first
+	// request, and RequestTimeout bounds it. Zero means
 	// DefaultDialTimeout.
 	DialTimeout time.Duration
 	// MaxTxnOps and MaxRequestBytes are the limits of one transaction the
@@ -140,15 +145,90 @@ func checkStack(stack string) error {
 	return nil
 }
 
+// ErrTLS is wrapped by the errors of Open and Stacks that come of TLS: a
+// TLS file that cannot be used, a TLS handshake with etcd that failed,
+// etcd refusing the client's certificate or asking for one, or etcd
+// closing a plain connection unanswered, as a server that speaks only TLS
+// does. A caller that takes the TLS files from its own settings can add
+// where they are set.
+var ErrTLS = errors.New("TLS")
+
+// tlsErrorf returns an error wrapping ErrTLS, with the text format makes
+// of args after "TLS: ".
+func tlsErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrTLS, fmt.Sprintf(format, args...))
+}
+
 // tlsConfig returns the client TLS configuration of o, or nil without TLS.
+// Its errors wrap ErrTLS and name the file at fault, never its contents.
 func (o Options) tlsConfig() (*tls.Config, error) {
 	if o.CertFile == "" && o.KeyFile == "" && o.CAFile == "" {
 		return nil, nil
 	}
+	switch {
+	case o.CertFile != "" && o.KeyFile == "":
+		return nil, tlsErrorf("the client certificate %s is given without its key: give the key file too (KeyFile), or neither", o.CertFile)
+	case o.KeyFile != "" && o.CertFile == "":
+		return nil, tlsErrorf("the client key %s is given without its certificate: give the certificate file too (CertFile), or neither", o.KeyFile)
+	}
+	// The checks below only word the errors: transport reads the files
+	// again, and would fail on the same problems with less to say.
+	if o.CAFile != "" {
+		if err := checkCAFile(o.CAFile); err != nil {
+			return nil, err
+		}
+	}
+	if o.CertFile != "" {
+		if err := checkKeyPair(o.CertFile, o.KeyFile); err != nil {
+			return nil, err
+		}
+	}
 	info := transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile, TrustedCAFile: o.CAFile}
 	cfg, err := info.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("TLS: %w", err)
+		return nil, tlsErrorf("%v", err)
 	}
 	return cfg, nil
+}
+
+// checkCAFile returns an error naming path unless it can be read and
+// holds PEM certificates only, at least one.
+func checkCAFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return tlsErrorf("cannot read the CA file: %v", err)
+	}
+	n := 0
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			break
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return tlsErrorf("the CA file %s holds a PEM block of type %q that is not a certificate (%v): give the certificate of etcd's CA", path, block.Type, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return tlsErrorf("the CA file %s holds no PEM certificate: give the certificate of etcd's CA", path)
+	}
+	return nil
+}
+
+// checkKeyPair returns an error naming the files unless certFile and
+// keyFile can be read and hold a certificate and its private key.
+func checkKeyPair(certFile, keyFile string) error {
+	cert, err := os.ReadFile(certFile)
+	if err != nil {
+		return tlsErrorf("cannot read the client certificate: %v", err)
+	}
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		return tlsErrorf("cannot read the client key: %v", err)
+	}
+	if _, err := tls.X509KeyPair(cert, key); err != nil {
+		return tlsErrorf("the client certificate %s and key %s cannot be used (%v): give a PEM certificate and the PEM private key that goes with it", certFile, keyFile, err)
+	}
+	return nil
 }

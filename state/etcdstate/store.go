@@ -99,7 +99,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", opts, err)
 	}
-	cli, err := connect(opts)
+	cli, watch, err := connect(opts)
 	if err != nil {
 		return nil, advise(fmt.Errorf("open state %s: %w", opts, err))
 	}
@@ -114,7 +114,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.opts = opts
 	if err := s.open(ctx); err != nil {
 		cli.Close()
-		return nil, advise(err)
+		return nil, advise(watch.explain(err, opts))
 	}
 	return s, nil
 }
@@ -133,12 +133,14 @@ func advise(err error) error {
 	return err
 }
 
-// connect returns a client of the cluster opts names.
-func connect(opts Options) (*clientv3.Client, error) {
+// connect returns a client of the cluster opts names, and the watch of
+// its connections.
+func connect(opts Options) (*clientv3.Client, *connWatch, error) {
 	tlsCfg, err := opts.tlsConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	w := &connWatch{}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:          opts.Endpoints,
 		DialTimeout:        opts.DialTimeout,
@@ -147,11 +149,13 @@ func connect(opts Options) (*clientv3.Client, error) {
 		Password:           opts.Password,
 		Logger:             zap.NewNop(),
 		MaxCallSendMsgSize: opts.MaxRequestBytes + 64<<10,
+		DialOptions:        w.dialOptions(opts.Endpoints, tlsCfg),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", cleanErr(err, opts))
+		// With a user name, the client authenticates before it returns.
+		return nil, nil, fmt.Errorf("connect: %w", w.explain(cleanErr(err, opts), opts))
 	}
-	return cli, nil
+	return cli, w, nil
 }
 
 // cleanErr returns err, or a copy of its text with the password removed if

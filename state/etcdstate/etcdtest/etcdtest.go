@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
@@ -18,7 +19,7 @@ import (
 // loaded machine, and only ever reached when something is broken.
 const readyTimeout = 2 * time.Minute
 
-// Member is one etcd member started by Start or StartCluster.
+// Member is one etcd member started by StartCluster or StartTLS.
 type Member struct {
 	// Name is the member's name in its cluster, e.g. "m0".
 	Name string
@@ -63,11 +64,18 @@ func Start(tb testing.TB) []string {
 // once every member is ready. They are stopped when tb ends.
 func StartCluster(tb testing.TB, n int) []*Member {
 	tb.Helper()
+	return startClusterRetry(tb, n, nil)
+}
+
+// startClusterRetry starts a cluster of n members, serving clients over
+// TLS as clientTLS says if it is not nil.
+func startClusterRetry(tb testing.TB, n int, clientTLS *transport.TLSInfo) []*Member {
+	tb.Helper()
 	var lastErr error
 	// A free port found may be taken by another test before etcd binds
 	// it: try again with new ports.
 	for range 5 {
-		ms, err := startCluster(tb, n)
+		ms, err := startCluster(tb, n, clientTLS)
 		if err == nil {
 			return ms
 		}
@@ -80,8 +88,8 @@ func StartCluster(tb testing.TB, n int) []*Member {
 	return nil
 }
 
-// startCluster makes one attempt at StartCluster.
-func startCluster(tb testing.TB, n int) ([]*Member, error) {
+// startCluster makes one attempt at startClusterRetry.
+func startCluster(tb testing.TB, n int, clientTLS *transport.TLSInfo) ([]*Member, error) {
 	ports, err := freePorts(2 * n)
 	if err != nil {
 		return nil, err
@@ -102,6 +110,10 @@ func startCluster(tb testing.TB, n int) ([]*Member, error) {
 		cfg.Name = fmt.Sprintf("m%d", i)
 		cfg.Dir = tb.TempDir()
 		client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i])}
+		if clientTLS != nil {
+			client.Scheme = "https"
+			cfg.ClientTLSInfo = *clientTLS
+		}
 		peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])}
 		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
