@@ -286,6 +286,7 @@ func BenchmarkApply(b *testing.B) {
 func benchApply(b *testing.B, be backend, n int) {
 	spec := loadGenerated(b, genSpec(n))
 	var elapsed time.Duration
+	var syncs int64
 	var peak *peakHeap
 	for b.Loop() {
 		b.StopTimer()
@@ -299,11 +300,18 @@ func benchApply(b *testing.B, be backend, n int) {
 			runtime.GC()
 			peak = startPeakHeap()
 		}
+		var before int64
+		if c, ok := st.(interface{ Commits() int64 }); ok {
+			before = c.Commits()
+		}
 		b.StartTimer()
 		start := time.Now()
 		res, err := apply.Apply(b.Context(), p, spec, st, reg, apply.Options{})
 		elapsed += time.Since(start)
 		b.StopTimer()
+		if c, ok := st.(interface{ Commits() int64 }); ok {
+			syncs += c.Commits() - before
+		}
 		if err != nil || res.Err() != nil || res.Counts[plan.Create] != n {
 			b.Fatalf("apply: %v, %v, counts %v", err, res.Failed, res.Counts)
 		}
@@ -313,6 +321,9 @@ func benchApply(b *testing.B, be backend, n int) {
 	b.StopTimer()
 	peak.report(b)
 	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
+	if syncs > 0 {
+		b.ReportMetric(float64(syncs)/float64(b.N)/float64(n), "syncs/create")
+	}
 }
 
 // benchDriver is a zero-latency driver for benchmarks: it keeps objects

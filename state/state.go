@@ -175,7 +175,15 @@ type Store struct {
 
 	// hooks lets tests watch commits; nil otherwise.
 	hooks *commitHooks
+	// commits counts the read-write transactions committed (each one
+	// sync of the file).
+	commits atomic.Int64
 }
+
+// Commits returns how many read-write transactions the Store has
+// committed since it was opened, each one sync of the file: what group
+// commit saves shows in it (see commit).
+func (s *Store) Commits() int64 { return s.commits.Load() }
 
 // commitHooks are called, when set, as commit groups calls.
 type commitHooks struct {

@@ -77,6 +77,7 @@ func (s *Store) runGroup(group []*call) {
 		if s.hooks != nil {
 			s.hooks.commit(len(group))
 		}
+		s.commits.Add(1)
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			for i, c := range group {
 				if err := safeCall(c.fn, tx); err != nil {
@@ -100,6 +101,7 @@ func (s *Store) runGroup(group []*call) {
 		if s.hooks != nil {
 			s.hooks.commit(1)
 		}
+		s.commits.Add(1)
 		c.done <- s.db.Update(func(tx *bolt.Tx) error { return safeCall(c.fn, tx) })
 	}
 }
@@ -121,6 +123,7 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	if s.closed.Load() {
 		return s.errClosed()
 	}
+	s.commits.Add(1)
 	return s.db.Update(fn)
 }
 
