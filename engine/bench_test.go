@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -367,4 +368,52 @@ func (d *benchDriver) Update(_ context.Context, id string, _, want resources.Att
 func (d *benchDriver) Delete(_ context.Context, id string) error {
 	d.objects.Delete(id)
 	return nil
+}
+
+// BenchmarkApplyOneChange applies a plan with one update on a state of N
+// resources, as applying a saved plan on merge does: the work should be
+// that of the change, not of the state.
+func BenchmarkApplyOneChange(b *testing.B) {
+	for _, be := range benchBackends(b) {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/N=%d", be.name, n), func(b *testing.B) { benchApplyOneChange(b, be, n) })
+		}
+	}
+}
+
+func benchApplyOneChange(b *testing.B, be backend, n int) {
+	name := fmt.Sprintf("one%d", benchStates.Add(1))
+	st := be.open(b, name, state.Options{Create: true})
+	defer st.Close()
+	writeRecords(b, st, genRecords(n))
+	reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
+	// The last resource of the first chain changes its display name, back
+	// and forth: one update in place, the rest no-ops.
+	last := genName(chainDepth - 1)
+	specs := [2]*specs.Spec{}
+	for i, dn := range []string{"changed", fmt.Sprintf("endpoint-%d", chainDepth-1)} {
+		specs[i] = loadGenerated(b, bytes.Replace(genSpec(n), fmt.Appendf(nil, "displayName: endpoint-%d\n", chainDepth-1), fmt.Appendf(nil, "displayName: %s\n", dn), 1))
+	}
+	var elapsed time.Duration
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		spec := specs[i%2]
+		i++
+		p, diags := planner.Plan(b.Context(), spec, st, reg, planner.Options{})
+		if diags.HasErrors() {
+			b.Fatal(diags.Err())
+		}
+		if c := p.Changes; !p.HasChanges() {
+			b.Fatalf("plan has no change (%d nodes)", len(c))
+		}
+		b.StartTimer()
+		start := time.Now()
+		res, err := apply.Apply(b.Context(), p, spec, st, reg, apply.Options{})
+		elapsed += time.Since(start)
+		if err != nil || res.Err() != nil || res.Counts[plan.Update] != 1 {
+			b.Fatalf("apply of %s: %v, %v, counts %v", last, err, res.Failed, res.Counts)
+		}
+	}
+	b.ReportMetric(float64(elapsed.Microseconds())/float64(b.N)/1000, "ms/apply")
 }

@@ -123,6 +123,9 @@ func (a *applier) keepResource(ctx context.Context, o *resourceOp) error {
 	if err := a.put(r.Name, r.Pos, rec); err != nil {
 		return err
 	}
+	if len(prior.Deposed) == 0 {
+		return nil
+	}
 	return a.deleteDeposed(ctx, r, o.c, o.d, o.timeout("delete"))
 }
 
@@ -137,6 +140,9 @@ func (a *applier) updateResource(ctx context.Context, o *resourceOp) error {
 	rec.Deposed = o.prior.Deposed
 	if err := a.record(r, rec, id, o.desired, got, plan.Update, false); err != nil {
 		return err
+	}
+	if len(o.prior.Deposed) == 0 {
+		return nil
 	}
 	return a.deleteDeposed(ctx, r, o.c, o.d, o.timeout("delete"))
 }
