@@ -128,26 +128,9 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = 10 * time.Second
 	}
-	records, err := st.List()
+	a, records, err := newApplier(ctx, spec, st, reg, opts)
 	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
-	intents, err := st.Intents()
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
-	key, err := st.SecretKey()
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
-	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*plan.Change{}, prior: map[string]state.Record{},
-		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[plan.Action]int{}, redact: map[string]*value.Redaction{}, sc: StopControlOf(ctx)}
-	a.op = &operator{st: st, emit: a.emit, interval: opts.ProgressInterval, sc: a.sc}
-	for _, r := range records {
-		a.prior[r.Name] = r
-	}
-	for _, in := range intents {
-		a.intents[in.Name] = in
+		return nil, err
 	}
 	stop := opts.Stop
 	if a.sc != nil {
@@ -161,6 +144,63 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 	errs := dag.WalkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
 		return a.run(ctx, name)
 	})
+	res := a.result(ctx, errs, stop)
+	if pl.Destroy && res.Complete() {
+		// Every managed resource is gone: what lookups and gets read is
+		// no longer anybody's input.
+		for _, rec := range records {
+			if rec.Kind == kind.Lookup || rec.Kind == kind.Get {
+				if err := st.Delete(rec.Name); err != nil && !errors.Is(err, state.ErrNoRecord) {
+					return res, fmt.Errorf("write state: %w", err)
+				}
+			}
+		}
+	}
+	if !pl.Destroy && res.Complete() {
+		ev := &eval.Evaluator{Spec: spec, Env: eval.EnvFunc(a.lookup)}
+		res.Outputs = map[string]any{}
+		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
+			if v, err := ev.Eval(spec.Outputs[name].Expr); err == nil {
+				res.Outputs[name] = v
+			}
+		}
+	}
+	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: applyCounts(res)}); err != nil {
+		return res, fmt.Errorf("record history: %w", err)
+	}
+	return res, nil
+}
+
+// newApplier reads what an apply starts from: the records and intents of
+// st, and its key.
+func newApplier(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*applier, []state.Record, error) {
+	records, err := st.List()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read state: %w", err)
+	}
+	intents, err := st.Intents()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read state: %w", err)
+	}
+	key, err := st.SecretKey()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read state: %w", err)
+	}
+	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*plan.Change{}, prior: map[string]state.Record{},
+		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[plan.Action]int{}, redact: map[string]*value.Redaction{}, sc: StopControlOf(ctx)}
+	a.op = &operator{st: st, emit: a.emit, interval: opts.ProgressInterval, sc: a.sc}
+	for _, r := range records {
+		a.prior[r.Name] = r
+	}
+	for _, in := range intents {
+		a.intents[in.Name] = in
+	}
+	return a, records, nil
+}
+
+// result sums up the walk: what failed, was interrupted, skipped or not
+// started, and whether and why it was stopped.
+func (a *applier) result(ctx context.Context, errs map[string]error, stop <-chan struct{}) *report.Apply {
 	res := &report.Apply{Counts: a.counts}
 	failed := map[string]bool{}
 	for _, f := range a.failed {
@@ -197,30 +237,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 			res.Stopped = "stopped by " + a.sc.Reason()
 		}
 	}
-	if pl.Destroy && res.Complete() {
-		// Every managed resource is gone: what lookups and gets read is
-		// no longer anybody's input.
-		for _, rec := range records {
-			if rec.Kind == kind.Lookup || rec.Kind == kind.Get {
-				if err := st.Delete(rec.Name); err != nil && !errors.Is(err, state.ErrNoRecord) {
-					return res, fmt.Errorf("write state: %w", err)
-				}
-			}
-		}
-	}
-	if !pl.Destroy && res.Complete() {
-		ev := &eval.Evaluator{Spec: spec, Env: eval.EnvFunc(a.lookup)}
-		res.Outputs = map[string]any{}
-		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
-			if v, err := ev.Eval(spec.Outputs[name].Expr); err == nil {
-				res.Outputs[name] = v
-			}
-		}
-	}
-	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: applyCounts(res)}); err != nil {
-		return res, fmt.Errorf("record history: %w", err)
-	}
-	return res, nil
+	return res
 }
 
 func displayName(node string) string {
