@@ -304,7 +304,9 @@ func wrongType(vs []Violation, path []string) bool {
 	return false
 }
 
-// leaf converts one failed keyword.
+// leaf converts one failed keyword: the type, required and
+// additionalProperties keywords into violations of their own kinds, the
+// others into an Invalid violation of the value.
 func (c *converter) leaf(e *jsonschema.ValidationError, kloc []string) []Violation {
 	path := instancePath(e.InstanceLocation)
 	if len(kloc) == 0 {
@@ -313,16 +315,7 @@ func (c *converter) leaf(e *jsonschema.ValidationError, kloc []string) []Violati
 	kw := last(kloc)
 	schemaLoc := kloc[:len(kloc)-1]
 	node, _ := resolve(c.s.vtree, schemaLoc).(map[string]any)
-	val := node[kw]
 	value := resolve(c.inst, path)
-	invalid := func(format string, a ...any) []Violation {
-		msg := fmt.Sprintf(format, a...)
-		if len(schemaLoc) > 0 && last(schemaLoc) == "propertyNames" && len(path) > 0 {
-			msg = fmt.Sprintf("key %q %s", last(path), msg)
-		}
-		return []Violation{{Path: path, Kind: Invalid, Message: msg}}
-	}
-
 	switch kw {
 	case "type":
 		return []Violation{{
@@ -331,83 +324,140 @@ func (c *converter) leaf(e *jsonschema.ValidationError, kloc []string) []Violati
 			Message: fmt.Sprintf("expected %s, got %s", joinOr(c.types(node)), jsonType(value)),
 		}}
 	case "required":
-		obj, _ := value.(map[string]any)
-		var out []Violation
-		for _, r := range asList(val) {
-			name, _ := r.(string)
-			if _, ok := obj[name]; !ok {
-				out = append(out, Violation{Path: with(path, name), Kind: Missing, Message: fmt.Sprintf("missing required field %q", name)})
-			}
-		}
-		return out
+		return missingFields(path, node[kw], value)
 	case "additionalProperties":
-		obj, _ := value.(map[string]any)
-		known, _ := node["properties"].(map[string]any)
-		onode, _ := resolve(c.s.otree, schemaLoc).(map[string]any)
-		written, _ := onode["properties"].(map[string]any)
-		var out []Violation
-		for _, name := range sortedKeys(obj) {
-			if _, ok := known[name]; ok {
-				continue
-			}
-			if p, ok := written[name].(map[string]any); ok && p["readOnly"] == true {
-				out = append(out, Violation{Path: with(path, name), Kind: OutputOnly, Message: fmt.Sprintf("field %q is output only", name)})
-				continue
-			}
-			out = append(out, Violation{Path: with(path, name), Kind: Unknown, Message: fmt.Sprintf("unknown field %q", name)})
+		return c.extraFields(path, schemaLoc, node, value)
+	}
+	msg, ok := keywordMessage(kw, node)
+	if !ok {
+		msg = c.otherMessage(e, kloc)
+	}
+	if len(schemaLoc) > 0 && last(schemaLoc) == "propertyNames" && len(path) > 0 {
+		msg = fmt.Sprintf("key %q %s", last(path), msg)
+	}
+	return []Violation{{Path: path, Kind: Invalid, Message: msg}}
+}
+
+// missingFields returns a Missing violation, under path, for each field
+// the list required names that the object value lacks.
+func missingFields(path []string, required, value any) []Violation {
+	obj, _ := value.(map[string]any)
+	var out []Violation
+	for _, r := range asList(required) {
+		name, _ := r.(string)
+		if _, ok := obj[name]; !ok {
+			out = append(out, Violation{Path: with(path, name), Kind: Missing, Message: fmt.Sprintf("missing required field %q", name)})
 		}
-		return out
+	}
+	return out
+}
+
+// extraFields returns a violation for each field of the object value,
+// in name order, that the schema node at schemaLoc does not list: an
+// OutputOnly one for a field the schema as written marks readOnly (the
+// validator's copy leaves those out), else an Unknown one.
+func (c *converter) extraFields(path, schemaLoc []string, node map[string]any, value any) []Violation {
+	obj, _ := value.(map[string]any)
+	known, _ := node["properties"].(map[string]any)
+	onode, _ := resolve(c.s.otree, schemaLoc).(map[string]any)
+	written, _ := onode["properties"].(map[string]any)
+	var out []Violation
+	for _, name := range sortedKeys(obj) {
+		if _, ok := known[name]; ok {
+			continue
+		}
+		if p, ok := written[name].(map[string]any); ok && p["readOnly"] == true {
+			out = append(out, Violation{Path: with(path, name), Kind: OutputOnly, Message: fmt.Sprintf("field %q is output only", name)})
+			continue
+		}
+		out = append(out, Violation{Path: with(path, name), Kind: Unknown, Message: fmt.Sprintf("unknown field %q", name)})
+	}
+	return out
+}
+
+// keywordMessage returns what a failed keyword kw of the schema node says
+// of the value, false for a keyword it does not name.
+func keywordMessage(kw string, node map[string]any) (string, bool) {
+	val := node[kw]
+	switch kw {
 	case "enum":
 		var opts []string
 		for _, o := range asList(val) {
 			opts = append(opts, literal(o))
 		}
-		return invalid("must be one of %s", strings.Join(opts, ", "))
+		return fmt.Sprintf("must be one of %s", strings.Join(opts, ", ")), true
 	case "const":
-		return invalid("must be %s", literal(val))
+		return fmt.Sprintf("must be %s", literal(val)), true
 	case "pattern":
 		if m, ok := node["x-message"].(string); ok {
-			return invalid("%s", m)
+			return m, true
 		}
-		return invalid("must match pattern %q", val)
+		return fmt.Sprintf("must match pattern %q", val), true
 	case "format":
-		return invalid("must be a valid %s", val)
+		return fmt.Sprintf("must be a valid %s", val), true
+	case "uniqueItems":
+		return "must not contain duplicates", true
+	case "oneOf":
+		return "matches more than one alternative", true
+	case "not":
+		return "is not allowed", true
+	}
+	if msg, ok := boundMessage(kw, val); ok {
+		return msg, true
+	}
+	return sizeMessage(kw, node)
+}
+
+// boundMessage returns what a failed numeric bound kw, of value val, says
+// of the value, false for another keyword.
+func boundMessage(kw string, val any) (string, bool) {
+	switch kw {
 	case "minimum":
-		return invalid("must be at least %v", val)
+		return fmt.Sprintf("must be at least %v", val), true
 	case "maximum":
-		return invalid("must be at most %v", val)
+		return fmt.Sprintf("must be at most %v", val), true
 	case "exclusiveMinimum":
-		return invalid("must be greater than %v", val)
+		return fmt.Sprintf("must be greater than %v", val), true
 	case "exclusiveMaximum":
-		return invalid("must be less than %v", val)
+		return fmt.Sprintf("must be less than %v", val), true
 	case "multipleOf":
-		return invalid("must be a multiple of %v", val)
+		return fmt.Sprintf("must be a multiple of %v", val), true
+	}
+	return "", false
+}
+
+// sizeMessage returns what a failed bound kw of the schema node on the
+// length of a string, list or object says of the value, false for another
+// keyword.
+func sizeMessage(kw string, node map[string]any) (string, bool) {
+	val := node[kw]
+	switch kw {
 	case "minLength":
-		return invalid("must be at least %s long", count(val, "character"))
+		return fmt.Sprintf("must be at least %s long", count(val, "character")), true
 	case "maxLength":
-		return invalid("must be at most %s long", count(val, "character"))
+		return fmt.Sprintf("must be at most %s long", count(val, "character")), true
 	case "minItems":
 		if m, ok := node["x-message"].(string); ok {
-			return invalid("%s", m)
+			return m, true
 		}
-		return invalid("must have at least %s", count(val, "item"))
+		return fmt.Sprintf("must have at least %s", count(val, "item")), true
 	case "maxItems":
-		return invalid("must have at most %s", count(val, "item"))
-	case "uniqueItems":
-		return invalid("must not contain duplicates")
+		return fmt.Sprintf("must have at most %s", count(val, "item")), true
 	case "minProperties":
-		return invalid("must have at least %s", count(val, "field"))
+		return fmt.Sprintf("must have at least %s", count(val, "field")), true
 	case "maxProperties":
-		return invalid("must have at most %s", count(val, "field"))
-	case "oneOf":
-		return invalid("matches more than one alternative")
-	case "not":
-		return invalid("is not allowed")
+		return fmt.Sprintf("must have at most %s", count(val, "field")), true
 	}
+	return "", false
+}
+
+// otherMessage is the message of a failed keyword leaf does not name: that
+// of a false schema, or the validator's own.
+func (c *converter) otherMessage(e *jsonschema.ValidationError, kloc []string) string {
 	if b, ok := resolve(c.s.vtree, kloc).(bool); ok && !b {
-		return invalid("is not allowed")
+		return "is not allowed"
 	}
-	return invalid("%s", lower(e.Message))
+	return lower(e.Message)
 }
 
 // visible drops the violations at or below values that could not be

@@ -496,3 +496,74 @@ func TestMessages(t *testing.T) {
 		t.Errorf("ApplyDefaults(nil) after changing an earlier result = %#v, want %#v", got, want)
 	}
 }
+
+// TestKeywordMessages covers the rest of the keywords leaf names, and what
+// it says of a keyword it does not know, on a schema of the test's own.
+func TestKeywordMessages(t *testing.T) {
+	t.Parallel()
+	s, err := parseSchema("test.json", []byte(`{
+	  "$schema": "https://json-schema.org/draft/2020-12/schema",
+	  "x-token": "test:index:Other",
+	  "type": "object",
+	  "properties": {
+	    "code":   {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$", "x-message": "must be lower case letters"},
+	    "plain":  {"type": "string", "pattern": "^[a-z]+$"},
+	    "email":  {"type": "string", "format": "email"},
+	    "kind":   {"enum": ["a", 1, null]},
+	    "small":  {"type": "integer", "minimum": 1},
+	    "lo":     {"type": "number", "exclusiveMaximum": 5},
+	    "labels": {"type": "object", "maxProperties": 1, "propertyNames": {"pattern": "^[a-z]+$"}},
+	    "keys":   {"type": "object", "propertyNames": {"maxLength": 2}},
+	    "zones":  {"type": "array", "minItems": 2, "x-message": "needs two zones", "maxItems": 1},
+	    "one":    {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+	    "never":  {"not": {"type": "string"}},
+	    "pair":   {"type": "object", "dependentRequired": {"a": ["b"]}},
+	    "child":  {"type": "object", "required": ["x", "y"], "properties": {"x": {"type": "string"}, "y": {"type": "string"}}, "additionalProperties": false}
+	  }
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		in   obj
+		want []Violation
+	}{
+		"max length":           {in: obj{"code": "abcd"}, want: []Violation{{Path: []string{"code"}, Kind: Invalid, Message: "must be at most 3 characters long"}}},
+		"pattern with message": {in: obj{"code": "AB"}, want: []Violation{{Path: []string{"code"}, Kind: Invalid, Message: "must be lower case letters"}}},
+		"pattern":              {in: obj{"plain": "AB"}, want: []Violation{{Path: []string{"plain"}, Kind: Invalid, Message: `must match pattern "^[a-z]+$"`}}},
+		"format not asserted":  {in: obj{"email": "nope"}},
+		"enum":                 {in: obj{"kind": "b"}, want: []Violation{{Path: []string{"kind"}, Kind: Invalid, Message: `must be one of "a", 1, null`}}},
+		"minimum":              {in: obj{"small": int64(0)}, want: []Violation{{Path: []string{"small"}, Kind: Invalid, Message: "must be at least 1"}}},
+		"exclusive maximum":    {in: obj{"lo": int64(5)}, want: []Violation{{Path: []string{"lo"}, Kind: Invalid, Message: "must be less than 5"}}},
+		"max properties":       {in: obj{"labels": obj{"a": "1", "b": "2"}}, want: []Violation{{Path: []string{"labels"}, Kind: Invalid, Message: "must have at most 1 field"}}},
+		"property name pattern": {
+			in:   obj{"labels": obj{"A": "1"}},
+			want: []Violation{{Path: []string{"labels", "A"}, Kind: Invalid, Message: `key "A" must match pattern "^[a-z]+$"`}},
+		},
+		"property name length": {
+			in:   obj{"keys": obj{"abc": "1"}},
+			want: []Violation{{Path: []string{"keys", "abc"}, Kind: Invalid, Message: `key "abc" must be at most 2 characters long`}},
+		},
+		"min items with message": {in: obj{"zones": list{}}, want: []Violation{{Path: []string{"zones"}, Kind: Invalid, Message: "needs two zones"}}},
+		"max items":              {in: obj{"zones": list{"a", "b"}}, want: []Violation{{Path: []string{"zones"}, Kind: Invalid, Message: "must have at most 1 item"}}},
+		"one of two":             {in: obj{"one": int64(3)}, want: []Violation{{Path: []string{"one"}, Kind: Invalid, Message: "matches more than one alternative"}}},
+		"not":                    {in: obj{"never": "x"}, want: []Violation{{Path: []string{"never"}, Kind: Invalid, Message: "is not allowed"}}},
+		"unnamed keyword":        {in: obj{"pair": obj{"a": int64(1)}}, want: []Violation{{Path: []string{"pair"}, Kind: Invalid, Message: "property 'b' is required, if 'a' property exists"}}},
+		"type":                   {in: obj{"child": "x"}, want: []Violation{{Path: []string{"child"}, Kind: TypeMismatch, Message: "expected object, got string"}}},
+		"required and unknown": {
+			in: obj{"child": obj{"x": "1", "z": "2", "w": "3"}},
+			want: []Violation{
+				{Path: []string{"child", "w"}, Kind: Unknown, Message: `unknown field "w"`},
+				{Path: []string{"child", "y"}, Kind: Missing, Message: `missing required field "y"`},
+				{Path: []string{"child", "z"}, Kind: Unknown, Message: `unknown field "z"`},
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := s.Validate(tc.in); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Validate(%v) =\n%s\nwant\n%s", tc.in, show(got), show(tc.want))
+			}
+		})
+	}
+}

@@ -95,107 +95,198 @@ func (e *ThrottledError) Error() string {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	retryable := t.Retryable
-	if retryable == nil {
-		retryable = DefaultRetryable
-	}
-	ctx := req.Context()
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(DefaultBudget)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		b, err := readBounded(req.Body, -1)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: request %w", req.Method, req.URL.Path, err)
-		}
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-		req.Body, _ = req.GetBody()
+	base, retryable := t.baseOrDefault(), t.retryableOrDefault()
+	ctx, deadline, cancel := withBudget(req.Context())
+	defer cancel()
+	if err := bufferBody(req); err != nil {
+		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if t.AttemptTimeout > 0 {
-			actx, cancel = context.WithTimeout(ctx, t.AttemptTimeout)
-		}
-		r := req.WithContext(actx)
-		if attempt > 1 && req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				cancel()
-				return nil, err
-			}
-			r = req.Clone(actx)
-			r.Body = body
-		}
-		resp, err := base.RoundTrip(r)
-		var body []byte
-		var rerr error
-		if err == nil {
-			body, rerr = readBounded(resp.Body, resp.ContentLength)
-			resp.Body.Close()
-			resp.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		// An attempt that outlived AttemptTimeout is retried, whatever
-		// error its end gave.
-		timedOut := actx.Err() != nil && ctx.Err() == nil
-		cancel()
-		var cause string
-		var wait time.Duration // asked by the server
-		var hint string
+		res, err := t.attempt(ctx, base, req, attempt)
 		if err != nil {
-			if ctx.Err() != nil || !timedOut && !retryableError(err) {
-				return nil, err
-			}
-			cause = fmt.Sprintf("connection error: %v", err)
-			if timedOut {
-				cause = fmt.Sprintf("no answer within %s", t.AttemptTimeout)
-			}
-		} else {
-			switch {
-			case errors.Is(rerr, ErrBodyTooLarge):
-				return nil, fmt.Errorf("%s %s: %s: response %w", req.Method, req.URL.Path, resp.Status, rerr)
-			case rerr != nil:
-				err = fmt.Errorf("%s %s: %s: reading the response: %w", req.Method, req.URL.Path, resp.Status, rerr)
-				if ctx.Err() != nil || !timedOut && !retryableError(rerr) {
-					return nil, err
-				}
-				cause = fmt.Sprintf("reading the response: %v", rerr)
-				if timedOut {
-					cause = fmt.Sprintf("reading the response: not done within %s", t.AttemptTimeout)
-				}
-				resp = nil
-			case !retryable(resp, body):
-				return resp, nil
-			default:
-				cause = resp.Status
-				wait, hint = serverHint(resp)
-			}
-		}
-		now := time.Now()
-		if hint != "" && now.Add(wait).After(deadline) {
-			return nil, &ThrottledError{Service: t.Service, Status: resp.StatusCode, Hint: hint, Until: now.Add(wait), Deadline: deadline}
-		}
-		delay := max(t.backoff(attempt-1), wait)
-		if now.Add(delay).After(deadline) {
-			// No attempt can be made in time: the last answer stands.
-			if resp != nil {
-				return resp, nil
-			}
 			return nil, err
 		}
-		resources.ReportRetry(ctx, resources.RetryInfo{Method: req.Method, Path: req.URL.Path, Cause: cause, Attempt: attempt + 1, Wait: delay})
+		next, resp, err := t.judge(ctx, req, res, retryable)
+		if next == nil {
+			return resp, err
+		}
+		now := time.Now()
+		if next.hint != "" && now.Add(next.wait).After(deadline) {
+			return nil, &ThrottledError{Service: t.Service, Status: next.resp.StatusCode, Hint: next.hint, Until: now.Add(next.wait), Deadline: deadline}
+		}
+		delay := max(t.backoff(attempt-1), next.wait)
+		if now.Add(delay).After(deadline) {
+			// No attempt can be made in time: the last answer stands.
+			return next.last()
+		}
+		resources.ReportRetry(ctx, resources.RetryInfo{Method: req.Method, Path: req.URL.Path, Cause: next.cause, Attempt: attempt + 1, Wait: delay})
 		if err := sleep(ctx, delay); err != nil {
-			return nil, fmt.Errorf("%w while waiting to retry %s %s (%s)", err, req.Method, req.URL.Path, cause)
+			return nil, fmt.Errorf("%w while waiting to retry %s %s (%s)", err, req.Method, req.URL.Path, next.cause)
 		}
 	}
+}
+
+// baseOrDefault returns Base, or http.DefaultTransport when it is nil.
+func (t *Transport) baseOrDefault() http.RoundTripper {
+	if t.Base == nil {
+		return http.DefaultTransport
+	}
+	return t.Base
+}
+
+// retryableOrDefault returns Retryable, or DefaultRetryable when it is nil.
+func (t *Transport) retryableOrDefault() func(*http.Response, []byte) bool {
+	if t.Retryable == nil {
+		return DefaultRetryable
+	}
+	return t.Retryable
+}
+
+// withBudget returns ctx with its deadline. A ctx without one is given
+// DefaultBudget from now, and cancel releases it; otherwise cancel does
+// nothing.
+func withBudget(ctx context.Context) (_ context.Context, deadline time.Time, cancel context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return ctx, d, func() {}
+	}
+	deadline = time.Now().Add(DefaultBudget)
+	ctx, cancel = context.WithDeadline(ctx, deadline)
+	return ctx, deadline, cancel
+}
+
+// bufferBody makes the body of req replayable when it is not (it has no
+// GetBody): it reads it, up to MaxBodySize, closes it, and sets Body and
+// GetBody to copies of what it read.
+func bufferBody(req *http.Request) error {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return nil
+	}
+	b, err := readBounded(req.Body, -1)
+	req.Body.Close()
+	if err != nil {
+		return fmt.Errorf("%s %s: request %w", req.Method, req.URL.Path, err)
+	}
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	req.Body, _ = req.GetBody()
+	return nil
+}
+
+// attemptResult is what one attempt gave: an answer, its body read into
+// body (and resp.Body replaced by a reader of it), or the error of sending
+// the request.
+type attemptResult struct {
+	resp     *http.Response
+	body     []byte
+	err      error // from sending the request; resp is then Base's, normally nil
+	readErr  error // from reading the answer's body
+	timedOut bool  // the attempt outlived AttemptTimeout, not the request's context
+}
+
+// attempt sends attempt number n of req, within ctx and AttemptTimeout,
+// and reads the answer. Its error, that of making the body again, is
+// final.
+func (t *Transport) attempt(ctx context.Context, base http.RoundTripper, req *http.Request, n int) (attemptResult, error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if t.AttemptTimeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, t.AttemptTimeout)
+	}
+	defer cancel()
+	r, err := attemptRequest(actx, req, n)
+	if err != nil {
+		return attemptResult{}, err
+	}
+	var res attemptResult
+	res.resp, res.err = base.RoundTrip(r)
+	if res.err == nil {
+		res.body, res.readErr = readBounded(res.resp.Body, res.resp.ContentLength)
+		res.resp.Body.Close()
+		res.resp.Body = io.NopCloser(bytes.NewReader(res.body))
+	}
+	// An attempt that outlived AttemptTimeout is retried, whatever
+	// error its end gave.
+	res.timedOut = actx.Err() != nil && ctx.Err() == nil
+	return res, nil
+}
+
+// attemptRequest returns req to send as attempt number n within actx:
+// from the second attempt on, with a fresh copy of its body.
+func attemptRequest(actx context.Context, req *http.Request, n int) (*http.Request, error) {
+	if n == 1 || req.GetBody == nil {
+		return req.WithContext(actx), nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r := req.Clone(actx)
+	r.Body = body
+	return r, nil
+}
+
+// judge decides what the attempt res calls for: a retry, or nil and the
+// answer RoundTrip returns. An error is retried when it is the
+// connection's, or the attempt's time ran out, while ctx lives; an answer
+// is retried when retryable says so, unless its body is too large.
+func (t *Transport) judge(ctx context.Context, req *http.Request, res attemptResult, retryable func(*http.Response, []byte) bool) (*retry, *http.Response, error) {
+	if res.err != nil {
+		return t.judgeSendError(ctx, res)
+	}
+	switch {
+	case errors.Is(res.readErr, ErrBodyTooLarge):
+		return nil, nil, fmt.Errorf("%s %s: %s: response %w", req.Method, req.URL.Path, res.resp.Status, res.readErr)
+	case res.readErr != nil:
+		return t.judgeReadError(ctx, req, res)
+	case !retryable(res.resp, res.body):
+		return nil, res.resp, nil
+	}
+	wait, hint := serverHint(res.resp)
+	return &retry{cause: res.resp.Status, wait: wait, hint: hint, resp: res.resp}, nil, nil
+}
+
+// judgeSendError decides what an attempt that could not be sent, or got
+// no answer, calls for: see judge.
+func (t *Transport) judgeSendError(ctx context.Context, res attemptResult) (*retry, *http.Response, error) {
+	if ctx.Err() != nil || !res.timedOut && !retryableError(res.err) {
+		return nil, nil, res.err
+	}
+	cause := fmt.Sprintf("connection error: %v", res.err)
+	if res.timedOut {
+		cause = fmt.Sprintf("no answer within %s", t.AttemptTimeout)
+	}
+	return &retry{cause: cause, resp: res.resp, err: res.err}, nil, nil
+}
+
+// judgeReadError decides what an answer whose body could not be read
+// calls for: see judge. The answer itself is dropped.
+func (t *Transport) judgeReadError(ctx context.Context, req *http.Request, res attemptResult) (*retry, *http.Response, error) {
+	err := fmt.Errorf("%s %s: %s: reading the response: %w", req.Method, req.URL.Path, res.resp.Status, res.readErr)
+	if ctx.Err() != nil || !res.timedOut && !retryableError(res.readErr) {
+		return nil, nil, err
+	}
+	cause := fmt.Sprintf("reading the response: %v", res.readErr)
+	if res.timedOut {
+		cause = fmt.Sprintf("reading the response: not done within %s", t.AttemptTimeout)
+	}
+	return &retry{cause: cause, err: err}, nil, nil
+}
+
+// retry is an attempt to be made again: why, how long the server asked to
+// wait, and the answer that stands if no retry can be made in time.
+type retry struct {
+	cause string        // for the retry report, as "503 Service Unavailable"
+	wait  time.Duration // asked by the server
+	hint  string        // the header that asked for wait, and its value; "" for none
+	resp  *http.Response
+	err   error // when resp is nil
+}
+
+// last returns the answer of the attempt, which stands when no other can
+// be made.
+func (r *retry) last() (*http.Response, error) {
+	if r.resp != nil {
+		return r.resp, nil
+	}
+	return nil, r.err
 }
 
 func (t *Transport) backoff(retry int) time.Duration {

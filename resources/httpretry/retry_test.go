@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -359,5 +361,241 @@ func TestConnectionErrorsRetried(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || calls.Load() != 2 {
 		t.Errorf("got %d after %d calls, want 200 after 2", resp.StatusCode, calls.Load())
+	}
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// answer is a response as a base transport gives it, of unknown length.
+func answer(code int, body io.Reader) *http.Response {
+	return &http.Response{
+		StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)),
+		Header: http.Header{}, Body: io.NopCloser(body), ContentLength: -1,
+	}
+}
+
+// failingReader fails every read with err.
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
+
+// hangingReader blocks until ctx ends, then fails with its error.
+type hangingReader struct{ ctx context.Context }
+
+func (r hangingReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, r.ctx.Err()
+}
+
+// TestUnreplayableBodyBuffered: a body without GetBody is read once and
+// sent again on every retry.
+func TestUnreplayableBodyBuffered(t *testing.T) {
+	t.Parallel()
+	var bodies []string
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		if len(bodies) == 1 {
+			return answer(503, strings.NewReader("")), nil
+		}
+		return answer(200, strings.NewReader("ok")), nil
+	})
+	req, _ := http.NewRequestWithContext(t.Context(), "PUT", "http://api.invalid/up", struct{ io.Reader }{strings.NewReader("payload")})
+	resp, err := (&httpretry.Transport{Base: base, BaseDelay: time.Millisecond}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || len(bodies) != 2 || bodies[0] != "payload" || bodies[1] != "payload" {
+		t.Errorf("got %d after attempts with bodies %q, want 200 after two with %q", resp.StatusCode, bodies, "payload")
+	}
+}
+
+// TestGetBodyErrorIsFinal: a body that cannot be made again ends the
+// request with GetBody's own error.
+func TestGetBodyErrorIsFinal(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	var calls int
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		calls++
+		return answer(503, strings.NewReader("")), nil
+	})
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", "http://api.invalid/x", strings.NewReader("payload"))
+	req.GetBody = func() (io.ReadCloser, error) { return nil, boom }
+	resp, err := (&httpretry.Transport{Base: base, BaseDelay: time.Millisecond}).RoundTrip(req)
+	if resp != nil || err != boom || calls != 1 {
+		t.Errorf("RoundTrip = %v, %v after %d calls; want nil, GetBody's error after 1", resp, err, calls)
+	}
+}
+
+// TestResponseReadErrors: an answer whose body cannot be read is retried
+// when the failure is the connection's or the attempt's time ran out, and
+// is otherwise final; the error names the request and the status.
+func TestResponseReadErrors(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		first          func(r *http.Request) io.Reader // the body of the first answer; the second is "ok"
+		attemptTimeout time.Duration
+		ctxTimeout     time.Duration // of the request's context; 0 means a minute
+		wantCause      string        // of the retry; "" for none
+		wantErr        string        // "" for a 200 "ok" answer
+	}{
+		"connection cut": {
+			first:     func(*http.Request) io.Reader { return failingReader{io.ErrUnexpectedEOF} },
+			wantCause: "reading the response: unexpected EOF",
+		},
+		"attempt timed out": {
+			first:          func(r *http.Request) io.Reader { return hangingReader{r.Context()} },
+			attemptTimeout: 50 * time.Millisecond,
+			wantCause:      "reading the response: not done within 50ms",
+		},
+		"final error": {
+			first:   func(*http.Request) io.Reader { return failingReader{errors.New("boom")} },
+			wantErr: "GET /x: 200 OK: reading the response: boom",
+		},
+		"deadline passed": {
+			first:      func(r *http.Request) io.Reader { return hangingReader{r.Context()} },
+			ctxTimeout: 50 * time.Millisecond,
+			wantErr:    "GET /x: 200 OK: reading the response: context deadline exceeded",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls int
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				calls++
+				if calls == 1 {
+					return answer(200, tc.first(r)), nil
+				}
+				return answer(200, strings.NewReader("ok")), nil
+			})
+			var causes []string
+			ctx, cancel := context.WithTimeout(t.Context(), orDefault(tc.ctxTimeout, time.Minute))
+			defer cancel()
+			ctx = resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
+				if ev.Retry != nil {
+					causes = append(causes, ev.Retry.Cause)
+				}
+			})
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://api.invalid/x", nil)
+			tr := &httpretry.Transport{Base: base, BaseDelay: time.Millisecond, AttemptTimeout: tc.attemptTimeout}
+			resp, err := tr.RoundTrip(req)
+			if tc.wantErr != "" {
+				if resp != nil || err == nil || err.Error() != tc.wantErr || calls != 1 || len(causes) != 0 {
+					t.Errorf("RoundTrip = %v, %v after %d calls, retries %q; want the error %q after 1", resp, err, calls, causes, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || string(body) != "ok" || calls != 2 || len(causes) != 1 || causes[0] != tc.wantCause {
+				t.Errorf("got %d %q after %d calls, retries %q; want 200 \"ok\" after 2, retrying for %q", resp.StatusCode, body, calls, causes, tc.wantCause)
+			}
+		})
+	}
+}
+
+// orDefault returns d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// TestLastAnswerStandsAtDeadline: when the next attempt could not be made
+// before the deadline, the last answer, or error, is returned.
+func TestLastAnswerStandsAtDeadline(t *testing.T) {
+	t.Parallel()
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	for name, tc := range map[string]struct {
+		answer   func() (*http.Response, error)
+		wantCode int    // 0 for an error
+		wantErr  string // the error's text
+	}{
+		"retryable status": {answer: func() (*http.Response, error) { return answer(503, strings.NewReader("busy")), nil }, wantCode: 503},
+		"connection error": {answer: func() (*http.Response, error) { return nil, reset }, wantErr: reset.Error()},
+		"read error": {
+			answer:  func() (*http.Response, error) { return answer(200, failingReader{io.ErrUnexpectedEOF}), nil },
+			wantErr: "GET /x: 200 OK: reading the response: unexpected EOF",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			base := roundTripFunc(func(*http.Request) (*http.Response, error) {
+				calls.Add(1)
+				return tc.answer()
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://api.invalid/x", nil)
+			// A backoff of up to an hour: almost surely past the deadline.
+			tr := &httpretry.Transport{Base: base, BaseDelay: time.Hour, MaxDelay: time.Hour}
+			resp, err := tr.RoundTrip(req)
+			if tc.wantCode != 0 {
+				if err != nil || resp == nil || resp.StatusCode != tc.wantCode {
+					t.Fatalf("RoundTrip = %v, %v; want the last answer, %d", resp, err, tc.wantCode)
+				}
+				if body, _ := io.ReadAll(resp.Body); string(body) != "busy" {
+					t.Errorf("body of the last answer = %q, want %q", body, "busy")
+				}
+			} else if resp != nil || err == nil || err.Error() != tc.wantErr {
+				t.Errorf("RoundTrip = %v, %v; want the last error %q", resp, err, tc.wantErr)
+			}
+			if name == "connection error" && err != reset {
+				t.Errorf("error = %#v, want the base transport's own", err)
+			}
+			if calls.Load() < 1 {
+				t.Errorf("no attempt made")
+			}
+		})
+	}
+}
+
+// TestCancelledWhileWaiting: a context ended during the pause before a
+// retry ends the request, saying what was being waited for.
+func TestCancelledWhileWaiting(t *testing.T) {
+	t.Parallel()
+	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return answer(503, strings.NewReader("")), nil })
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Hour)
+	defer cancel()
+	var retries []resources.RetryInfo
+	ctx = resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
+		if ev.Retry != nil {
+			retries = append(retries, *ev.Retry)
+			cancel()
+		}
+	})
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://api.invalid/x", nil)
+	resp, err := (&httpretry.Transport{Base: base, BaseDelay: time.Hour, MaxDelay: time.Hour}).RoundTrip(req)
+	const want = "context canceled while waiting to retry GET /x (503 Service Unavailable)"
+	if resp != nil || err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
+		t.Errorf("RoundTrip = %v, %v; want the error %q", resp, err, want)
+	}
+	if len(retries) != 1 || retries[0].Attempt != 2 || retries[0].Cause != "503 Service Unavailable" || retries[0].Method != "GET" || retries[0].Path != "/x" {
+		t.Errorf("retries reported = %+v, want one, of GET /x, attempt 2, for the 503", retries)
+	}
+}
+
+// TestSendErrorIsFinal: an error of the base transport that is not the
+// connection's ends the request as it is, after one attempt.
+func TestSendErrorIsFinal(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	var calls int
+	base := roundTripFunc(func(*http.Request) (*http.Response, error) {
+		calls++
+		return nil, boom
+	})
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://api.invalid/x", nil)
+	resp, err := (&httpretry.Transport{Base: base, BaseDelay: time.Millisecond}).RoundTrip(req)
+	if resp != nil || err != boom || calls != 1 {
+		t.Errorf("RoundTrip = %v, %v after %d calls; want nil, the base transport's error after 1", resp, err, calls)
 	}
 }

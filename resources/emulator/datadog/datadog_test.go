@@ -2,7 +2,14 @@ package datadog_test
 
 import (
 	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+
+	"reconcile/resources/emulator"
+	"reconcile/resources/emulator/datadog"
 )
 
 func TestEmulatorWire(t *testing.T) {
@@ -92,5 +99,239 @@ func TestEmulatorCurrentUserShape(t *testing.T) {
 	}
 	if resp.Header.Get("X-RateLimit-Name") != "current_user" {
 		t.Errorf("X-RateLimit-Name = %q, want current_user", resp.Header.Get("X-RateLimit-Name"))
+	}
+}
+
+// seedStore is an emulator on a fresh store, not seeded.
+func seedStore(t *testing.T, creds emulator.Credentials) (*emulator.Store, *datadog.Emulator) {
+	t.Helper()
+	store, err := emulator.OpenStore(filepath.Join(t.TempDir(), "emulator.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, datadog.New(store, creds)
+}
+
+// storedJSON returns the document under bucket/key, decoded, or nil.
+func storedJSON(t *testing.T, store *emulator.Store, bucket, key string) any {
+	t.Helper()
+	var v any
+	if err := store.View(func(tx emulator.Tx) error {
+		_, err := tx.Get(bucket, key, &v)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+const (
+	sfUser = "AAAAAAAA-1111-4111-8111-AAAAAAAAAAAA"
+	sfOrg  = "BBBBBBBB-2222-4222-8222-BBBBBBBBBBBB"
+	sfRole = "role:cccccccc-3333-4333-8333-cccccccccccc"
+)
+
+// TestSeedFrom pins what SeedFrom writes, defaults and counts.
+func TestSeedFrom(t *testing.T) {
+	t.Parallel()
+	creds, err := emulator.NewCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, em := seedStore(t, creds)
+	// A policy made since, and one seeded then deleted.
+	if err := store.Update(func(tx emulator.Tx) error {
+		if err := tx.Put("dd.restrictionPolicies", "notebook:1", map[string]any{"bindings": []any{}}); err != nil {
+			return err
+		}
+		return tx.Put("dd.seeded", "slo:9", true)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	d := datadog.SeedData{
+		User: &datadog.UserSeed{ID: sfUser, Email: "dev@acme.example", Name: "Dev", OrgID: sfOrg, RoleName: "Dev Role"},
+		Policies: []datadog.PolicySeed{
+			{ResourceID: "dashboard:abc", Bindings: []datadog.BindingSeed{{Relation: "viewer", Principals: []string{sfRole}}, {Relation: "editor", Principals: []string{}}}},
+			{ResourceID: "notebook:1", Bindings: []datadog.BindingSeed{{Relation: "viewer", Principals: []string{sfRole}}}},
+			{ResourceID: "slo:9", Bindings: []datadog.BindingSeed{{Relation: "viewer", Principals: []string{sfRole}}}},
+		},
+	}
+	seed := func() (added, kept int) {
+		t.Helper()
+		if err := store.Update(func(tx emulator.Tx) (err error) {
+			added, kept, err = em.SeedFrom(tx, d)
+			return err
+		}); err != nil {
+			t.Fatalf("SeedFrom: %v", err)
+		}
+		return added, kept
+	}
+	if added, kept := seed(); added != 2 || kept != 2 {
+		t.Errorf("SeedFrom = %d added, %d kept; want 2, 2", added, kept)
+	}
+	// Seed's user, made first, is the default for what the seed leaves out.
+	defStore, def := seedStore(t, creds)
+	if err := def.Seed(); err != nil {
+		t.Fatal(err)
+	}
+	defAcct := storedJSON(t, defStore, "dd.account", "current").(map[string]any)
+	check := func() {
+		t.Helper()
+		acct, _ := storedJSON(t, store, "dd.account", "current").(map[string]any)
+		delete(acct, "created")
+		wantAcct := map[string]any{
+			"userId": strings.ToLower(sfUser), "email": "dev@acme.example", "handle": "dev@acme.example", "name": "Dev",
+			"orgId": strings.ToLower(sfOrg), "orgName": "Acme", "orgPublicId": defAcct["orgPublicId"],
+			"roleId": defAcct["roleId"], "roleName": "Dev Role",
+		}
+		if !reflect.DeepEqual(acct, wantAcct) {
+			t.Errorf("account = %v\nwant %v", acct, wantAcct)
+		}
+		for key, want := range map[string]any{
+			"dashboard:abc": map[string]any{"bindings": []any{
+				map[string]any{"relation": "viewer", "principals": []any{sfRole}},
+				map[string]any{"relation": "editor", "principals": []any{}},
+			}},
+			"notebook:1": map[string]any{"bindings": []any{}},
+			"slo:9":      nil,
+		} {
+			if got := storedJSON(t, store, "dd.restrictionPolicies", key); !reflect.DeepEqual(got, want) {
+				t.Errorf("policy of %s = %#v, want %#v", key, got, want)
+			}
+			if got := storedJSON(t, store, "dd.seeded", key); got != true {
+				t.Errorf("seeded mark of %s = %v, want true", key, got)
+			}
+		}
+	}
+	check()
+	if added, kept := seed(); added != 0 || kept != 4 {
+		t.Errorf("SeedFrom again = %d added, %d kept; want 0, 4", added, kept)
+	}
+	check()
+	if err := store.Update(func(tx emulator.Tx) (err error) {
+		_, _, err = em.SeedFrom(tx, datadog.SeedData{User: &datadog.UserSeed{Handle: "h", Email: "x@y"}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if acct := storedJSON(t, store, "dd.account", "current").(map[string]any); acct["handle"] != "dev@acme.example" {
+		t.Errorf("handle after seeding another user = %v, want the first one's", acct["handle"])
+	}
+}
+
+// TestSeedFromHandle pins the defaults of a user seeded without a handle
+// or an email, and with a handle.
+func TestSeedFromHandle(t *testing.T) {
+	t.Parallel()
+	creds, err := emulator.NewCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		user       datadog.UserSeed
+		wantHandle string
+		wantEmail  string
+	}{
+		{user: datadog.UserSeed{Name: "N"}, wantHandle: "ops@acme.example", wantEmail: "ops@acme.example"},
+		{user: datadog.UserSeed{Handle: "dev"}, wantHandle: "dev", wantEmail: "ops@acme.example"},
+		{user: datadog.UserSeed{Email: "a@b"}, wantHandle: "a@b", wantEmail: "a@b"},
+	} {
+		store, em := seedStore(t, creds)
+		var added, kept int
+		if err := store.Update(func(tx emulator.Tx) (err error) {
+			added, kept, err = em.SeedFrom(tx, datadog.SeedData{User: &tc.user})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		acct := storedJSON(t, store, "dd.account", "current").(map[string]any)
+		if added != 1 || kept != 0 || acct["handle"] != tc.wantHandle || acct["email"] != tc.wantEmail {
+			t.Errorf("SeedFrom(%+v) = %d, %d, account %v; want 1, 0 with handle %q and email %q", tc.user, added, kept, acct, tc.wantHandle, tc.wantEmail)
+		}
+	}
+}
+
+// TestSeedFromRefused pins SeedFrom's checks, their order and their
+// messages.
+func TestSeedFromRefused(t *testing.T) {
+	t.Parallel()
+	creds, err := emulator.NewCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const okRole = "role:00000000-0000-0000-0000-000000000001"
+	user := func(u datadog.UserSeed) datadog.SeedData { return datadog.SeedData{User: &u} }
+	policy := func(rid string, bs ...datadog.BindingSeed) datadog.PolicySeed {
+		return datadog.PolicySeed{ResourceID: rid, Bindings: bs}
+	}
+	viewer := datadog.BindingSeed{Relation: "viewer", Principals: []string{okRole}}
+	policies := func(ps ...datadog.PolicySeed) datadog.SeedData { return datadog.SeedData{Policies: ps} }
+	broken := func(bucket, key string) func(tx emulator.Tx) error {
+		return func(tx emulator.Tx) error { return tx.Put(bucket, key, "broken") }
+	}
+	for name, tc := range map[string]struct {
+		d        datadog.SeedData
+		setup    func(tx emulator.Tx) error // committed before SeedFrom
+		readOnly bool                       // SeedFrom runs in a View
+		want     string
+	}{
+		"user id":           {d: user(datadog.UserSeed{ID: "7", OrgID: "8", Email: "x"}), want: `user: id "7" is not a UUID`},
+		"org id":            {d: user(datadog.UserSeed{OrgID: "8", RoleID: "9"}), want: `user: orgId "8" is not a UUID`},
+		"role id":           {d: user(datadog.UserSeed{RoleID: "9", Email: "x"}), want: `user: roleId "9" is not a UUID`},
+		"email":             {d: user(datadog.UserSeed{Email: "x"}), want: `user: email "x" is not an email address`},
+		"email with blanks": {d: user(datadog.UserSeed{Email: "a b@c"}), want: `user: email "a b@c" is not an email address`},
+		"user unreadable":   {d: user(datadog.UserSeed{}), setup: broken("dd.account", "current"), want: `user: decode dd.account/current: json: cannot unmarshal string into Go value of type datadog.account`},
+		"user not written":  {d: user(datadog.UserSeed{}), readOnly: true, want: `user: tx not writable`},
+		"user before policies": {
+			d:    datadog.SeedData{User: &datadog.UserSeed{ID: "7"}, Policies: []datadog.PolicySeed{policy("bad")}},
+			want: `user: id "7" is not a UUID`,
+		},
+		"resource id":    {d: policies(policy("malformed")), want: `policies[0] "malformed": Invalid resource: 'malformed' is not in a valid format`},
+		"resource type":  {d: policies(policy("widget:1")), want: `policies[0] "widget:1": Invalid resource: 'widget:1' has an unsupported resource type 'widget'`},
+		"resource path":  {d: policies(policy("dashboard:a/b", viewer)), want: `policies[0] "dashboard:a/b": a resource id cannot hold '/', '?' or '#'`},
+		"resource twice": {d: policies(policy("dashboard:x", viewer), policy("dashboard:x")), want: `policies[1] "dashboard:x": the same resourceId as policies[0]`},
+		"no binding":     {d: policies(policy("dashboard:x")), want: `policies[0] "dashboard:x": bindings: a policy needs at least one binding (a resource without one has no policy)`},
+		"no relation":    {d: policies(policy("dashboard:x", datadog.BindingSeed{})), want: `policies[0] "dashboard:x": bindings[0].relation is required`},
+		"unknown relation": {d: policies(policy("dashboard:x", viewer, datadog.BindingSeed{Relation: "owner"})),
+			want: `policies[0] "dashboard:x": bindings[1]: Invalid relation: 'owner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor)`},
+		"no principals": {d: policies(policy("dashboard:x", datadog.BindingSeed{Relation: "viewer"})), want: `policies[0] "dashboard:x": bindings[0].principals is required`},
+		"bad principal": {d: policies(policy("dashboard:x", datadog.BindingSeed{Relation: "viewer", Principals: []string{okRole, "user:bob"}})),
+			want: `policies[0] "dashboard:x": bindings[0]: Invalid principal: 'user:bob' is not in a valid format (role:, team:, user: or org: and a UUID)`},
+		"policy unreadable": {d: policies(policy("dashboard:x", viewer)), setup: broken("dd.restrictionPolicies", "dashboard:x"),
+			want: `policies[0] "dashboard:x": decode dd.restrictionPolicies/dashboard:x: json: cannot unmarshal string into Go value of type datadog.storedPolicy`},
+		"mark unreadable": {d: policies(policy("dashboard:x", viewer)), setup: broken("dd.seeded", "dashboard:x"),
+			want: `policies[0] "dashboard:x": decode dd.seeded/dashboard:x: json: cannot unmarshal string into Go value of type bool`},
+		"policy not written": {d: policies(policy("dashboard:x", viewer)), readOnly: true, want: `policies[0] "dashboard:x": tx not writable`},
+		"mark not written": {d: policies(policy("dashboard:x", viewer)), readOnly: true,
+			setup: func(tx emulator.Tx) error {
+				return tx.Put("dd.restrictionPolicies", "dashboard:x", map[string]any{"bindings": []any{}})
+			},
+			want: `policies[0] "dashboard:x": tx not writable`},
+		"later policy": {d: policies(policy("dashboard:x", viewer), policy("dashboard:y", datadog.BindingSeed{Relation: "runner"})),
+			want: `policies[1] "dashboard:y": bindings[0]: Invalid relation: 'runner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store, em := seedStore(t, creds)
+			if tc.setup != nil {
+				if err := store.Update(tc.setup); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := store.Update
+			if tc.readOnly {
+				run = store.View
+			}
+			var added, kept int
+			var err error
+			_ = run(func(tx emulator.Tx) error {
+				added, kept, err = em.SeedFrom(tx, tc.d)
+				return errors.New("roll back")
+			})
+			if err == nil || err.Error() != tc.want || added != 0 || kept != 0 {
+				t.Errorf("SeedFrom = %d, %d, %v\nwant 0, 0, %s", added, kept, err, tc.want)
+			}
+		})
 	}
 }

@@ -68,105 +68,167 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // problem is returned naming the entry, as in `policies[1] "dashboard:x":
 // ...`, and nothing should then be committed.
 func (e *Emulator) SeedFrom(tx emulator.Tx, d SeedData) (added, kept int, err error) {
-	if u := d.User; u != nil {
-		at := func(err error) error { return fmt.Errorf("user: %w", err) }
-		for _, f := range []struct{ name, val string }{{"id", u.ID}, {"orgId", u.OrgID}, {"roleId", u.RoleID}} {
-			if f.val != "" && !uuidRE.MatchString(f.val) {
-				return 0, 0, at(fmt.Errorf("%s %q is not a UUID", f.name, f.val))
-			}
-		}
-		if u.Email != "" && (!strings.Contains(u.Email, "@") || strings.ContainsAny(u.Email, " \t\r\n")) {
-			return 0, 0, at(fmt.Errorf("email %q is not an email address", u.Email))
-		}
-		var a account
-		found, err := tx.Get(bucketAccount, accountKey, &a)
+	if d.User != nil {
+		wrote, err := seedUser(tx, *d.User)
 		if err != nil {
-			return 0, 0, at(err)
+			return 0, 0, fmt.Errorf("user: %w", err)
 		}
-		if found {
-			kept++
-		} else {
-			a = defaultAccount()
-			a.Handle = ""
-			for _, f := range []struct {
-				dst *string
-				val string
-			}{
-				{&a.UserID, strings.ToLower(u.ID)}, {&a.Email, u.Email}, {&a.Handle, u.Handle}, {&a.Name, u.Name},
-				{&a.OrgID, strings.ToLower(u.OrgID)}, {&a.OrgName, u.OrgName}, {&a.RoleID, strings.ToLower(u.RoleID)}, {&a.RoleName, u.RoleName},
-			} {
-				if f.val != "" {
-					*f.dst = f.val
-				}
-			}
-			if a.Handle == "" {
-				a.Handle = a.Email
-			}
-			if err := tx.Put(bucketAccount, accountKey, a); err != nil {
-				return 0, 0, at(err)
-			}
-			added++
-		}
+		tally(wrote, &added, &kept)
 	}
 	seen := map[string]int{}
 	for i, p := range d.Policies {
-		rid := p.ResourceID
-		at := func(err error) error { return fmt.Errorf("policies[%d] %q: %w", i, rid, err) }
-		if errs := checkResourceID(rid); errs != nil {
-			return 0, 0, at(errors.New(errs[0]))
-		}
-		if strings.ContainsAny(rid, "/?#") {
-			return 0, 0, at(errors.New("a resource id cannot hold '/', '?' or '#'"))
-		}
-		if j, dup := seen[rid]; dup {
-			return 0, 0, at(fmt.Errorf("the same resourceId as policies[%d]", j))
-		}
-		seen[rid] = i
-		if len(p.Bindings) == 0 {
-			return 0, 0, at(errors.New("bindings: a policy needs at least one binding (a resource without one has no policy)"))
-		}
-		typ, _, _ := strings.Cut(rid, ":")
-		allowed := relations[typ]
-		bindings := make([]binding, len(p.Bindings))
-		for j, b := range p.Bindings {
-			switch {
-			case b.Relation == "":
-				return 0, 0, at(fmt.Errorf("bindings[%d].relation is required", j))
-			case !slices.Contains(allowed, b.Relation):
-				return 0, 0, at(fmt.Errorf("bindings[%d]: Invalid relation: '%s' is not a supported relation for resource type '%s' (supported: %s)",
-					j, b.Relation, typ, strings.Join(allowed, ", ")))
-			case b.Principals == nil:
-				return 0, 0, at(fmt.Errorf("bindings[%d].principals is required", j))
-			}
-			for _, pr := range b.Principals {
-				if !principalRE.MatchString(pr) {
-					return 0, 0, at(fmt.Errorf("bindings[%d]: Invalid principal: '%s' is not in a valid format (role:, team:, user: or org: and a UUID)", j, pr))
-				}
-			}
-			bindings[j] = binding{Relation: b.Relation, Principals: slices.Clone(b.Principals)}
-		}
-		var cur storedPolicy
-		found, err := tx.Get(bucketPolicies, rid, &cur)
+		wrote, err := seedPolicy(tx, p, i, seen)
 		if err != nil {
-			return 0, 0, at(err)
+			return 0, 0, fmt.Errorf("policies[%d] %q: %w", i, p.ResourceID, err)
 		}
-		var seeded bool
-		if !found {
-			if found, err = tx.Get(bucketSeeded, rid, &seeded); err != nil {
-				return 0, 0, at(err)
-			}
-		}
-		if found {
-			kept++
-		} else {
-			if err := tx.Put(bucketPolicies, rid, storedPolicy{Bindings: bindings}); err != nil {
-				return 0, 0, at(err)
-			}
-			added++
-		}
-		if err := tx.Put(bucketSeeded, rid, true); err != nil {
-			return 0, 0, at(err)
-		}
+		tally(wrote, &added, &kept)
 	}
 	return added, kept, nil
+}
+
+// tally adds one to added if an object was written, else to kept.
+func tally(wrote bool, added, kept *int) {
+	if wrote {
+		*added++
+	} else {
+		*kept++
+	}
+}
+
+// seedUser checks u and, unless the data has a current user already,
+// writes the account it describes. It reports whether it wrote one.
+func seedUser(tx emulator.Tx, u UserSeed) (wrote bool, err error) {
+	if err := checkUser(u); err != nil {
+		return false, err
+	}
+	var a account
+	found, err := tx.Get(bucketAccount, accountKey, &a)
+	if err != nil || found {
+		return false, err
+	}
+	if err := tx.Put(bucketAccount, accountKey, accountFrom(u)); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// checkUser checks the ids (UUIDs) and the email of u, those it gives.
+func checkUser(u UserSeed) error {
+	for _, f := range []struct{ name, val string }{{"id", u.ID}, {"orgId", u.OrgID}, {"roleId", u.RoleID}} {
+		if f.val != "" && !uuidRE.MatchString(f.val) {
+			return fmt.Errorf("%s %q is not a UUID", f.name, f.val)
+		}
+	}
+	if u.Email != "" && (!strings.Contains(u.Email, "@") || strings.ContainsAny(u.Email, " \t\r\n")) {
+		return fmt.Errorf("email %q is not an email address", u.Email)
+	}
+	return nil
+}
+
+// accountFrom returns the account u describes: Seed's, with the fields u
+// gives (ids in lower case), and the email as handle unless u gives one.
+func accountFrom(u UserSeed) account {
+	a := defaultAccount()
+	a.Handle = ""
+	for _, f := range []struct {
+		dst *string
+		val string
+	}{
+		{&a.UserID, strings.ToLower(u.ID)}, {&a.Email, u.Email}, {&a.Handle, u.Handle}, {&a.Name, u.Name},
+		{&a.OrgID, strings.ToLower(u.OrgID)}, {&a.OrgName, u.OrgName}, {&a.RoleID, strings.ToLower(u.RoleID)}, {&a.RoleName, u.RoleName},
+	} {
+		if f.val != "" {
+			*f.dst = f.val
+		}
+	}
+	if a.Handle == "" {
+		a.Handle = a.Email
+	}
+	return a
+}
+
+// seedPolicy checks p, entry i of the policies, against the entries before
+// it (seen maps their resource ids to their index, and gets p's), and
+// writes it unless its resource has a policy or had a seeded one. It marks
+// the resource as seeded either way, and reports whether it wrote the
+// policy.
+func seedPolicy(tx emulator.Tx, p PolicySeed, i int, seen map[string]int) (wrote bool, err error) {
+	rid := p.ResourceID
+	if err := checkPolicyID(rid); err != nil {
+		return false, err
+	}
+	if j, dup := seen[rid]; dup {
+		return false, fmt.Errorf("the same resourceId as policies[%d]", j)
+	}
+	seen[rid] = i
+	bindings, err := seedBindings(rid, p.Bindings)
+	if err != nil {
+		return false, err
+	}
+	found, err := hasPolicy(tx, rid)
+	if err != nil {
+		return false, err
+	}
+	if !found {
+		if err := tx.Put(bucketPolicies, rid, storedPolicy{Bindings: bindings}); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.Put(bucketSeeded, rid, true); err != nil {
+		return false, err
+	}
+	return !found, nil
+}
+
+// checkPolicyID checks the resource id of a seeded policy: one the API
+// takes, which can stand in a URL path.
+func checkPolicyID(rid string) error {
+	if errs := checkResourceID(rid); errs != nil {
+		return errors.New(errs[0])
+	}
+	if strings.ContainsAny(rid, "/?#") {
+		return errors.New("a resource id cannot hold '/', '?' or '#'")
+	}
+	return nil
+}
+
+// seedBindings checks the bindings of the policy of rid as a POST would
+// (at least one is needed) and returns them as stored.
+func seedBindings(rid string, bs []BindingSeed) ([]binding, error) {
+	if len(bs) == 0 {
+		return nil, errors.New("bindings: a policy needs at least one binding (a resource without one has no policy)")
+	}
+	typ, _, _ := strings.Cut(rid, ":")
+	allowed := relations[typ]
+	bindings := make([]binding, len(bs))
+	for j, b := range bs {
+		switch {
+		case b.Relation == "":
+			return nil, fmt.Errorf("bindings[%d].relation is required", j)
+		case !slices.Contains(allowed, b.Relation):
+			return nil, fmt.Errorf("bindings[%d]: Invalid relation: '%s' is not a supported relation for resource type '%s' (supported: %s)",
+				j, b.Relation, typ, strings.Join(allowed, ", "))
+		case b.Principals == nil:
+			return nil, fmt.Errorf("bindings[%d].principals is required", j)
+		}
+		for _, pr := range b.Principals {
+			if !principalRE.MatchString(pr) {
+				return nil, fmt.Errorf("bindings[%d]: Invalid principal: '%s' is not in a valid format (role:, team:, user: or org: and a UUID)", j, pr)
+			}
+		}
+		bindings[j] = binding{Relation: b.Relation, Principals: slices.Clone(b.Principals)}
+	}
+	return bindings, nil
+}
+
+// hasPolicy reports whether the resource rid has a policy, or had one
+// written by an earlier SeedFrom.
+func hasPolicy(tx emulator.Tx, rid string) (bool, error) {
+	var cur storedPolicy
+	found, err := tx.Get(bucketPolicies, rid, &cur)
+	if err != nil || found {
+		return found, err
+	}
+	var seeded bool
+	return tx.Get(bucketSeeded, rid, &seeded)
 }

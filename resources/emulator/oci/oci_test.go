@@ -2,14 +2,18 @@ package oci
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
+
+	"reconcile/resources/emulator"
 )
 
 const endpointsPath = "/20221001/endpoints"
@@ -548,5 +552,220 @@ func TestEmulatorSeedIsIdempotent(t *testing.T) {
 	r.decode(t, &models)
 	if len(models.Items) != 2 {
 		t.Errorf("after two Seeds there are %d models, want 2", len(models.Items))
+	}
+}
+
+// Ids of TestSeedFrom's objects.
+const (
+	sfCompA   = "ocid1.compartment.oc1..seedfroma"
+	sfCompB   = "ocid1.compartment.oc1..seedfromb"
+	sfProjA   = "ocid1.ailanguageproject.oc1.iad.seedfroma"
+	sfProjB   = "ocid1.ailanguageproject.oc1.iad.seedfromb"
+	sfModelA  = "ocid1.ailanguagemodel.oc1.iad.seedfroma"
+	sfModelB  = "ocid1.ailanguagemodel.oc1.iad.seedfromb"
+	sfModelC  = "ocid1.ailanguagemodel.oc1.iad.seedfromc"
+	sfNoComp  = "ocid1.compartment.oc1..nope"
+	sfNoProj  = "ocid1.ailanguageproject.oc1.iad.nope"
+	sfCreated = "2024-05-06T07:08:09.123Z"
+)
+
+// seedFromEnv is an emulator seeded at sfCreated.
+func seedFromEnv(t *testing.T) *testEnv {
+	t.Helper()
+	at := time.Date(2024, 5, 6, 7, 8, 9, 123e6, time.UTC)
+	return newEnv(t, envOptions{now: func() time.Time { return at }})
+}
+
+// stored returns the document under bucket/id, decoded, or nil.
+func (env *testEnv) stored(bucket, id string) any {
+	env.t.Helper()
+	var v any
+	if err := env.store.View(func(tx emulator.Tx) error {
+		_, err := tx.Get(bucket, id, &v)
+		return err
+	}); err != nil {
+		env.t.Fatal(err)
+	}
+	return v
+}
+
+// TestSeedFrom pins what SeedFrom writes, defaults and counts.
+func TestSeedFrom(t *testing.T) {
+	t.Parallel()
+	env := seedFromEnv(t)
+	d := SeedData{
+		Compartments: []CompartmentSeed{
+			{ID: sfCompA, Name: "team-a"},
+			{ID: sfCompB, Name: "team-b", ParentID: sfCompA},
+			{ID: env.otherCompartment, Name: "renamed"},
+		},
+		Projects: []ProjectSeed{
+			{ID: sfProjA, DisplayName: "plain"},
+			{ID: sfProjB, DisplayName: "full", CompartmentID: sfCompB, Description: "the B project", State: "FAILED", FreeformTags: map[string]string{"team": "b"}},
+			{ID: env.project, DisplayName: "renamed"},
+		},
+		Models: []ModelSeed{
+			{ID: sfModelA, DisplayName: "defaults", ProjectID: sfProjB},
+			{
+				ID: sfModelB, DisplayName: "full", ProjectID: sfProjA, CompartmentID: sfCompA, State: "FAILED", LifecycleDetails: "no data",
+				ModelType: "NAMED_ENTITY_RECOGNITION", LanguageCode: "de", Description: "the B model", Version: "2.1", FreeformTags: map[string]string{"k": "v"},
+			},
+			{ID: sfModelC, DisplayName: "in the seeded project", ProjectID: env.project, ModelType: "TEXT_CLASSIFICATION"},
+			{ID: env.activeModel, DisplayName: "renamed", ProjectID: env.project},
+		},
+	}
+	seed := func() (added, kept int) {
+		t.Helper()
+		if err := env.store.Update(func(tx emulator.Tx) (err error) {
+			added, kept, err = env.emu.SeedFrom(tx, d)
+			return err
+		}); err != nil {
+			t.Fatalf("SeedFrom: %v", err)
+		}
+		return added, kept
+	}
+	if added, kept := seed(); added != 7 || kept != 3 {
+		t.Errorf("SeedFrom = %d added, %d kept; want 7, 3", added, kept)
+	}
+	tenancy := env.creds.OCITenancy
+	empty := `"definedTags": {}, "systemTags": {}`
+	times := `"timeCreated": "` + sfCreated + `", "timeUpdated": "` + sfCreated + `"`
+	want := []struct{ bucket, id, json string }{
+		{bucketCompartments, sfCompA, `{"id": "` + sfCompA + `", "name": "team-a", "parent": "` + tenancy + `"}`},
+		{bucketCompartments, sfCompB, `{"id": "` + sfCompB + `", "name": "team-b", "parent": "` + sfCompA + `"}`},
+		{bucketCompartments, env.otherCompartment, `{"id": "` + env.otherCompartment + `", "name": "reconcile-other", "parent": "` + tenancy + `"}`},
+		{bucketProjects, sfProjA, `{"id": "` + sfProjA + `", "displayName": "plain", "compartmentId": "` + tenancy + `", ` + times +
+			`, "lifecycleState": "ACTIVE", "freeformTags": {}, ` + empty + `}`},
+		{bucketProjects, sfProjB, `{"id": "` + sfProjB + `", "displayName": "full", "compartmentId": "` + sfCompB + `", ` + times +
+			`, "lifecycleState": "FAILED", "description": "the B project", "freeformTags": {"team": "b"}, ` + empty + `}`},
+		{bucketModels, sfModelA, `{"id": "` + sfModelA + `", "displayName": "defaults", "compartmentId": "` + sfCompB + `", "projectId": "` + sfProjB + `", ` + times +
+			`, "lifecycleState": "ACTIVE", "modelDetails": {"modelType": "TEXT_CLASSIFICATION", "languageCode": "en", "classificationMode": {"classificationMode": "MULTI_CLASS"}}, "freeformTags": {}, ` + empty + `}`},
+		{bucketModels, sfModelB, `{"id": "` + sfModelB + `", "displayName": "full", "compartmentId": "` + sfCompA + `", "projectId": "` + sfProjA + `", ` + times +
+			`, "lifecycleState": "FAILED", "lifecycleDetails": "no data", "description": "the B model", "version": "2.1", "modelDetails": {"modelType": "NAMED_ENTITY_RECOGNITION", "languageCode": "de"}, "freeformTags": {"k": "v"}, ` + empty + `}`},
+		{bucketModels, sfModelC, `{"id": "` + sfModelC + `", "displayName": "in the seeded project", "compartmentId": "` + tenancy + `", "projectId": "` + env.project + `", ` + times +
+			`, "lifecycleState": "ACTIVE", "modelDetails": {"modelType": "TEXT_CLASSIFICATION", "languageCode": "en", "classificationMode": {"classificationMode": "MULTI_CLASS"}}, "freeformTags": {}, ` + empty + `}`},
+	}
+	check := func() {
+		t.Helper()
+		for _, w := range want {
+			var v any
+			if err := json.Unmarshal([]byte(w.json), &v); err != nil {
+				t.Fatalf("%s/%s: bad expectation: %v", w.bucket, w.id, err)
+			}
+			if got := env.stored(w.bucket, w.id); !reflect.DeepEqual(got, v) {
+				t.Errorf("%s/%s =\n%s\nwant\n%s", w.bucket, w.id, mustJSON(got), mustJSON(v))
+			}
+		}
+		for bucket, id := range map[string]string{bucketProjects: env.project, bucketModels: env.activeModel} {
+			if got := env.stored(bucket, id).(map[string]any)["displayName"]; got == "renamed" {
+				t.Errorf("%s/%s was overwritten by SeedFrom", bucket, id)
+			}
+		}
+	}
+	check()
+	if added, kept := seed(); added != 0 || kept != 10 {
+		t.Errorf("SeedFrom again = %d added, %d kept; want 0, 10", added, kept)
+	}
+	check()
+}
+
+// TestSeedFromRefused pins SeedFrom's checks, their order and their
+// messages.
+func TestSeedFromRefused(t *testing.T) {
+	t.Parallel()
+	comp := func(id, name, parent string) []CompartmentSeed {
+		return []CompartmentSeed{{ID: id, Name: name, ParentID: parent}}
+	}
+	proj := func(p ProjectSeed) []ProjectSeed { return []ProjectSeed{p} }
+	model := func(m ModelSeed) []ModelSeed { return []ModelSeed{m} }
+	const seeded = "SEEDED" // stands for Seed's project in a case
+	for name, tc := range map[string]struct {
+		d        SeedData
+		setup    func(tx emulator.Tx) error // committed before SeedFrom
+		readOnly bool                       // SeedFrom runs in a View
+		want     string
+	}{
+		"compartment id": {d: SeedData{Compartments: comp("team", "team", "")},
+			want: `compartments[0] "team": id must be an OCID of the form ocid1.compartment.REALM.[REGION].UNIQUE`},
+		"compartment id before name": {d: SeedData{Compartments: comp("ocid1.compartment", "", "")},
+			want: `compartments[0] "ocid1.compartment": id must be an OCID of the form ocid1.compartment.REALM.[REGION].UNIQUE`},
+		"compartment twice": {d: SeedData{Compartments: append(comp(sfCompA, "a", ""), comp(sfCompA, "a", "")...)},
+			want: `compartments[1] "` + sfCompA + `": the same id as compartments[0]`},
+		"compartment name": {d: SeedData{Compartments: comp(sfCompA, "", sfNoComp)},
+			want: `compartments[0] "` + sfCompA + `": name is required`},
+		"compartment parent": {d: SeedData{Compartments: comp(sfCompA, "a", sfNoComp)},
+			want: `compartments[0] "` + sfCompA + `": parentId "` + sfNoComp + `" is no compartment of the seed file or of the emulator's data (a parent must be listed before its children)`},
+		"child before parent": {d: SeedData{Compartments: append(comp(sfCompB, "b", sfCompA), comp(sfCompA, "a", "")...)},
+			want: `compartments[0] "` + sfCompB + `": parentId "` + sfCompA + `" is no compartment of the seed file or of the emulator's data (a parent must be listed before its children)`},
+		"compartment not written": {d: SeedData{Compartments: comp(sfCompA, "a", "")}, readOnly: true,
+			want: `compartments[0] "` + sfCompA + `": tx not writable`},
+		"project id": {d: SeedData{Projects: proj(ProjectSeed{ID: sfCompA, DisplayName: "p"})},
+			want: `projects[0] "` + sfCompA + `": id must be an OCID of the form ocid1.ailanguageproject.REALM.[REGION].UNIQUE`},
+		"project twice": {d: SeedData{Projects: []ProjectSeed{{ID: sfProjA, DisplayName: "p"}, {ID: sfProjA, DisplayName: "p"}}},
+			want: `projects[1] "` + sfProjA + `": the same id as projects[0]`},
+		"project name": {d: SeedData{Projects: proj(ProjectSeed{ID: sfProjA, State: "RUNNING"})},
+			want: `projects[0] "` + sfProjA + `": displayName is required`},
+		"project state": {d: SeedData{Projects: proj(ProjectSeed{ID: sfProjA, DisplayName: "p", State: "RUNNING", CompartmentID: sfNoComp})},
+			want: `projects[0] "` + sfProjA + `": state "RUNNING" is not one of CREATING, ACTIVE, UPDATING, DELETING, DELETED, FAILED`},
+		"project compartment": {d: SeedData{Projects: proj(ProjectSeed{ID: sfProjA, DisplayName: "p", CompartmentID: sfNoComp})},
+			want: `projects[0] "` + sfProjA + `": compartmentId "` + sfNoComp + `" is no compartment of the seed file or of the emulator's data`},
+		"project not written": {d: SeedData{Projects: proj(ProjectSeed{ID: sfProjA, DisplayName: "p"})}, readOnly: true,
+			want: `projects[0] "` + sfProjA + `": tx not writable`},
+		"model id": {d: SeedData{Models: model(ModelSeed{ID: sfProjA, DisplayName: "m", ProjectID: seeded})},
+			want: `models[0] "` + sfProjA + `": id must be an OCID of the form ocid1.ailanguagemodel.REALM.[REGION].UNIQUE`},
+		"model twice": {d: SeedData{Models: []ModelSeed{{ID: sfModelA, DisplayName: "m", ProjectID: seeded}, {ID: sfModelA, DisplayName: "m", ProjectID: seeded}}},
+			want: `models[1] "` + sfModelA + `": the same id as models[0]`},
+		"model name": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, State: "RUNNING"})},
+			want: `models[0] "` + sfModelA + `": displayName is required`},
+		"model state": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, DisplayName: "m", State: "RUNNING", ModelType: "LLM"})},
+			want: `models[0] "` + sfModelA + `": state "RUNNING" is not one of CREATING, ACTIVE, UPDATING, DELETING, DELETED, FAILED`},
+		"model type": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, DisplayName: "m", ModelType: "LLM"})},
+			want: `models[0] "` + sfModelA + `": modelType "LLM" is not one of TEXT_CLASSIFICATION, NAMED_ENTITY_RECOGNITION`},
+		"model project required": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, DisplayName: "m", CompartmentID: sfNoComp})},
+			want: `models[0] "` + sfModelA + `": projectId is required`},
+		"model project": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, DisplayName: "m", ProjectID: sfNoProj, CompartmentID: sfNoComp})},
+			want: `models[0] "` + sfModelA + `": projectId "` + sfNoProj + `" is no project of the seed file or of the emulator's data`},
+		"model project unreadable": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, DisplayName: "m", ProjectID: sfProjA})},
+			setup: func(tx emulator.Tx) error { return tx.Put(bucketProjects, sfProjA, "broken") },
+			want:  `models[0] "` + sfModelA + `": decode oci.ailanguage.projects/` + sfProjA + `: json: cannot unmarshal string into Go value of type oci.projectView`},
+		"model compartment": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, DisplayName: "m", ProjectID: seeded, CompartmentID: sfNoComp})},
+			want: `models[0] "` + sfModelA + `": compartmentId "` + sfNoComp + `" is no compartment of the seed file or of the emulator's data`},
+		"model not written": {d: SeedData{Models: model(ModelSeed{ID: sfModelA, DisplayName: "m", ProjectID: seeded})}, readOnly: true,
+			want: `models[0] "` + sfModelA + `": tx not writable`},
+		"later entry": {
+			d: SeedData{
+				Compartments: comp(sfCompA, "a", ""),
+				Projects:     proj(ProjectSeed{ID: sfProjA, DisplayName: "p", CompartmentID: sfCompA}),
+				Models:       model(ModelSeed{ID: sfCompA, DisplayName: "m", ProjectID: sfProjA}),
+			},
+			want: `models[0] "` + sfCompA + `": id must be an OCID of the form ocid1.ailanguagemodel.REALM.[REGION].UNIQUE`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t, envOptions{})
+			for i := range tc.d.Models {
+				if tc.d.Models[i].ProjectID == seeded {
+					tc.d.Models[i].ProjectID = env.project
+				}
+			}
+			if tc.setup != nil {
+				if err := env.store.Update(tc.setup); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := env.store.Update
+			if tc.readOnly {
+				run = env.store.View
+			}
+			var added, kept int
+			var err error
+			_ = run(func(tx emulator.Tx) error {
+				added, kept, err = env.emu.SeedFrom(tx, tc.d)
+				return errors.New("roll back")
+			})
+			if err == nil || err.Error() != tc.want || added != 0 || kept != 0 {
+				t.Errorf("SeedFrom = %d, %d, %v\nwant 0, 0, %s", added, kept, err, tc.want)
+			}
+		})
 	}
 }

@@ -185,167 +185,259 @@ var (
 // entry, as in `models[2] "ocid1...": ...`, and nothing should then be
 // committed.
 func (e *Emulator) SeedFrom(tx emulator.Tx, d SeedData) (added, kept int, err error) {
-	created := fmtTime(e.now())
-	exists := func(bucket, id string) (bool, error) {
-		var raw json.RawMessage
-		return tx.Get(bucket, id, &raw)
-	}
-	put := func(bucket, id string, v any) error {
-		found, err := exists(bucket, id)
-		if err != nil {
-			return err
-		}
-		if found {
-			kept++
-			return nil
-		}
-		added++
-		return tx.Put(bucket, id, v)
-	}
-	// compartment checks that field names a compartment of d or the data.
-	compartment := func(field, id string) error {
-		found, err := exists(bucketCompartments, id)
-		if err == nil && !found {
-			err = fmt.Errorf("%s %q is no compartment of the seed file or of the emulator's data", field, id)
-		}
-		return err
-	}
-	checkState := func(s string) (string, error) {
-		if s == "" {
-			return stateActive, nil
-		}
-		if !slices.Contains(seedStates, s) {
-			return "", fmt.Errorf("state %q is not one of %s", s, strings.Join(seedStates, ", "))
-		}
-		return s, nil
-	}
-	tags := func(m map[string]string) map[string]string {
-		if m == nil {
-			return map[string]string{}
-		}
-		return m
-	}
-	seen := map[string]string{}
-	entry := func(list string, i int, id string, re *regexp.Regexp, kind string) (func(error) error, error) {
-		at := func(err error) error { return fmt.Errorf("%s[%d] %q: %w", list, i, id, err) }
-		if !re.MatchString(id) {
-			return at, at(fmt.Errorf("id must be an OCID of the form ocid1.%s.REALM.[REGION].UNIQUE", kind))
-		}
-		if prev, dup := seen[id]; dup {
-			return at, at(fmt.Errorf("the same id as %s", prev))
-		}
-		seen[id] = fmt.Sprintf("%s[%d]", list, i)
-		return at, nil
-	}
-
+	s := &seeder{tx: tx, tenancy: e.creds.OCITenancy, created: fmtTime(e.now()), seen: map[string]string{}}
 	for i, c := range d.Compartments {
-		at, err := entry("compartments", i, c.ID, compartmentOCID, "compartment")
-		if err != nil {
+		if err := s.addCompartment(i, c); err != nil {
 			return 0, 0, err
-		}
-		if c.Name == "" {
-			return 0, 0, at(errors.New("name is required"))
-		}
-		if c.ParentID == "" {
-			c.ParentID = e.creds.OCITenancy
-		}
-		if err := compartment("parentId", c.ParentID); err != nil {
-			return 0, 0, at(fmt.Errorf("%w (a parent must be listed before its children)", err))
-		}
-		if err := put(bucketCompartments, c.ID, compartmentRecord{ID: c.ID, Name: c.Name, Parent: c.ParentID}); err != nil {
-			return 0, 0, at(err)
 		}
 	}
 	for i, p := range d.Projects {
-		at, err := entry("projects", i, p.ID, projectOCID, "ailanguageproject")
-		if err != nil {
+		if err := s.addProject(i, p); err != nil {
 			return 0, 0, err
-		}
-		if p.DisplayName == "" {
-			return 0, 0, at(errors.New("displayName is required"))
-		}
-		state, err := checkState(p.State)
-		if err != nil {
-			return 0, 0, at(err)
-		}
-		if p.CompartmentID == "" {
-			p.CompartmentID = e.creds.OCITenancy
-		}
-		if err := compartment("compartmentId", p.CompartmentID); err != nil {
-			return 0, 0, at(err)
-		}
-		v := projectView{
-			ID: p.ID, DisplayName: p.DisplayName, CompartmentID: p.CompartmentID,
-			TimeCreated: created, TimeUpdated: created, LifecycleState: state,
-			FreeformTags: tags(p.FreeformTags), DefinedTags: map[string]map[string]any{}, SystemTags: map[string]map[string]any{},
-		}
-		if p.Description != "" {
-			v.Description = strPtr(p.Description)
-		}
-		if err := put(bucketProjects, p.ID, v); err != nil {
-			return 0, 0, at(err)
 		}
 	}
 	for i, m := range d.Models {
-		at, err := entry("models", i, m.ID, modelOCID, "ailanguagemodel")
-		if err != nil {
+		if err := s.addModel(i, m); err != nil {
 			return 0, 0, err
 		}
-		if m.DisplayName == "" {
-			return 0, 0, at(errors.New("displayName is required"))
-		}
-		state, err := checkState(m.State)
-		if err != nil {
-			return 0, 0, at(err)
-		}
-		typ := m.ModelType
-		if typ == "" {
-			typ = "TEXT_CLASSIFICATION"
-		}
-		if !slices.Contains(seedModelTypes, typ) {
-			return 0, 0, at(fmt.Errorf("modelType %q is not one of %s", typ, strings.Join(seedModelTypes, ", ")))
-		}
-		if m.ProjectID == "" {
-			return 0, 0, at(errors.New("projectId is required"))
-		}
-		var project projectView
-		found, err := tx.Get(bucketProjects, m.ProjectID, &project)
-		if err == nil && !found {
-			err = fmt.Errorf("projectId %q is no project of the seed file or of the emulator's data", m.ProjectID)
-		}
-		if err != nil {
-			return 0, 0, at(err)
-		}
-		if m.CompartmentID == "" {
-			m.CompartmentID = project.CompartmentID
-		}
-		if err := compartment("compartmentId", m.CompartmentID); err != nil {
-			return 0, 0, at(err)
-		}
-		lang := m.LanguageCode
-		if lang == "" {
-			lang = "en"
-		}
-		details := map[string]any{"modelType": typ, "languageCode": lang}
-		if typ == "TEXT_CLASSIFICATION" {
-			details["classificationMode"] = map[string]any{"classificationMode": "MULTI_CLASS"}
-		}
-		v := modelView{
-			ID: m.ID, DisplayName: m.DisplayName, CompartmentID: m.CompartmentID, ProjectID: m.ProjectID,
-			ModelDetails: details, TimeCreated: created, TimeUpdated: created, LifecycleState: state,
-			FreeformTags: tags(m.FreeformTags), DefinedTags: map[string]map[string]any{}, SystemTags: map[string]map[string]any{},
-		}
-		for _, f := range []struct {
-			dst **string
-			val string
-		}{{&v.Description, m.Description}, {&v.Version, m.Version}, {&v.LifecycleDetails, m.LifecycleDetails}} {
-			if f.val != "" {
-				*f.dst = strPtr(f.val)
-			}
-		}
-		if err := put(bucketModels, m.ID, v); err != nil {
-			return 0, 0, at(err)
-		}
 	}
-	return added, kept, nil
+	return s.added, s.kept, nil
+}
+
+// seeder writes the entries of one SeedFrom call into its transaction,
+// remembering the ids met so far and counting the objects it adds and
+// the ones it finds already there.
+type seeder struct {
+	tx          emulator.Tx
+	tenancy     string            // the default compartment
+	created     string            // timeCreated and timeUpdated of new objects
+	seen        map[string]string // id → the entry that gave it, as "models[2]"
+	added, kept int
+}
+
+// addCompartment checks entry i of the compartments and writes it unless
+// its id exists. Its parent, by default the tenancy, must exist already.
+func (s *seeder) addCompartment(i int, c CompartmentSeed) error {
+	at, err := s.entry("compartments", i, c.ID, compartmentOCID, "compartment")
+	if err != nil {
+		return err
+	}
+	if c.Name == "" {
+		return at(errors.New("name is required"))
+	}
+	if c.ParentID == "" {
+		c.ParentID = s.tenancy
+	}
+	if err := s.checkCompartment("parentId", c.ParentID); err != nil {
+		return at(fmt.Errorf("%w (a parent must be listed before its children)", err))
+	}
+	if err := s.put(bucketCompartments, c.ID, compartmentRecord{ID: c.ID, Name: c.Name, Parent: c.ParentID}); err != nil {
+		return at(err)
+	}
+	return nil
+}
+
+// addProject checks entry i of the projects and writes it unless its id
+// exists.
+func (s *seeder) addProject(i int, p ProjectSeed) error {
+	at, err := s.entry("projects", i, p.ID, projectOCID, "ailanguageproject")
+	if err != nil {
+		return err
+	}
+	v, err := s.newProject(p)
+	if err != nil {
+		return at(err)
+	}
+	if err := s.put(bucketProjects, p.ID, v); err != nil {
+		return at(err)
+	}
+	return nil
+}
+
+// addModel checks entry i of the models and writes it unless its id
+// exists.
+func (s *seeder) addModel(i int, m ModelSeed) error {
+	at, err := s.entry("models", i, m.ID, modelOCID, "ailanguagemodel")
+	if err != nil {
+		return err
+	}
+	v, err := s.newModel(m)
+	if err != nil {
+		return at(err)
+	}
+	if err := s.put(bucketModels, m.ID, v); err != nil {
+		return at(err)
+	}
+	return nil
+}
+
+// entry checks the id of entry i of list (an OCID of kind, matching re,
+// not given by an earlier entry) and records it. It returns the function
+// that names the entry in an error, as in `list[i] "id": ...`; an error it
+// returns is already so named.
+func (s *seeder) entry(list string, i int, id string, re *regexp.Regexp, kind string) (func(error) error, error) {
+	at := func(err error) error { return fmt.Errorf("%s[%d] %q: %w", list, i, id, err) }
+	if !re.MatchString(id) {
+		return at, at(fmt.Errorf("id must be an OCID of the form ocid1.%s.REALM.[REGION].UNIQUE", kind))
+	}
+	if prev, dup := s.seen[id]; dup {
+		return at, at(fmt.Errorf("the same id as %s", prev))
+	}
+	s.seen[id] = fmt.Sprintf("%s[%d]", list, i)
+	return at, nil
+}
+
+// newProject checks p and returns the project it describes, with the
+// defaults filled in: state ACTIVE, the tenancy as compartment.
+func (s *seeder) newProject(p ProjectSeed) (projectView, error) {
+	if p.DisplayName == "" {
+		return projectView{}, errors.New("displayName is required")
+	}
+	state, err := seedState(p.State)
+	if err != nil {
+		return projectView{}, err
+	}
+	if p.CompartmentID == "" {
+		p.CompartmentID = s.tenancy
+	}
+	if err := s.checkCompartment("compartmentId", p.CompartmentID); err != nil {
+		return projectView{}, err
+	}
+	return projectView{
+		ID: p.ID, DisplayName: p.DisplayName, CompartmentID: p.CompartmentID,
+		TimeCreated: s.created, TimeUpdated: s.created, LifecycleState: state,
+		Description:  optional(p.Description),
+		FreeformTags: tagsOrEmpty(p.FreeformTags), DefinedTags: map[string]map[string]any{}, SystemTags: map[string]map[string]any{},
+	}, nil
+}
+
+// newModel checks m and returns the model it describes, with the defaults
+// filled in: state ACTIVE, type TEXT_CLASSIFICATION, language en, the
+// compartment of its project.
+func (s *seeder) newModel(m ModelSeed) (modelView, error) {
+	if m.DisplayName == "" {
+		return modelView{}, errors.New("displayName is required")
+	}
+	state, err := seedState(m.State)
+	if err != nil {
+		return modelView{}, err
+	}
+	typ, err := seedModelType(m.ModelType)
+	if err != nil {
+		return modelView{}, err
+	}
+	if m.ProjectID == "" {
+		return modelView{}, errors.New("projectId is required")
+	}
+	project, err := s.projectOf(m.ProjectID)
+	if err != nil {
+		return modelView{}, err
+	}
+	if m.CompartmentID == "" {
+		m.CompartmentID = project.CompartmentID
+	}
+	if err := s.checkCompartment("compartmentId", m.CompartmentID); err != nil {
+		return modelView{}, err
+	}
+	return modelView{
+		ID: m.ID, DisplayName: m.DisplayName, CompartmentID: m.CompartmentID, ProjectID: m.ProjectID,
+		ModelDetails: modelDetails(typ, m.LanguageCode), TimeCreated: s.created, TimeUpdated: s.created, LifecycleState: state,
+		Description: optional(m.Description), Version: optional(m.Version), LifecycleDetails: optional(m.LifecycleDetails),
+		FreeformTags: tagsOrEmpty(m.FreeformTags), DefinedTags: map[string]map[string]any{}, SystemTags: map[string]map[string]any{},
+	}, nil
+}
+
+// put writes v under bucket/id, counting it as added, unless something is
+// there already, which it counts as kept.
+func (s *seeder) put(bucket, id string, v any) error {
+	found, err := s.exists(bucket, id)
+	if err != nil {
+		return err
+	}
+	if found {
+		s.kept++
+		return nil
+	}
+	s.added++
+	return s.tx.Put(bucket, id, v)
+}
+
+// exists reports whether bucket holds a document under id.
+func (s *seeder) exists(bucket, id string) (bool, error) {
+	var raw json.RawMessage
+	return s.tx.Get(bucket, id, &raw)
+}
+
+// checkCompartment checks that id, given in field, names a compartment of
+// the seed file (written already) or of the data.
+func (s *seeder) checkCompartment(field, id string) error {
+	found, err := s.exists(bucketCompartments, id)
+	if err == nil && !found {
+		err = fmt.Errorf("%s %q is no compartment of the seed file or of the emulator's data", field, id)
+	}
+	return err
+}
+
+// projectOf returns the project a model names in projectId: one of the
+// seed file (written already) or of the data.
+func (s *seeder) projectOf(id string) (projectView, error) {
+	var project projectView
+	found, err := s.tx.Get(bucketProjects, id, &project)
+	if err == nil && !found {
+		err = fmt.Errorf("projectId %q is no project of the seed file or of the emulator's data", id)
+	}
+	return project, err
+}
+
+// seedState checks a lifecycle state of a seed file; "" means ACTIVE.
+func seedState(state string) (string, error) {
+	if state == "" {
+		return stateActive, nil
+	}
+	if !slices.Contains(seedStates, state) {
+		return "", fmt.Errorf("state %q is not one of %s", state, strings.Join(seedStates, ", "))
+	}
+	return state, nil
+}
+
+// seedModelType checks a model type of a seed file; "" means
+// TEXT_CLASSIFICATION.
+func seedModelType(typ string) (string, error) {
+	if typ == "" {
+		typ = "TEXT_CLASSIFICATION"
+	}
+	if !slices.Contains(seedModelTypes, typ) {
+		return "", fmt.Errorf("modelType %q is not one of %s", typ, strings.Join(seedModelTypes, ", "))
+	}
+	return typ, nil
+}
+
+// modelDetails returns the modelDetails of a trained model of type typ in
+// language lang ("" means en); a text classifier is multi-class.
+func modelDetails(typ, lang string) map[string]any {
+	if lang == "" {
+		lang = "en"
+	}
+	details := map[string]any{"modelType": typ, "languageCode": lang}
+	if typ == "TEXT_CLASSIFICATION" {
+		details["classificationMode"] = map[string]any{"classificationMode": "MULTI_CLASS"}
+	}
+	return details
+}
+
+// optional returns a pointer to s, or nil when s is empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return strPtr(s)
+}
+
+// tagsOrEmpty returns m, or an empty map for nil, so that tags are never
+// null.
+func tagsOrEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
