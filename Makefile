@@ -41,9 +41,12 @@ conformance:
 	$(GO) test -tags conformance -count=1 ./resources/conformance/
 
 # Benchmarks of validate, plan and apply on generated specs, as a table.
+# One table of every benchmark: plan, refresh and apply at 1k and 10k on
+# both state backends, the stores, and the drivers against the emulator.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state ./state/etcdstate | \
-	  awk '/^Benchmark/ { name = $$1; $$1 = ""; $$2 = ""; printf "%-44s %s\n", name, $$0 } /^(ok|FAIL)/ { print }'
+	{ $(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state ./state/etcdstate; \
+	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./resources/aiendpoint; } | \
+	  $(GO) run ./internal/benchtable
 
 # Fuzz the spec loader, the interpolation parser, the plan-file reader and
 # the state decoder, one after the other (FUZZTIME=10m for a long run).
