@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"reconcile/engine/plan"
 )
 
 // runCLI runs reconcile in-process with no stdin.
@@ -236,6 +238,8 @@ func TestCLIValidate(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || !v.Valid || v.Resources != 2 {
 		t.Errorf("validate --output json: exit %d, %s", code, out)
 	}
+	doc := checkJSONDoc(t, "validate --output json", out, "1.0")
+	wantEmptyList(t, "validate --output json", doc, "diagnostics")
 
 	code, out, errOut = runCLI(t, "validate", "-f", "testdata/invalid.yaml")
 	if code != 1 {
@@ -272,7 +276,7 @@ func TestCLIValidate(t *testing.T) {
 
 	// The same as JSON, on stdout (docs/validate-json.md).
 	code, out, _ = runCLI(t, "validate", "-f", "testdata/invalid.yaml", "--output", "json")
-	var doc struct {
+	var invalid struct {
 		FormatVersion string `json:"format_version"`
 		Valid         bool   `json:"valid"`
 		ErrorCount    int    `json:"error_count"`
@@ -281,19 +285,20 @@ func TestCLIValidate(t *testing.T) {
 			Line, Column                                int
 		} `json:"diagnostics"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+	if err := json.Unmarshal([]byte(out), &invalid); err != nil || code != 1 {
 		t.Fatalf("validate --output json of an invalid spec: exit %d, %v:\n%s", code, err, out)
 	}
-	if doc.FormatVersion != "1.0" || doc.Valid || doc.ErrorCount != len(want) || len(doc.Diagnostics) != len(want) {
-		t.Fatalf("validate --output json: %+v, want %d errors", doc, len(want))
+	checkJSONDoc(t, "validate --output json of an invalid spec", out, "1.0")
+	if invalid.FormatVersion != "1.0" || invalid.Valid || invalid.ErrorCount != len(want) || len(invalid.Diagnostics) != len(want) {
+		t.Fatalf("validate --output json: %+v, want %d errors", invalid, len(want))
 	}
 	for i, w := range want {
-		d := doc.Diagnostics[i]
+		d := invalid.Diagnostics[i]
 		if fmt.Sprint(d.Line) != w.line || fmt.Sprint(d.Column) != w.col || d.File != "testdata/invalid.yaml" || d.Severity != "error" || !strings.Contains(d.Message, w.text) {
 			t.Errorf("diagnostic %d = %+v, want %s:%s %s", i, d, w.line, w.col, w.text)
 		}
 	}
-	if d := doc.Diagnostics[0]; d.Suggestion != "displayName" || !strings.Contains(d.Detail, "valid fields") {
+	if d := invalid.Diagnostics[0]; d.Suggestion != "displayName" || !strings.Contains(d.Detail, "valid fields") {
 		t.Errorf("diagnostic 0: suggestion %q, detail %q; want displayName and the valid fields", d.Suggestion, d.Detail)
 	}
 
@@ -316,9 +321,12 @@ func TestCLIVersion(t *testing.T) {
 		}
 	}
 	code, out, _ := runCLI(t, "version", "--output", "json")
-	var v map[string]string
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != version {
-		t.Errorf("version --output json: exit %d, %s", code, out)
+	if code != 0 {
+		t.Fatalf("version --output json: exit %d, %s", code, out)
+	}
+	v := checkJSONDoc(t, "version --output json", out, "2.0")
+	if v["version"] != version || v["plan_format"] != float64(plan.FileVersion) {
+		t.Errorf("version --output json = %s, want version %q and plan_format %d", out, version, plan.FileVersion)
 	}
 }
 
@@ -353,10 +361,38 @@ func TestCLIStateMissing(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "is empty") {
 		t.Errorf("state list of an empty state: exit %d, %q %q", code, out, errOut)
 	}
-	code, out, _ = runCLI(t, "state", "list", "--state", path, "--output", "json")
-	var list []any
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || list == nil || len(list) != 0 {
-		t.Errorf("state list --output json of an empty state: exit %d, stdout %q, want []", code, out)
+	// Each JSON document of an empty state: an object, [] for the lists.
+	code, out, errOut = runCLI(t, "state", "list", "--state", path, "--output", "json")
+	if code != 0 {
+		t.Fatalf("state list --output json of an empty state: exit %d, %s", code, errOut)
+	}
+	doc := checkJSONDoc(t, "state list --output json", out, "2.0")
+	wantEmptyList(t, "state list --output json of an empty state", doc, "nodes")
+	if lineage, _ := doc["lineage"].(string); lineage == "" {
+		t.Errorf("state list --output json: no lineage:\n%s", out)
+	}
+	code, out, errOut = runCLI(t, "state", "history", "--state", path, "--output", "json")
+	if code != 0 {
+		t.Fatalf("state history --output json of an empty state: exit %d, %s", code, errOut)
+	}
+	doc = checkJSONDoc(t, "state history --output json", out, "2.0")
+	wantEmptyList(t, "state history --output json of an empty state", doc, "entries")
+	code, out, errOut = runCLI(t, "stack", "ls", "--state", path, "--output", "json")
+	if code != 0 {
+		t.Fatalf("stack ls --output json: exit %d, %s", code, errOut)
+	}
+	doc = checkJSONDoc(t, "stack ls --output json", out, "1.0")
+	if fmt.Sprint(doc["stacks"]) != "[map[current:true name:default]]" {
+		t.Errorf("stack ls --output json = %s, want the default stack, current", out)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	code, out, errOut = runCLI(t, "state", "migrate", "--state", path, "--to", copyPath, "--output", "json")
+	if code != 0 {
+		t.Fatalf("state migrate --output json: exit %d, %s", code, errOut)
+	}
+	doc = checkJSONDoc(t, "state migrate --output json", out, "1.0")
+	if s, _ := doc["stacks"].([]any); len(s) != 1 || s[0].(map[string]any)["copied"] != true {
+		t.Errorf("state migrate --output json = %s, want the default stack copied", out)
 	}
 	code, _, _ = runCLI(t, "state")
 	if code != 1 {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -50,47 +49,19 @@ Exit status: 0 valid, 1 invalid.`,
 // validateJSON writes the validate document of docs/validate-json.md and
 // returns the exit status.
 func (c *cli) validateJSON() int {
-	type diagJSON struct {
-		File       string `json:"file"`
-		Line       int    `json:"line"`
-		Column     int    `json:"column"`
-		Severity   string `json:"severity"`
-		Message    string `json:"message"`
-		Detail     string `json:"detail"`
-		Suggestion string `json:"suggestion"`
-	}
-	type doc struct {
-		FormatVersion string     `json:"format_version"`
-		Valid         bool       `json:"valid"`
-		ErrorCount    int        `json:"error_count"`
-		WarningCount  int        `json:"warning_count"`
-		Diagnostics   []diagJSON `json:"diagnostics"`
-		Resources     int        `json:"resources"`
-		Variables     int        `json:"variables"`
-		Outputs       int        `json:"outputs"`
-	}
 	spec, diags, err := c.readSpec()
 	if err != nil {
 		// The specs cannot be read at all: one diagnostic without a place.
 		diags = diag.Diagnostics{{Severity: diag.Error, Summary: err.Error()}}
 	}
-	out := doc{FormatVersion: "1.0", Valid: !diags.HasErrors(), Diagnostics: []diagJSON{}}
-	for _, d := range diags {
-		if d.Severity == diag.Error {
-			out.ErrorCount++
-		} else {
-			out.WarningCount++
-		}
-		out.Diagnostics = append(out.Diagnostics, diagJSON{File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col,
-			Severity: d.Severity.String(), Message: d.Summary, Detail: d.Detail, Suggestion: d.Suggestion})
-	}
+	v := render.Validation{Diagnostics: diags}
 	if spec != nil {
-		out.Resources, out.Variables, out.Outputs = len(spec.Resources), len(spec.Variables), len(spec.Outputs)
+		v.Resources, v.Variables, v.Outputs = len(spec.Resources), len(spec.Variables), len(spec.Outputs)
 	}
-	if code := c.writeJSON(out); code != exitOK {
+	if code := c.rendered(render.ValidateJSON(c.stdout, v)); code != exitOK {
 		return code
 	}
-	if !out.Valid {
+	if !v.Valid() {
 		return exitError
 	}
 	return exitOK
@@ -492,10 +463,10 @@ func (c *cli) reportApply(res *report.Apply, run render.Run) int {
 	return exitOK
 }
 
-func (c *cli) writeJSON(v any) int {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+// rendered returns the exit status of a command whose last step was to
+// render its output: 0, or 1 after reporting err.
+func (c *cli) rendered(err error) int {
+	if err != nil {
 		return c.errorf("%v", err)
 	}
 	return exitOK
@@ -539,7 +510,7 @@ var versionCmd = &command{
 	name: "version", args: "", summary: "Print the version of reconcile.",
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if c.g.output == "json" {
-			return c.writeJSON(map[string]string{"version": version, "planFormat": fmt.Sprint(plan.FileVersion)})
+			return c.rendered(render.VersionJSON(c.stdout, version, plan.FileVersion))
 		}
 		fmt.Fprintf(c.stdout, "reconcile %s\n", version)
 		return exitOK

@@ -511,7 +511,7 @@ func wantOutput(t *testing.T, r result, name, value string) {
 	}
 }
 
-// stateEntry is one element of 'state list --output json'.
+// stateEntry is one element of the nodes of 'state list --output json'.
 type stateEntry struct {
 	Name    string `json:"name"`
 	Type    string `json:"type"`
@@ -527,12 +527,15 @@ func (w *ws) stateList() map[string]stateEntry {
 	if r.code != 0 {
 		w.t.Fatalf("state list:\n%s", r)
 	}
-	var list []stateEntry
+	checkJSONDoc(w.t, "state list --output json", r.stdout, "2.0")
+	var list struct {
+		Nodes []stateEntry `json:"nodes"`
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
 		w.t.Fatalf("state list --output json: %v\n%s", err, r)
 	}
 	out := map[string]stateEntry{}
-	for _, e := range list {
+	for _, e := range list.Nodes {
 		out[e.Name] = e
 	}
 	return out
@@ -548,7 +551,9 @@ type stateNode struct {
 	Outputs      map[string]any `json:"outputs"`
 	Dependencies []string       `json:"dependencies"`
 	Protect      bool           `json:"protect"`
+	Tainted      bool           `json:"tainted"`
 	Serial       int64          `json:"serial"`
+	UpdatedAt    time.Time      `json:"updated_at"`
 }
 
 func (w *ws) stateShow(name string) stateNode {
@@ -557,9 +562,15 @@ func (w *ws) stateShow(name string) stateNode {
 	if r.code != 0 {
 		w.t.Fatalf("state show %s:\n%s", name, r)
 	}
+	// inputs and outputs hold the resource's fields, as the specs name
+	// them, and null for a secret.
+	checkJSONDoc(w.t, "state show --output json", r.stdout, "2.0", "inputs", "outputs")
 	var n stateNode
 	if err := json.Unmarshal([]byte(r.stdout), &n); err != nil {
 		w.t.Fatalf("state show --output json: %v\n%s", err, r)
+	}
+	if n.UpdatedAt.IsZero() || n.UpdatedAt.Location() != time.UTC {
+		w.t.Errorf("state show --output json: updated_at %v, want a time in UTC\n%s", n.UpdatedAt, r)
 	}
 	return n
 }
@@ -1059,12 +1070,24 @@ func TestE2EStateCommands(t *testing.T) {
 	r = w.must(0, "state", "history")
 	wantStdout(t, r, "SERIAL", "apply", "state mv pol renamed", "state rm renamed")
 	r = w.must(0, "state", "history", "--output", "json")
-	var hs []map[string]any
+	checkJSONDoc(t, "state history --output json", r.stdout, "2.0")
+	var hs struct {
+		Serial  int64 `json:"serial"`
+		Entries []struct {
+			Serial  int64          `json:"serial"`
+			Time    time.Time      `json:"time"`
+			Command string         `json:"command"`
+			Counts  map[string]int `json:"counts"`
+		} `json:"entries"`
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &hs); err != nil {
 		t.Fatalf("state history --output json: %v\n%s", err, r)
 	}
-	if len(hs) != 3 {
-		t.Errorf("history has %d entries, want 3 (apply, mv, rm): %v", len(hs), hs)
+	if len(hs.Entries) != 3 {
+		t.Fatalf("history has %d entries, want 3 (apply, mv, rm): %+v", len(hs.Entries), hs)
+	}
+	if h := hs.Entries[1]; h.Command != "state mv pol renamed" || fmt.Sprint(h.Counts) != "map[move:1]" || h.Time.Location() != time.UTC || h.Serial <= 0 || h.Serial >= hs.Serial {
+		t.Errorf("history entry 1 = %+v, want the state mv, move 1, in UTC, at a serial before the state's %d", h, hs.Serial)
 	}
 	w.must(1, "state", "frobnicate")
 }

@@ -143,8 +143,12 @@ func TestE2EEtcdMigrate(t *testing.T) {
           principals: ["`+role2+`"]`, "")))
 	onEtcd.must(0, "apply", "--auto-approve")
 	r = onEtcd.must(0, "state", "migrate", "--to", onEtcd.path("back.db"), "--output", "json")
+	checkJSONDoc(t, "state migrate --output json", r.stdout, "1.0")
 	var out struct {
-		Stacks []migrated `json:"stacks"`
+		Stacks []struct {
+			Serial int64 `json:"serial"`
+			Copied bool  `json:"copied"`
+		} `json:"stacks"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Stacks) != 1 || out.Stacks[0].Serial == 0 || !out.Stacks[0].Copied {
 		t.Errorf("migrate --output json = %s (%v), want one stack copied", r.stdout, err)
@@ -239,6 +243,7 @@ func TestE2EEtcdTenStacks(t *testing.T) {
 		}
 	}
 	r := runners[0].must(0, "stack", "ls", "--output", "json")
+	checkJSONDoc(t, "stack ls --output json", r.stdout, "1.0")
 	if n := strings.Count(r.stdout, `"name"`); n != 10 {
 		t.Errorf("stack ls lists %d stacks, want 10:\n%s", n, r.stdout)
 	}

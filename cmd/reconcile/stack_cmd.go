@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"reconcile/engine/render"
 	"reconcile/state"
 	"reconcile/state/etcdstate"
 )
@@ -20,7 +21,7 @@ stack's file, as state.S.db; on etcd under PREFIX/S/.
 A stack's config comes from Pulumi.<stack>.yaml beside Pulumi.yaml (config:
 with <project>:<key> or plain keys; secure: values are decrypted with
 PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE). Only plan and apply
-start a new stack.`,
+start a new stack. --output json writes the document of docs/state-json.md.`,
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if len(args) != 1 || args[0] != "ls" {
 			return c.errorf("stack takes one subcommand: ls")
@@ -35,19 +36,7 @@ start a new stack.`,
 		}
 		slices.Sort(stacks)
 		if c.g.output == "json" {
-			type stackJSON struct {
-				Name    string `json:"name"`
-				Current bool   `json:"current"`
-			}
-			out := struct {
-				FormatVersion string      `json:"format_version"`
-				Backend       string      `json:"backend"`
-				Stacks        []stackJSON `json:"stacks"`
-			}{FormatVersion: "1.0", Backend: ws.backend.url(), Stacks: []stackJSON{}}
-			for _, s := range stacks {
-				out.Stacks = append(out.Stacks, stackJSON{Name: s, Current: s == ws.stack})
-			}
-			return c.writeJSON(out)
+			return c.rendered(render.StacksJSON(c.stdout, ws.backend.url(), ws.stack, stacks))
 		}
 		if len(stacks) == 0 {
 			fmt.Fprintf(c.stdout, "No stacks in %s yet: plan or apply starts one.\n", ws.backend.url())

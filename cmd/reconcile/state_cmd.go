@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,7 +28,8 @@ migrate   copy the stack's state, whole (lineage, serial, history, versions,
           every stack. The target stack must not exist yet, or be an identical
           copy (a migrate can be run again); the source is left as it was.
 
-rm, mv and migrate take the state lock like apply does.`,
+rm, mv and migrate take the state lock like apply does. With --output json,
+list, show, history and migrate write the documents of docs/state-json.md.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.Int64Var(&o.serial, "serial", 0, "with show: the serial to show the node at")
 		fs.StringVar(&o.to, "to", "", "with migrate: the backend to copy the state to (a path, file://PATH or etcd://HOST:PORT/PREFIX)")
@@ -84,11 +86,15 @@ func stateList(c *cli, _ *cmdOpts, st store, _ []string) int {
 		return c.errorf("%v", err)
 	}
 	if c.g.output == "json" {
-		out := []map[string]any{} // [] rather than null when empty
-		for _, r := range recs {
-			out = append(out, map[string]any{"name": r.Name, "type": r.Type, "kind": r.Kind, "id": r.ID, "tainted": r.Tainted != "", "protect": r.Protect})
+		meta, err := st.Meta()
+		if err != nil {
+			return c.errorf("%v", err)
 		}
-		return c.writeJSON(out)
+		nodes := make([]render.StateNode, len(recs))
+		for i, r := range recs {
+			nodes[i] = nodeModel(r)
+		}
+		return c.rendered(render.StateListJSON(c.stdout, stateModel(meta), nodes))
 	}
 	if len(recs) == 0 {
 		fmt.Fprintf(c.stdout, "The state at %s is empty.\n", c.ws.backend.describe(c.ws.stack))
@@ -134,13 +140,7 @@ func stateShow(c *cli, o *cmdOpts, st store, args []string) int {
 		return c.errorf("no node named %q in state%s; run 'reconcile state list'", name, c.suggestRecord(st, name))
 	}
 	if c.g.output == "json" {
-		deps := rec.Dependencies
-		if deps == nil {
-			deps = []string{} // [] rather than null
-		}
-		return c.writeJSON(map[string]any{"name": rec.Name, "type": rec.Type, "kind": rec.Kind, "id": rec.ID,
-			"inputs": render.JSONValue(rec.Inputs), "outputs": render.JSONValue(rec.Outputs), "dependencies": deps,
-			"protect": rec.Protect, "tainted": rec.Tainted, "serial": rec.Serial, "updatedAt": rec.UpdatedAt})
+		return c.rendered(render.RecordJSON(c.stdout, nodeModel(rec)))
 	}
 	w := c.stdout
 	fmt.Fprintf(w, "# %s (%s, %s)\nid = %q\n", rec.Name, rec.Type, rec.Kind, rec.ID)
@@ -206,10 +206,15 @@ func stateHistory(c *cli, _ *cmdOpts, st store, _ []string) int {
 		return c.errorf("%v", err)
 	}
 	if c.g.output == "json" {
-		if hs == nil {
-			hs = []state.HistoryEntry{} // [] rather than null when empty
+		meta, err := st.Meta()
+		if err != nil {
+			return c.errorf("%v", err)
 		}
-		return c.writeJSON(hs)
+		entries := make([]render.HistoryEntry, len(hs))
+		for i, h := range hs {
+			entries[i] = render.HistoryEntry{Serial: h.Serial, Time: h.Time, Command: h.Command, Counts: maps.Collect(h.Counts.All())}
+		}
+		return c.rendered(render.HistoryJSON(c.stdout, stateModel(meta), entries))
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERIAL\tTIME\tCOMMAND\tCOUNTS")
@@ -222,6 +227,17 @@ func stateHistory(c *cli, _ *cmdOpts, st store, _ []string) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// stateModel and nodeModel fill the renderers' models from the state's.
+func stateModel(m state.Meta) render.StateInfo {
+	return render.StateInfo{Lineage: m.Lineage, Serial: m.Serial}
+}
+
+func nodeModel(r state.Record) render.StateNode {
+	return render.StateNode{Name: r.Name, Type: r.Type, Kind: r.Kind, ID: r.ID, Inputs: r.Inputs, Outputs: r.Outputs,
+		Dependencies: r.Dependencies, Protect: r.Protect, RetainOnDelete: r.RetainOnDelete, DeleteBeforeReplace: r.DeleteBeforeReplace,
+		Tainted: r.Tainted, Deposed: r.Deposed, Serial: r.Serial, UpdatedAt: r.UpdatedAt}
 }
 
 func printAttrs(c *cli, title string, m map[string]any) {

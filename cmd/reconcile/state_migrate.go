@@ -4,21 +4,12 @@ import (
 	"errors"
 	"fmt"
 
+	"reconcile/engine/render"
 	"reconcile/state"
 )
 
 // migrated is what state migrate did with one stack.
-type migrated struct {
-	Stack    string `json:"stack"`
-	Lineage  string `json:"lineage"`
-	Serial   int64  `json:"serial"`
-	Records  int    `json:"records"`
-	Versions int    `json:"versions"`
-	History  int    `json:"history"`
-	Intents  int    `json:"intents"`
-	// Copied is false when the target held an identical copy already.
-	Copied bool `json:"copied"`
-}
+type migrated = render.MigratedStack
 
 func stateMigrate(c *cli, o *cmdOpts, _ store, _ []string) int {
 	if o.to == "" {
@@ -65,12 +56,7 @@ func stateMigrate(c *cli, o *cmdOpts, _ store, _ []string) int {
 		}
 	}
 	if c.g.output == "json" {
-		return c.writeJSON(struct {
-			FormatVersion string     `json:"format_version"`
-			From          string     `json:"from"`
-			To            string     `json:"to"`
-			Stacks        []migrated `json:"stacks"`
-		}{"1.0", ws.backend.url(), to.url(), done})
+		return c.rendered(render.MigrateJSON(c.stdout, ws.backend.url(), to.url(), done))
 	}
 	fmt.Fprintf(c.stdout, "The old state is left as it was. Point --state, RECONCILE_STATE or backend: url: in Pulumi.yaml at %s.\n", to.url())
 	return exitOK

@@ -10,21 +10,31 @@
 //     the progress lines of a running apply (Progress);
 //   - the resolution of interrupted creates: IntentsHeading, IntentsText,
 //     IntentProgress, and IntentsWarning for commands that only read state;
+//   - the other commands' JSON, from small models the CLI fills:
+//     StateListJSON, RecordJSON and HistoryJSON (state list, show and
+//     history, from StateNode and HistoryEntry), StacksJSON (stack ls),
+//     MigrateJSON (state migrate, from MigratedStack) and VersionJSON,
+//     all in docs/state-json.md; ValidateJSON (docs/validate-json.md,
+//     from a Validation);
 //   - DeclarationYAML, the spec text that declares an imported object;
 //   - single values: DisplayValue and JSONValue.
 //
 // Renderers are pure: they read a plan.Plan, a report.Drift, report.Apply,
-// report.Event or report.Intents and the value model, and write; they
-// never read state, call a driver or touch the network. Their words come
-// from the typed data: a change's Action and plan.Reason (plan JSON has
-// both the reason's name, action_reason, and its words, reason), a drift
-// item's status, an intent's outcome.
+// report.Event or report.Intents, one of the models above and the value
+// model, and write; they never read state, call a driver or touch the
+// network, and the package imports neither the state store nor a network
+// client (TestRenderImports). Their words come from the typed data: a
+// change's Action and plan.Reason (plan JSON has both the reason's name,
+// action_reason, and its words, reason), a drift item's status, an
+// intent's outcome.
 //
 // Unknown and secret values: for people, a value known only after apply
 // is shown as "(known after apply)" and a secret, whether a value.Secret
 // or sealed in state, as "(sensitive value)"; neither is ever shown in
 // clear. In JSON both are written as null, and plan JSON lists their
 // places as JSON Pointers (after_unknown, after_sensitive,
-// before_sensitive). JSON output has a format_version, uses snake_case
-// keys and writes [] rather than null for an empty list.
+// before_sensitive). Every JSON document is an object with a
+// format_version, uses snake_case keys (but for names from the specs and
+// the cloud: a node's fields, the outputs), writes [] rather than null for
+// an empty list and times in RFC 3339, in UTC.
 package render
