@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,6 +205,26 @@ func startPeakHeap() *peakHeap {
 	return p
 }
 
+// cpuMeter measures the CPU time the process uses (user and system, every
+// thread) from its start: on a shared machine it moves less than the time
+// between start and end, which counts the time other processes run.
+type cpuMeter struct{ start time.Duration }
+
+func startCPU() cpuMeter { return cpuMeter{start: cpuUsed()} }
+
+func cpuUsed() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// report reports the CPU time per op as "cpu-ns/op".
+func (c cpuMeter) report(b *testing.B) {
+	b.ReportMetric(float64((cpuUsed() - c.start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
 // report stops sampling and reports the peak as "peak-heap-MiB".
 func (p *peakHeap) report(b *testing.B) {
 	close(p.stop)
@@ -219,6 +240,7 @@ func BenchmarkValidate(b *testing.B) {
 			srcs := []specs.Source{{Name: "bench.yaml", Data: src}}
 			runtime.GC()
 			peak := startPeakHeap()
+			cpu := startCPU()
 			b.ResetTimer()
 			for b.Loop() {
 				spec, diags := specs.Load(dir, srcs, nil)
@@ -227,6 +249,7 @@ func BenchmarkValidate(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			cpu.report(b)
 			peak.report(b)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 		})
@@ -269,6 +292,7 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 	p = nil
 	runtime.GC()
 	peak := startPeakHeap()
+	cpu := startCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		if _, diags := planner.Plan(b.Context(), spec, st, reg, opts); diags.HasErrors() {
@@ -276,6 +300,7 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 	peak.report(b)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 }
@@ -293,6 +318,7 @@ func BenchmarkPlanFloor(b *testing.B) {
 			}
 			runtime.GC()
 			peak := startPeakHeap()
+			cpu := startCPU()
 			b.ResetTimer()
 			for b.Loop() {
 				data, err := os.ReadFile(file)
@@ -316,6 +342,7 @@ func BenchmarkPlanFloor(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			cpu.report(b)
 			peak.report(b)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 		})
@@ -343,6 +370,7 @@ func BenchmarkLoadPlanNoRefresh(b *testing.B) {
 			reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
 			runtime.GC()
 			peak := startPeakHeap()
+			cpu := startCPU()
 			b.ResetTimer()
 			for b.Loop() {
 				data, err := os.ReadFile(file)
@@ -359,6 +387,7 @@ func BenchmarkLoadPlanNoRefresh(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			cpu.report(b)
 			peak.report(b)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 		})
