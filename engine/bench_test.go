@@ -222,7 +222,7 @@ func cpuUsed() time.Duration {
 
 // report reports the CPU time per op as "cpu-ns/op".
 func (c cpuMeter) report(b *testing.B) {
-	b.ReportMetric(float64((cpuUsed() - c.start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cpuUsed()-c.start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // report stops sampling and reports the peak as "peak-heap-MiB".
