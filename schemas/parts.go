@@ -1,0 +1,207 @@
+package schemas
+
+import (
+	"errors"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Part is a value that stands at Path in an instance of a schema.
+type Part struct {
+	Path  []string
+	Value any
+}
+
+// ValidateParts validates values that stand at paths of an instance whose
+// other parts were already validated: the engine checks the literals of a
+// spec when it loads it, and only the values it computes later when it
+// plans. Each part is validated against the schema that applies at its
+// path; the violations have paths from the top of the instance, and are
+// sorted and kept one per path as Validate's are.
+//
+// Let the instance without its parts be the instance with each part's
+// entry left out of its object, or each part's item of a list replaced by
+// null. If Validate reported nothing for the instance without its parts
+// but at the parts' paths, then Validate of the whole instance reports
+// exactly what ValidateParts does, provided it reports ok. It reports !ok,
+// and nothing, when some part cannot be validated apart from the rest:
+// when the schema along its path has keywords that look at a value as a
+// whole (oneOf, enum, uniqueItems, propertyNames and the like), or does
+// not name the field that leads to it; then validate the whole instance.
+//
+// Parts must not be nested in one another. Values are JSON-shaped as for
+// Validate, and a value of another type is taken as not yet known.
+func (s *Schema) ValidateParts(parts []Part) (vs []Violation, ok bool) {
+	for _, p := range parts {
+		ps := s.partSchema(p.Path)
+		if ps == nil {
+			return nil, false
+		}
+		pr := &preparer{}
+		inst := pr.value(p.Value, ps.prop, nil)
+		for _, v := range pr.found {
+			vs = append(vs, Violation{Path: prefixed(p.Path, v.Path), Kind: v.Kind, Message: v.Message})
+		}
+		err := ps.compiled.Validate(inst)
+		if err == nil {
+			continue
+		}
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			vs = append(vs, Violation{Kind: Invalid, Message: err.Error()}) // as Validate does
+			continue
+		}
+		c := &converter{s: s, inst: inst, base: ps.pointer, depth: len(p.Path)}
+		for _, o := range pr.opaque {
+			c.opaque = append(c.opaque, prefixed(p.Path, o))
+		}
+		// The error at the top stands for the part's schema as a whole:
+		// its causes are what Validate finds below the keyword that leads
+		// to the part.
+		for _, cause := range ve.Causes {
+			vs = append(vs, c.collect(cause)...)
+		}
+	}
+	return tidy(vs), true
+}
+
+// prefixed returns path after prefix, sharing nothing with either.
+func prefixed(prefix, path []string) []string {
+	return append(append(make([]string, 0, len(prefix)+len(path)), prefix...), path...)
+}
+
+// partSchema is the schema that applies at a path of an instance, when a
+// value there can be validated apart from the rest of the instance.
+type partSchema struct {
+	prop     *Prop
+	compiled *jsonschema.Schema
+	pointer  string // of the path, escaped as the validator escapes it
+}
+
+// partSchema returns the schema at path, compiled, or nil when a value at
+// path cannot be validated apart. It is compiled once per path.
+func (s *Schema) partSchema(path []string) *partSchema {
+	key := strings.Join(path, "\x00")
+	if ps, ok := s.parts.Load(key); ok {
+		return ps.(*partSchema)
+	}
+	var ps *partSchema
+	if loc, prop, ok := s.locate(path); ok {
+		s.compileMu.Lock()
+		compiled, err := s.compiler.Compile(baseURL + s.file + "#" + loc)
+		s.compileMu.Unlock()
+		if err == nil {
+			ps = &partSchema{prop: prop, compiled: compiled, pointer: validatorPointer(path)}
+		}
+	}
+	s.parts.Store(key, ps)
+	return ps
+}
+
+// validatorPointer writes path as the validator writes instance
+// locations.
+func validatorPointer(path []string) string {
+	var b strings.Builder
+	for _, seg := range path {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(escapeToken(seg)))
+	}
+	return b.String()
+}
+
+// transparent are the keywords of a schema whose outcome for an object or
+// a list does not depend on the values of its fields or items, only on
+// their names and number: a value below a schema that has no others can
+// be validated apart from its siblings. Keywords of strings and numbers
+// are among them, as they do not apply to an object or a list; so are
+// annotations.
+var transparent = map[string]bool{
+	"type": true, "properties": true, "additionalProperties": true, "items": true,
+	"required": true, "minItems": true, "maxItems": true,
+	"minLength": true, "maxLength": true, "pattern": true, "format": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+}
+
+// annotation reports whether a keyword asserts nothing.
+func annotation(k string) bool {
+	switch k {
+	case "$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly":
+		return true
+	}
+	return strings.HasPrefix(k, "x-")
+}
+
+// locate returns the location (a JSON Pointer into the schema validated
+// against) and the Prop of the schema that applies at path, when every
+// schema on the way to it is transparent and names the way: a field of
+// properties, any field through an additionalProperties schema, or an
+// item through an items schema.
+func (s *Schema) locate(path []string) (string, *Prop, bool) {
+	if slices.Contains(path, "") {
+		// The validator reports what it finds below a field named ""
+		// at the object that holds it: validate the whole.
+		return "", nil, false
+	}
+	node, loc, prop := s.vtree, "", s.Root
+	for _, seg := range path {
+		var m map[string]any
+		for range 16 { // bounded: $refs may chain but must not loop
+			var ok bool
+			if m, ok = node.(map[string]any); !ok {
+				return "", nil, false
+			}
+			ref, isRef := m["$ref"].(string)
+			if !isRef {
+				break
+			}
+			for k := range m {
+				if k != "$ref" && !annotation(k) {
+					return "", nil, false // keywords beside the $ref apply too
+				}
+			}
+			frag, ok := strings.CutPrefix(ref, "#")
+			if !ok {
+				return "", nil, false
+			}
+			node, loc = resolve(s.vtree, instancePath(frag)), frag
+		}
+		for k := range m {
+			if !transparent[k] && !annotation(k) {
+				return "", nil, false
+			}
+		}
+		if _, ref := m["$ref"]; ref {
+			return "", nil, false // a chain of $refs too long
+		}
+		props, _ := m["properties"].(map[string]any)
+		sub, named := props[seg].(map[string]any)
+		ap, isMap := m["additionalProperties"].(map[string]any)
+		elem, hasItems := m["items"].(map[string]any)
+		_, notIndex := strconv.Atoi(seg)
+		switch {
+		case m["type"] == "object" && named && seg != "oneOf" && seg != "anyOf":
+			// (A field named like a keyword of choice would be taken for
+			// one when Validate reports below it: validate the whole.)
+			node, loc, prop = sub, loc+"/properties/"+escapeToken(seg), child(prop, seg)
+		case m["type"] == "object" && props[seg] == nil && isMap:
+			node, loc, prop = ap, loc+"/additionalProperties", child(prop, seg)
+		case m["type"] == "array" && hasItems && notIndex == nil:
+			node, loc, prop = elem, loc+"/items", items(prop)
+		default:
+			return "", nil, false
+		}
+	}
+	return loc, prop, true
+}
+
+// partCache holds what ValidateParts compiled: a Schema's parts by path.
+type partCache struct {
+	compileMu sync.Mutex // the compiler is not safe for concurrent use
+	compiler  *jsonschema.Compiler
+	parts     sync.Map // path (segments joined by NUL) -> *partSchema, nil when none
+}
