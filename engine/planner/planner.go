@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"reconcile/engine/dag"
@@ -267,46 +266,11 @@ func (p *planner) validateValues(token string, obj *specs.Object, vals map[strin
 	if !ok {
 		return false
 	}
-	inst, dyn := knownValue(vals)
-	ds := specs.Violations(s, obj, inst, dyn, what)
+	ds := specs.ValueViolations(s, obj, vals, what)
 	for _, d := range ds {
 		p.addDiag(d)
 	}
 	return len(ds) > 0
-}
-
-// knownValue returns vals without its Unknown parts and secrets revealed,
-// with the paths of the unknown parts.
-func knownValue(vals map[string]any) (map[string]any, map[string]bool) {
-	dyn := map[string]bool{}
-	var walk func(v any, path []string) (any, bool)
-	walk = func(v any, path []string) (any, bool) {
-		switch x := v.(type) {
-		case value.Unknown:
-			dyn[strings.Join(path, "/")] = true
-			return nil, false
-		case value.Secret:
-			return walk(x.Value, path)
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i], _ = walk(e, append(path, fmt.Sprint(i)))
-			}
-			return out, true
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				if w, ok := walk(e, append(path, k)); ok {
-					out[k] = w
-				}
-			}
-			return out, true
-		}
-		return v, true
-	}
-	out, _ := walk(vals, nil)
-	m, _ := out.(map[string]any)
-	return m, dyn
 }
 
 func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
