@@ -1,12 +1,14 @@
 package schemas
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -41,6 +43,9 @@ func (s *Schema) ValidateParts(parts []Part) (vs []Violation, ok bool) {
 		ps := s.partSchema(p.Path)
 		if ps == nil {
 			return nil, false
+		}
+		if ps.simple != nil && ps.simple.accepts(p.Value) {
+			continue
 		}
 		pr := &preparer{}
 		inst := pr.value(p.Value, ps.prop, nil)
@@ -81,26 +86,124 @@ type partSchema struct {
 	prop     *Prop
 	compiled *jsonschema.Schema
 	pointer  string // of the path, escaped as the validator escapes it
+	simple   *simpleSchema
 }
 
 // partSchema returns the schema at path, compiled, or nil when a value at
 // path cannot be validated apart. It is compiled once per path.
 func (s *Schema) partSchema(path []string) *partSchema {
 	key := strings.Join(path, "\x00")
-	if ps, ok := s.parts.Load(key); ok {
-		return ps.(*partSchema)
+	s.partsMu.RLock()
+	ps, ok := s.parts[key]
+	s.partsMu.RUnlock()
+	if ok {
+		return ps
 	}
-	var ps *partSchema
-	if loc, prop, ok := s.locate(path); ok {
-		s.compileMu.Lock()
-		compiled, err := s.compiler.Compile(baseURL + s.file + "#" + loc)
-		s.compileMu.Unlock()
-		if err == nil {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	if ps, ok := s.parts[key]; ok {
+		return ps
+	}
+	if node, loc, prop, ok := s.locate(path); ok {
+		if compiled, err := s.compiler.Compile(baseURL + s.file + "#" + loc); err == nil {
 			ps = &partSchema{prop: prop, compiled: compiled, pointer: validatorPointer(path)}
+			if prop == nil || !prop.Expression {
+				ps.simple = simpleOf(node)
+			}
 		}
 	}
-	s.parts.Store(key, ps)
+	if s.parts == nil {
+		s.parts = map[string]*partSchema{}
+	}
+	s.parts[key] = ps
 	return ps
+}
+
+// simpleSchema is a schema of a string, an integer or a boolean that
+// asserts nothing but its type, bounds on the length of a string or the
+// value of an integer, and a choice of strings. Its accepts is a quick
+// yes for the values that fit: the validator, for any other.
+type simpleSchema struct {
+	typ            string
+	minLen, maxLen int64 // -1 when not given
+	min, max       *int64
+	enum           []string // nil when not given
+}
+
+// simpleOf returns the simpleSchema of node, or nil when node says more.
+func simpleOf(node any) *simpleSchema {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return nil
+	}
+	ss := &simpleSchema{minLen: -1, maxLen: -1}
+	ss.typ, _ = m["type"].(string)
+	if ss.typ != "string" && ss.typ != "integer" && ss.typ != "boolean" {
+		return nil
+	}
+	integer := func(v any) (int64, bool) {
+		n, ok := v.(json.Number)
+		if !ok {
+			return 0, false
+		}
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	for k, v := range m {
+		var ok bool
+		switch {
+		case k == "type" || annotation(k):
+			ok = true
+		case (k == "minLength" || k == "maxLength") && ss.typ == "string":
+			var n int64
+			if n, ok = integer(v); ok && k == "minLength" {
+				ss.minLen = n
+			} else if ok {
+				ss.maxLen = n
+			}
+		case (k == "minimum" || k == "maximum") && ss.typ == "integer":
+			var n int64
+			if n, ok = integer(v); ok && k == "minimum" {
+				ss.min = &n
+			} else if ok {
+				ss.max = &n
+			}
+		case k == "enum" && ss.typ == "string":
+			list, _ := v.([]any)
+			ss.enum, ok = make([]string, 0, len(list)), list != nil
+			for _, e := range list {
+				str, isStr := e.(string)
+				ss.enum, ok = append(ss.enum, str), ok && isStr
+			}
+		}
+		if !ok {
+			return nil
+		}
+	}
+	return ss
+}
+
+// accepts reports whether v surely fits the schema; false says nothing.
+func (ss *simpleSchema) accepts(v any) bool {
+	switch ss.typ {
+	case "string":
+		str, ok := v.(string)
+		if !ok || ss.enum != nil && !slices.Contains(ss.enum, str) {
+			return false
+		}
+		if ss.minLen >= 0 || ss.maxLen >= 0 {
+			n := int64(utf8.RuneCountInString(str)) // as the validator counts
+			return (ss.minLen < 0 || n >= ss.minLen) && (ss.maxLen < 0 || n <= ss.maxLen)
+		}
+		return true
+	case "integer":
+		n, ok := v.(int64)
+		return ok && (ss.min == nil || n >= *ss.min) && (ss.max == nil || n <= *ss.max)
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	}
+	return false
 }
 
 // validatorPointer writes path as the validator writes instance
@@ -141,19 +244,19 @@ func annotation(k string) bool {
 // schema on the way to it is transparent and names the way: a field of
 // properties, any field through an additionalProperties schema, or an
 // item through an items schema.
-func (s *Schema) locate(path []string) (string, *Prop, bool) {
+func (s *Schema) locate(path []string) (node any, loc string, prop *Prop, ok bool) {
 	if slices.Contains(path, "") {
 		// The validator reports what it finds below a field named ""
 		// at the object that holds it: validate the whole.
-		return "", nil, false
+		return nil, "", nil, false
 	}
-	node, loc, prop := s.vtree, "", s.Root
+	node, loc, prop = s.vtree, "", s.Root
 	for _, seg := range path {
 		var m map[string]any
 		for range 16 { // bounded: $refs may chain but must not loop
 			var ok bool
 			if m, ok = node.(map[string]any); !ok {
-				return "", nil, false
+				return nil, "", nil, false
 			}
 			ref, isRef := m["$ref"].(string)
 			if !isRef {
@@ -161,22 +264,22 @@ func (s *Schema) locate(path []string) (string, *Prop, bool) {
 			}
 			for k := range m {
 				if k != "$ref" && !annotation(k) {
-					return "", nil, false // keywords beside the $ref apply too
+					return nil, "", nil, false // keywords beside the $ref apply too
 				}
 			}
 			frag, ok := strings.CutPrefix(ref, "#")
 			if !ok {
-				return "", nil, false
+				return nil, "", nil, false
 			}
 			node, loc = resolve(s.vtree, instancePath(frag)), frag
 		}
 		for k := range m {
 			if !transparent[k] && !annotation(k) {
-				return "", nil, false
+				return nil, "", nil, false
 			}
 		}
 		if _, ref := m["$ref"]; ref {
-			return "", nil, false // a chain of $refs too long
+			return nil, "", nil, false // a chain of $refs too long
 		}
 		props, _ := m["properties"].(map[string]any)
 		sub, named := props[seg].(map[string]any)
@@ -193,15 +296,15 @@ func (s *Schema) locate(path []string) (string, *Prop, bool) {
 		case m["type"] == "array" && hasItems && notIndex == nil:
 			node, loc, prop = elem, loc+"/items", items(prop)
 		default:
-			return "", nil, false
+			return nil, "", nil, false
 		}
 	}
-	return loc, prop, true
+	return node, loc, prop, true
 }
 
 // partCache holds what ValidateParts compiled: a Schema's parts by path.
 type partCache struct {
-	compileMu sync.Mutex // the compiler is not safe for concurrent use
-	compiler  *jsonschema.Compiler
-	parts     sync.Map // path (segments joined by NUL) -> *partSchema, nil when none
+	partsMu  sync.RWMutex // held to write also while compiling: the compiler is not safe for concurrent use
+	compiler *jsonschema.Compiler
+	parts    map[string]*partSchema // by path (segments joined by NUL); nil when none
 }

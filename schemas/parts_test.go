@@ -144,6 +144,47 @@ func TestValidatePartsRefuses(t *testing.T) {
 // partsRounds is how many random instances each schema is tried with.
 var partsRounds = flag.Int("parts.rounds", 4000, "random instances tried per schema by TestValidatePartsAgreesWithValidate")
 
+// TestSimpleParts checks which schemas of parts ValidateParts accepts
+// values of without the validator, and that it does only for values that
+// fit.
+func TestSimpleParts(t *testing.T) {
+	t.Parallel()
+	s, err := parseSchema("parts.json", []byte(partsSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, simple := range map[string]bool{
+		"name": true, "grants/0/relation": true, "tags/x": true, "nested/inner/n": true,
+		"size": false, "grants/0/principals/0": false, "grants/0": false, "nested/either": false,
+	} {
+		ps := s.partSchema(strings.Split(path, "/"))
+		if ps == nil || (ps.simple != nil) != simple {
+			t.Errorf("%s: simple %v, want %v", path, ps != nil && ps.simple != nil, simple)
+		}
+	}
+	for _, tc := range []struct {
+		path string
+		v    any
+		want bool
+	}{
+		{"name", "12345678", true}, {"name", "123456789", false}, {"name", "ééééééé", true}, {"name", int64(1), false},
+		{"grants/0/relation", "viewer", true}, {"grants/0/relation", "owner", false},
+		{"tags/x", "ab", true}, {"tags/x", "a", false}, {"tags/x", nil, false},
+		{"nested/inner/n", int64(-5), true}, {"nested/inner/n", 1.0, false}, {"nested/inner/n", "1", false},
+	} {
+		ps := s.partSchema(strings.Split(tc.path, "/"))
+		if got := ps.simple.accepts(tc.v); got != tc.want {
+			t.Errorf("%s accepts %#v: %v, want %v", tc.path, tc.v, got, tc.want)
+		}
+	}
+	ep := mustLookup(t, endpoint)
+	for path, simple := range map[string]bool{"compartmentId": true, "description": true, "inferenceUnits": true, "freeformTags/a": true, "definedTags": false} {
+		if ps := ep.partSchema(strings.Split(path, "/")); ps == nil || (ps.simple != nil) != simple {
+			t.Errorf("endpoint %s: simple %v, want %v", path, ps != nil && ps.simple != nil, simple)
+		}
+	}
+}
+
 func paths(parts []Part) []string {
 	var out []string
 	for _, p := range parts {
