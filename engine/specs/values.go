@@ -37,7 +37,8 @@ func violationsApart(s *schemas.Schema, obj *Object, vals map[string]any, what s
 	if obj == nil || obj.validated != s {
 		return nil, false
 	}
-	parts, ok := computedParts(obj, vals, nil, nil)
+	// Room for the path of any part but a deep one, and for a few parts.
+	parts, ok := computedParts(obj, vals, make([]string, 0, 8), make([]schemas.Part, 0, 4))
 	if !ok {
 		return nil, false
 	}
