@@ -112,29 +112,30 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 	if len(r.Path) == 0 || r.Path[0].IsIndex {
 		return true
 	}
-	var fields []string
-	var owner string
+	// The schema whose fields the reference reads, and how to name its
+	// owner in a message.
+	var fs *schemas.Schema
+	var owner func() string
 	switch {
 	case isRes:
-		fields, owner = res.Schema.Outputs(), fmt.Sprintf("resource %q (%s)", res.Name, res.Type)
+		fs, owner = res.Schema, func() string { return fmt.Sprintf("resource %q (%s)", res.Name, res.Type) }
 	case isVar:
 		if inv, ok := v.Expr.(*Invoke); ok && inv.Return == "" && inv.Function != "" {
-			fs, _ := schemas.Lookup(inv.Function)
-			fields, owner = fs.Outputs(), fmt.Sprintf("lookup %q (%s)", v.Name, inv.Function)
+			fs, _ = schemas.Lookup(inv.Function)
+			owner = func() string { return fmt.Sprintf("lookup %q (%s)", v.Name, inv.Function) }
 		}
 	}
-	if fields == nil {
+	if fs == nil {
 		return true
 	}
 	key := r.Path[0].Key
 	canon := snakeToCamel(key)
-	for _, f := range fields {
-		if f == canon {
-			r.Path[0].Key = canon
-			return true
-		}
+	if _, ok := fs.Root.Properties[canon]; ok { // every field is an output
+		r.Path[0].Key = canon
+		return true
 	}
-	l.errorf(r.P, "%s has no field %q%s", owner, key, diag.DidYouMean(canon, fields)).Detail = diag.ValidList("fields", fields)
+	fields := fs.Outputs()
+	l.errorf(r.P, "%s has no field %q%s", owner(), key, diag.DidYouMean(canon, fields)).Detail = diag.ValidList("fields", fields)
 	return true
 }
 
