@@ -302,9 +302,113 @@ func (s *Schema) locate(path []string) (node any, loc string, prop *Prop, ok boo
 	return node, loc, prop, true
 }
 
-// partCache holds what ValidateParts compiled: a Schema's parts by path.
+// partCache holds what ValidateParts compiled, a Schema's parts by path,
+// and what AcceptsFlat asks.
 type partCache struct {
 	partsMu  sync.RWMutex // held to write also while compiling: the compiler is not safe for concurrent use
 	compiler *jsonschema.Compiler
 	parts    map[string]*partSchema // by path (segments joined by NUL); nil when none
+
+	flatOnce   sync.Once
+	flatSchema *flatSchema // nil when the schema is not flat
+}
+
+// AcceptsFlat reports whether Validate(in) surely finds nothing but fields
+// missing that absent names: in is a flat object of strings, integers and
+// booleans, each the value of a field whose schema is simple (see
+// simpleSchema), every other field the schema requires is named by absent
+// (the engine leaves out the values it does not know yet and checks them
+// later), and the schema of the whole asks nothing else. false says
+// nothing: validate with Validate. It saves the validator the work for the
+// most common inputs.
+func (s *Schema) AcceptsFlat(in map[string]any, absent map[string]bool) bool {
+	f := s.flat()
+	if f == nil {
+		return false
+	}
+	for _, name := range f.required {
+		if _, ok := in[name]; !ok && !absent[name] {
+			return false
+		}
+	}
+	for k, v := range in {
+		ss, named := f.fields[k]
+		if !named {
+			ss = f.other
+		}
+		if ss == nil || !ss.accepts(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// flatSchema is what AcceptsFlat asks of an object: the simple schemas of
+// its fields (nil for one that is not simple), of the other fields (nil
+// when there is none, or it is not simple), and the required fields.
+type flatSchema struct {
+	fields   map[string]*simpleSchema
+	other    *simpleSchema
+	required []string
+}
+
+// flat returns the flatSchema of s, made once, or nil when the schema of
+// the whole asks more than a flatSchema can tell.
+func (s *Schema) flat() *flatSchema {
+	s.flatOnce.Do(func() {
+		m, ok := s.vtree.(map[string]any)
+		if !ok || m["type"] != "object" {
+			return
+		}
+		f := &flatSchema{fields: map[string]*simpleSchema{}}
+		for k, v := range m {
+			switch k {
+			case "type":
+			case "properties":
+				props, ok := v.(map[string]any)
+				if !ok {
+					return
+				}
+				for name, sub := range props {
+					if p := s.Root.Properties[name]; p == nil || !p.Expression {
+						f.fields[name] = simpleOf(sub)
+					} else {
+						f.fields[name] = nil
+					}
+				}
+			case "required":
+				list, ok := v.([]any)
+				if !ok {
+					return
+				}
+				for _, r := range list {
+					name, ok := r.(string)
+					if !ok || strings.Contains(name, "/") {
+						return
+					}
+					f.required = append(f.required, name)
+				}
+			case "additionalProperties":
+				switch ap := v.(type) {
+				case bool:
+					if ap {
+						return // any value is allowed: nothing to check, but rare
+					}
+				case map[string]any:
+					f.other = simpleOf(ap)
+					if f.other == nil {
+						return
+					}
+				default:
+					return
+				}
+			default:
+				if !annotation(k) {
+					return
+				}
+			}
+		}
+		s.flatSchema = f
+	})
+	return s.flatSchema
 }

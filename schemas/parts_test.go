@@ -306,3 +306,52 @@ func leaveOut(v any, parts []Part) map[string]any {
 	out, _ := cp(v, nil)
 	return out.(map[string]any)
 }
+
+// TestAcceptsFlat checks that AcceptsFlat accepts only what Validate finds
+// nothing wrong with but the missing fields it was told are absent, on
+// random instances of every embedded type and the test's own, and that it
+// accepts a common endpoint.
+func TestAcceptsFlat(t *testing.T) {
+	t.Parallel()
+	own, err := parseSchema("parts.json", []byte(partsSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []*Schema{own}
+	for _, tok := range Tokens() {
+		all = append(all, mustLookup(t, tok))
+	}
+	accepted := 0
+	for _, s := range all {
+		rng := rand.New(rand.NewPCG(5, uint64(len(s.Token))))
+		for range *partsRounds {
+			in, _ := randomValue(rng, s.Root, 0).(map[string]any)
+			absent := map[string]bool{}
+			for _, name := range slices.Sorted(maps.Keys(s.Root.Properties)) {
+				if _, ok := in[name]; !ok && rng.IntN(2) == 0 {
+					absent[name] = true
+				}
+			}
+			if !s.AcceptsFlat(in, absent) {
+				continue
+			}
+			accepted++
+			for _, v := range s.Validate(in) {
+				if v.Kind != Missing || len(v.Path) != 1 || !absent[v.Path[0]] {
+					t.Fatalf("%s: accepted %v (absent %v), but Validate reports %v", s.Token, in, absent, v)
+				}
+			}
+		}
+	}
+	t.Logf("%d instances accepted", accepted)
+	ep := mustLookup(t, endpoint)
+	if !ep.AcceptsFlat(map[string]any{"modelId": "m", "displayName": "d", "inferenceUnits": int64(2)}, map[string]bool{"compartmentId": true}) {
+		t.Error("a flat endpoint is not accepted")
+	}
+	if ep.AcceptsFlat(map[string]any{"modelId": "m"}, nil) {
+		t.Error("an endpoint without compartmentId is accepted")
+	}
+	if accepted < *partsRounds/20 {
+		t.Errorf("only %d instances accepted", accepted)
+	}
+}

@@ -174,6 +174,12 @@ func (l *loader) checkInvokes(e Expr) {
 func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
 	inst, dyn := staticValue(obj)
 	m, _ := inst.(map[string]any)
+	if s.AcceptsFlat(m, dyn) {
+		// Validate would find nothing but the values left to plan time
+		// missing, which are not reported.
+		obj.validated = s
+		return
+	}
 	ds := Violations(s, obj, m, dyn, what)
 	if len(ds) == 0 {
 		obj.validated = s
