@@ -3,14 +3,21 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"reconcile/engine/apply"
 	"reconcile/engine/plan"
@@ -27,7 +34,7 @@ import (
 const chainDepth = 10
 
 // benchSizes are the resource counts of the plan and validate benchmarks.
-var benchSizes = []int{1000, 10000}
+var benchSizes = []int{1000, 10000, 20000}
 
 // genName is the name of the i-th generated resource.
 func genName(i int) string { return fmt.Sprintf("ep%05d", i) }
@@ -198,6 +205,26 @@ func startPeakHeap() *peakHeap {
 	return p
 }
 
+// cpuMeter measures the CPU time the process uses (user and system, every
+// thread) from its start: on a shared machine it moves less than the time
+// between start and end, which counts the time other processes run.
+type cpuMeter struct{ start time.Duration }
+
+func startCPU() cpuMeter { return cpuMeter{start: cpuUsed()} }
+
+func cpuUsed() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// report reports the CPU time per op as "cpu-ns/op".
+func (c cpuMeter) report(b *testing.B) {
+	b.ReportMetric(float64((cpuUsed()-c.start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
 // report stops sampling and reports the peak as "peak-heap-MiB".
 func (p *peakHeap) report(b *testing.B) {
 	close(p.stop)
@@ -213,6 +240,7 @@ func BenchmarkValidate(b *testing.B) {
 			srcs := []specs.Source{{Name: "bench.yaml", Data: src}}
 			runtime.GC()
 			peak := startPeakHeap()
+			cpu := startCPU()
 			b.ResetTimer()
 			for b.Loop() {
 				spec, diags := specs.Load(dir, srcs, nil)
@@ -221,6 +249,7 @@ func BenchmarkValidate(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			cpu.report(b)
 			peak.report(b)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 		})
@@ -263,6 +292,7 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 	p = nil
 	runtime.GC()
 	peak := startPeakHeap()
+	cpu := startCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		if _, diags := planner.Plan(b.Context(), spec, st, reg, opts); diags.HasErrors() {
@@ -270,8 +300,98 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 		}
 	}
 	b.StopTimer()
+	cpu.report(b)
 	peak.report(b)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
+}
+
+// BenchmarkPlanFloor measures what no plan can avoid: reading the spec
+// file of genSpec(n) from disk, parsing it with yaml.v3 into nodes (as the
+// loader does) and hashing it. BenchmarkPlanNoRefresh and
+// BenchmarkLoadPlanNoRefresh are read against it.
+func BenchmarkPlanFloor(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			file := filepath.Join(b.TempDir(), "bench.yaml")
+			if err := os.WriteFile(file, genSpec(n), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			peak := startPeakHeap()
+			cpu := startCPU()
+			b.ResetTimer()
+			for b.Loop() {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dec := yaml.NewDecoder(bytes.NewReader(data))
+				docs := 0
+				for {
+					var doc yaml.Node
+					if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+						break
+					} else if err != nil {
+						b.Fatal(err)
+					}
+					docs++
+				}
+				sum := sha256.Sum256(data)
+				if docs != 1 || sum == [sha256.Size]byte{} {
+					b.Fatalf("%d documents", docs)
+				}
+			}
+			b.StopTimer()
+			cpu.report(b)
+			peak.report(b)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
+		})
+	}
+}
+
+// BenchmarkLoadPlanNoRefresh is what `reconcile plan --refresh=false`
+// does in the engine, on a bbolt state that is up to date: read the spec
+// file, load it and plan.
+func BenchmarkLoadPlanNoRefresh(b *testing.B) {
+	be := benchBackends(b)[0]
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("%s/N=%d", be.name, n), func(b *testing.B) {
+			name := fmt.Sprintf("loadplan%d", benchStates.Add(1))
+			w := be.open(b, name, state.Options{Create: true})
+			writeRecords(b, w, genRecords(n))
+			w.Close()
+			dir := b.TempDir()
+			file := filepath.Join(dir, "bench.yaml")
+			if err := os.WriteFile(file, genSpec(n), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			st := be.open(b, name, state.Options{ReadOnly: true})
+			defer st.Close()
+			reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
+			runtime.GC()
+			peak := startPeakHeap()
+			cpu := startCPU()
+			b.ResetTimer()
+			for b.Loop() {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					b.Fatal(err)
+				}
+				spec, diags := specs.Load(dir, []specs.Source{{Name: "bench.yaml", Data: data}}, nil)
+				if diags.HasErrors() {
+					b.Fatal(diags.Err())
+				}
+				p, diags := planner.Plan(b.Context(), spec, st, reg, planner.Options{Refresh: false})
+				if diags.HasErrors() || len(p.Changes) != n || p.HasChanges() {
+					b.Fatalf("plan: %v, %d changes", diags.Err(), len(p.Changes))
+				}
+			}
+			b.StopTimer()
+			cpu.report(b)
+			peak.report(b)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
+		})
+	}
 }
 
 // BenchmarkApply applies 1000 creates with a zero-latency driver at the

@@ -21,4 +21,9 @@
 // Validate reports problems as Violations whose Path leads from the top of
 // the validated value to the offending one, like a JSON Pointer. The package
 // knows nothing of YAML or source positions: the engine maps paths to them.
+// ValidateParts validates only some values of an instance whose other parts
+// were validated before (the engine's literals, checked when the specs are
+// loaded), each against the schema at its path, and reports what Validate
+// would report for the whole; it declines when the schema on the way to a
+// part looks at more than the part (a choice, uniqueItems, propertyNames).
 package schemas

@@ -52,12 +52,13 @@ type Schema struct {
 	Description string
 	Root        *Prop // the object schema of the type (or of the document)
 
-	file     string
-	raw      []byte             // the file as embedded
-	defs     map[string]*Prop   // parsed $defs
-	compiled *jsonschema.Schema // compiled from vtree
-	vtree    any                // the schema validated against: readOnly properties removed
-	otree    any                // the schema as written
+	file      string
+	raw       []byte             // the file as embedded
+	defs      map[string]*Prop   // parsed $defs
+	compiled  *jsonschema.Schema // compiled from vtree
+	vtree     any                // the schema validated against: readOnly properties removed
+	otree     any                // the schema as written
+	partCache                    // for ValidateParts
 }
 
 // registry is every embedded schema, parsed and compiled.
@@ -174,6 +175,7 @@ func parseSchema(name string, raw []byte) (*Schema, error) {
 	if s.compiled, err = c.Compile(baseURL + name); err != nil {
 		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
 	}
+	s.compiler = c
 	return s, nil
 }
 

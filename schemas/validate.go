@@ -239,6 +239,24 @@ type converter struct {
 	s      *Schema
 	inst   any
 	opaque [][]string
+	// For a part (see ValidateParts), inst is the part's value and base
+	// the JSON Pointer of its path, as the validator would write it, of
+	// depth segments: the validator's instance locations are relative to
+	// the part, and the converter writes them as if it had validated the
+	// whole instance.
+	base  string
+	depth int
+}
+
+// path returns the path of an instance location of the validator.
+func (c *converter) path(loc string) []string { return instancePath(c.base + loc) }
+
+// value returns the value of inst at path.
+func (c *converter) value(path []string) any {
+	if len(path) < c.depth {
+		return nil
+	}
+	return resolve(c.inst, path[c.depth:])
 }
 
 // collect returns the violations of the leaves under e. Of a failed choice
@@ -265,7 +283,7 @@ func (c *converter) collect(e *jsonschema.ValidationError) []Violation {
 // reported. When every alternative wants another type, the report is one
 // type mismatch naming them all.
 func (c *converter) choose(e *jsonschema.ValidationError, kloc []string) []Violation {
-	path := instancePath(e.InstanceLocation)
+	path := c.path(e.InstanceLocation)
 	alts, _ := resolve(c.s.vtree, kloc).([]any)
 	var best []Violation
 	found := false
@@ -291,7 +309,7 @@ func (c *converter) choose(e *jsonschema.ValidationError, kloc []string) []Viola
 	return c.visible([]Violation{{
 		Path:    path,
 		Kind:    TypeMismatch,
-		Message: fmt.Sprintf("expected %s, got %s", joinOr(want), jsonType(resolve(c.inst, path))),
+		Message: fmt.Sprintf("expected %s, got %s", joinOr(want), jsonType(c.value(path))),
 	}})
 }
 
@@ -308,14 +326,14 @@ func wrongType(vs []Violation, path []string) bool {
 // additionalProperties keywords into violations of their own kinds, the
 // others into an Invalid violation of the value.
 func (c *converter) leaf(e *jsonschema.ValidationError, kloc []string) []Violation {
-	path := instancePath(e.InstanceLocation)
+	path := c.path(e.InstanceLocation)
 	if len(kloc) == 0 {
 		return []Violation{{Path: path, Kind: Invalid, Message: lower(e.Message)}}
 	}
 	kw := last(kloc)
 	schemaLoc := kloc[:len(kloc)-1]
 	node, _ := resolve(c.s.vtree, schemaLoc).(map[string]any)
-	value := resolve(c.inst, path)
+	value := c.value(path)
 	switch kw {
 	case "type":
 		return []Violation{{

@@ -203,9 +203,12 @@ func decodeJSON(data []byte, v any) error {
 // decodeRecord decodes a stored record. It copies everything it keeps, so
 // data may be a bbolt slice that dies with its transaction.
 func decodeRecord(data []byte) (Record, error) {
-	var r Record
-	if err := decodeJSON(data, &r); err != nil {
-		return Record{}, err
+	r, ok := decodeRecordFast(data)
+	if !ok {
+		r = Record{}
+		if err := decodeJSON(data, &r); err != nil {
+			return Record{}, err
+		}
 	}
 	if err := checkNumbers(r.Inputs); err != nil {
 		return Record{}, fmt.Errorf("inputs: %w", err)

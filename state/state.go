@@ -308,7 +308,18 @@ func (s *Store) Get(name string) (Record, bool, error) {
 func (s *Store) List() ([]Record, error) {
 	var rs []Record
 	err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		b := tx.Bucket(bucketRecords)
+		// Counted first, so that the records are put in place once: a
+		// Record is large, and a state may hold tens of thousands.
+		n := 0
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			n++
+		}
+		if n > 0 {
+			rs = make([]Record, 0, n)
+		}
+		return b.ForEach(func(k, v []byte) error {
 			r, err := readValue(bucketRecords, k, v, decodeRecord)
 			if err != nil {
 				return corruptData(err)

@@ -13,7 +13,10 @@
 //
 // Walk calls a function once per node, each only after every one of its
 // dependencies has returned, with at most parallelism calls at once:
-// nodes on independent branches run in parallel, in no set order. It takes
+// nodes on independent branches run in parallel, in no set order. The
+// calls run on a pool of at most parallelism goroutines fed from a queue
+// of the nodes whose dependencies have all returned, so that a walk of
+// many nodes costs no goroutine per node. It takes
 // the nodes and their dependencies as plain arguments, so that callers can
 // walk a list with no edges (drift reads every record of state at once) or
 // add nodes of their own (apply adds a node per delete, ordered after what

@@ -265,3 +265,164 @@ func TestWalkManyIndependent(t *testing.T) {
 		}
 	}
 }
+
+// gatedDeps is a graph for the stop and cancel tests: roots a and s run
+// together (parallelism 2); s fails; a ends the walk (closes stop or
+// cancels ctx) once s has been called, then succeeds. Every other node
+// depends on a, on s, or on both through b.
+var gatedDeps = map[string][]string{
+	"b": {"a"},      // not started: the walk ended before
+	"c": {"b"},      // inherits from b
+	"w": {"a"},      // not started either
+	"t": {"s", "b"}, // a failure and a node not started: skipped
+	"v": {"s"},      // skipped
+}
+
+var gatedNodes = []string{"a", "b", "c", "s", "t", "v", "w"}
+
+func TestWalkStop(t *testing.T) {
+	t.Parallel()
+	stop := make(chan struct{})
+	sCalled := make(chan struct{})
+	errS := errors.New("s failed")
+	var mu sync.Mutex
+	var ran []string
+	errs := WalkStop(t.Context(), stop, gatedNodes, gatedDeps, 2, func(ctx context.Context, name string) error {
+		mu.Lock()
+		ran = append(ran, name)
+		mu.Unlock()
+		switch name {
+		case "a":
+			<-sCalled
+			close(stop)
+			return nil
+		case "s":
+			close(sCalled)
+			return errS
+		}
+		return nil
+	})
+	sort.Strings(ran)
+	if !reflect.DeepEqual(ran, []string{"a", "s"}) {
+		t.Errorf("ran %v, want [a s]", ran)
+	}
+	want := map[string]error{"s": errS, "b": ErrStopped, "c": ErrStopped, "w": ErrStopped, "t": ErrSkipped, "v": ErrSkipped}
+	if len(errs) != len(want) {
+		t.Errorf("errors %v, want %v", errs, want)
+	}
+	for n, err := range want {
+		if errs[n] != err {
+			t.Errorf("%s: %v, want %v", n, errs[n], err)
+		}
+	}
+}
+
+func TestWalkCancelInherited(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	sCalled, kCalled := make(chan struct{}), make(chan struct{})
+	errS := errors.New("s failed")
+	nodes := append([]string{"k", "k2"}, gatedNodes...)
+	deps := map[string][]string{"k2": {"k"}}
+	for n, d := range gatedDeps {
+		deps[n] = d
+	}
+	var cut error
+	errs := Walk(ctx, nodes, deps, 3, func(ctx context.Context, name string) error {
+		switch name {
+		case "a":
+			<-sCalled
+			<-kCalled
+			cancel()
+			return nil
+		case "s":
+			close(sCalled)
+			return errS
+		case "k": // cut short by the end of ctx
+			close(kCalled)
+			<-ctx.Done()
+			cut = fmt.Errorf("k: %w", ctx.Err())
+			return cut
+		}
+		t.Errorf("%s ran", name)
+		return nil
+	})
+	want := map[string]error{"s": errS, "k": cut, "k2": context.Canceled, "b": context.Canceled, "c": context.Canceled,
+		"w": context.Canceled, "t": ErrSkipped, "v": ErrSkipped}
+	if len(errs) != len(want) {
+		t.Errorf("errors %v, want %v", errs, want)
+	}
+	for n, err := range want {
+		if errs[n] != err {
+			t.Errorf("%s: %v, want %v", n, errs[n], err)
+		}
+	}
+}
+
+// TestWalkStoppedBefore checks that a walk whose stop channel is closed
+// before it starts calls nothing: roots and their dependents alike get
+// ErrStopped.
+func TestWalkStoppedBefore(t *testing.T) {
+	t.Parallel()
+	stop := make(chan struct{})
+	close(stop)
+	errs := WalkStop(t.Context(), stop, gatedNodes, gatedDeps, 4, func(context.Context, string) error {
+		t.Error("a node ran")
+		return nil
+	})
+	for _, n := range gatedNodes {
+		if errs[n] != ErrStopped {
+			t.Errorf("%s: %v, want ErrStopped", n, errs[n])
+		}
+	}
+}
+
+// TestWalkLongSkippedChain fails the root of a long chain: every other
+// node is skipped, none runs.
+func TestWalkLongSkippedChain(t *testing.T) {
+	t.Parallel()
+	const n = 20000
+	nodes := make([]string, n)
+	deps := map[string][]string{}
+	for i := range n {
+		nodes[i] = fmt.Sprint(i)
+		if i > 0 {
+			deps[nodes[i]] = []string{nodes[i-1]}
+		}
+	}
+	errRoot := errors.New("root failed")
+	errs := Walk(t.Context(), nodes, deps, 4, func(_ context.Context, name string) error {
+		if name != "0" {
+			t.Errorf("%s ran", name)
+		}
+		return errRoot
+	})
+	if len(errs) != n || errs["0"] != errRoot {
+		t.Fatalf("%d errors, root: %v", len(errs), errs["0"])
+	}
+	for _, name := range nodes[1:] {
+		if errs[name] != ErrSkipped {
+			t.Fatalf("%s: %v, want ErrSkipped", name, errs[name])
+		}
+	}
+}
+
+// TestWalkCycle checks that nodes on a cycle, and what depends on them,
+// never run and are not in the result, while the rest of the walk ends.
+func TestWalkCycle(t *testing.T) {
+	t.Parallel()
+	deps := map[string][]string{"x": {"y"}, "y": {"x"}, "z": {"x"}, "b": {"a"}}
+	var ran []string
+	var mu sync.Mutex
+	errs := Walk(t.Context(), []string{"a", "b", "x", "y", "z"}, deps, 2, func(_ context.Context, name string) error {
+		mu.Lock()
+		ran = append(ran, name)
+		mu.Unlock()
+		return nil
+	})
+	sort.Strings(ran)
+	if !reflect.DeepEqual(ran, []string{"a", "b"}) || len(errs) != 0 {
+		t.Errorf("ran %v, errors %v; want [a b] and none", ran, errs)
+	}
+}

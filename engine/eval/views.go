@@ -49,9 +49,8 @@ func DiffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []specs
 		ApplyIgnore(po, prior, desired)
 	}
 	var changed []string
-	for _, k := range s.Inputs() {
-		pr := s.Root.Properties[k]
-		if !value.Equal(pr, desired[k], prior[k], sl) {
+	for k, pr := range s.Root.Properties {
+		if !pr.ReadOnly && !value.Equal(pr, desired[k], prior[k], sl) {
 			changed = append(changed, k)
 		}
 	}

@@ -16,7 +16,8 @@
 //     apply (ReasonReadDeferred) and its value is Unknown.
 //   - get: a Read change; the object is read now unless its id is unknown.
 //   - resource: its inputs are evaluated, given schema defaults, validated
-//     against the schema (specs.Violations) and normalised by the driver,
+//     against the schema (specs.ValueViolations: what the loader did not
+//     validate already) and normalised by the driver,
 //     then compared with what state records (or, with Refresh, with the
 //     live object): Create, Update, Replace, Import or NoOp.
 //

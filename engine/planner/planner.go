@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"reconcile/engine/dag"
@@ -49,9 +48,11 @@ type planner struct {
 	spec    *specs.Spec
 	reg     resources.Registry
 	opts    Options
-	prior   map[string]state.Record
+	prior   map[string]*state.Record // into the records read from state
 	lineage string
 	key     []byte // the state's key for digests of secrets
+	env     eval.Env
+	invoke  func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
 
 	mu      sync.Mutex
 	results map[string]*nodeResult
@@ -62,9 +63,17 @@ type planner struct {
 func (p *planner) priorRecords() []state.Record {
 	out := make([]state.Record, 0, len(p.prior))
 	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
-		out = append(out, p.prior[name])
+		out = append(out, *p.prior[name])
 	}
 	return out
+}
+
+// record returns the record of name in state.
+func (p *planner) record(name string) (state.Record, bool) {
+	if r, ok := p.prior[name]; ok {
+		return *r, true
+	}
+	return state.Record{}, false
 }
 
 // sealer seals the secrets of the node name.
@@ -129,11 +138,18 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
-	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: map[string]state.Record{}, results: map[string]*nodeResult{}, lineage: meta.Lineage, key: key}
-	for _, r := range records {
-		p.prior[r.Name] = r
-	}
 	g := spec.Graph()
+	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: make(map[string]*state.Record, len(records)),
+		results: make(map[string]*nodeResult, len(g.Order())), lineage: meta.Lineage, key: key}
+	for i := range records {
+		p.prior[records[i].Name] = &records[i]
+	}
+	p.env = eval.EnvFunc(p.lookup)
+	invCtx := ctx
+	if invCtx == nil {
+		invCtx = context.Background()
+	}
+	p.invoke = eval.Invoker(invCtx, reg)
 	errs := dag.Walk(ctx, g.Order(), g.DepsMap(), opts.Parallelism, func(ctx context.Context, name string) error {
 		return p.planNode(ctx, name)
 	})
@@ -143,12 +159,20 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		}
 	}
 	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
+	deletes := p.planDeletes(ctx)
+	n := len(deletes)
+	for _, r := range p.results {
+		if r.change != nil {
+			n++
+		}
+	}
+	pl.Changes = make([]plan.Change, 0, n)
 	for _, name := range g.Order() {
 		if r, ok := p.results[name]; ok && r.change != nil {
 			pl.Changes = append(pl.Changes, *r.change)
 		}
 	}
-	pl.Changes = append(pl.Changes, p.planDeletes(ctx)...)
+	pl.Changes = append(pl.Changes, deletes...)
 	if !p.diags.HasErrors() && !opts.Destroy {
 		pl.Outputs = p.outputs()
 	}
@@ -179,11 +203,7 @@ func (p *planner) evalErr(err error, fallback diag.Pos, name string) error {
 }
 
 func (p *planner) evaluator() *eval.Evaluator {
-	ctx := p.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return &eval.Evaluator{Spec: p.spec, Env: eval.EnvFunc(p.lookup), Invoke: eval.Invoker(ctx, p.reg)}
+	return &eval.Evaluator{Spec: p.spec, Env: p.env, Invoke: p.invoke}
 }
 
 func (p *planner) planNode(ctx context.Context, name string) error {
@@ -225,7 +245,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		return p.evalErr(err, v.Pos, v.Name)
 	}
 	c := &plan.Change{Addr: v.Name, Type: inv.Function, Kind: kind.Lookup, Action: plan.Read, Pos: v.Pos, After: args.(map[string]any)}
-	if prior, ok := p.prior[v.Name]; ok {
+	if prior, ok := p.record(v.Name); ok {
 		c.Before = prior.Outputs
 	}
 	if value.ContainsUnknown(args) {
@@ -244,7 +264,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	}
 	c.After = res
 	c.ID, _ = res["id"].(string)
-	if prior, ok := p.prior[v.Name]; ok && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
+	if prior, ok := p.record(v.Name); ok && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
 		value.Same(value.SealTo(args, prior.Inputs, p.sealer(v.Name)), prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
@@ -267,46 +287,11 @@ func (p *planner) validateValues(token string, obj *specs.Object, vals map[strin
 	if !ok {
 		return false
 	}
-	inst, dyn := knownValue(vals)
-	ds := specs.Violations(s, obj, inst, dyn, what)
+	ds := specs.ValueViolations(s, obj, vals, what)
 	for _, d := range ds {
 		p.addDiag(d)
 	}
 	return len(ds) > 0
-}
-
-// knownValue returns vals without its Unknown parts and secrets revealed,
-// with the paths of the unknown parts.
-func knownValue(vals map[string]any) (map[string]any, map[string]bool) {
-	dyn := map[string]bool{}
-	var walk func(v any, path []string) (any, bool)
-	walk = func(v any, path []string) (any, bool) {
-		switch x := v.(type) {
-		case value.Unknown:
-			dyn[strings.Join(path, "/")] = true
-			return nil, false
-		case value.Secret:
-			return walk(x.Value, path)
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i], _ = walk(e, append(path, fmt.Sprint(i)))
-			}
-			return out, true
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				if w, ok := walk(e, append(path, k)); ok {
-					out[k] = w
-				}
-			}
-			return out, true
-		}
-		return v, true
-	}
-	out, _ := walk(vals, nil)
-	m, _ := out.(map[string]any)
-	return m, dyn
 }
 
 func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
@@ -316,7 +301,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
 	c := &plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: plan.Read, Pos: r.Pos}
-	if prior, ok := p.prior[r.Name]; ok {
+	if prior, ok := p.record(r.Name); ok {
 		c.Before = prior.Outputs
 		c.ID = prior.ID
 	}
@@ -356,7 +341,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 			}
 		}
 	}
-	if prior, ok := p.prior[r.Name]; ok && p.opts.Refresh && prior.Kind == kind.Get && prior.Type == r.Type && prior.ID == sid {
+	if prior, ok := p.record(r.Name); ok && p.opts.Refresh && prior.Kind == kind.Get && prior.Type == r.Type && prior.ID == sid {
 		c.Drift = refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
 	}
 	c.ID, c.After = sid, live
@@ -372,7 +357,8 @@ func (p *planner) read(ctx context.Context, r *specs.Resource, id string) (map[s
 // planResource plans the change of a resource: create it, or compare the
 // specs with its record (refreshed from the cloud when asked).
 func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
-	val, err := p.evaluator().Eval(r.Properties)
+	ev := p.evaluator()
+	val, err := ev.Eval(r.Properties)
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
@@ -381,12 +367,12 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return errReported
 	}
 	desired = eval.Normalize(p.reg, r.Type, desired)
-	opts, err := p.evalOptions(r)
+	opts, err := p.evalOptions(r, ev)
 	if err != nil {
 		return err
 	}
 	c := &plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace}
-	prior, hasPrior := p.prior[r.Name]
+	prior, hasPrior := p.record(r.Name)
 	if hasPrior && (prior.Kind != kind.Resource || prior.Type != r.Type) {
 		// The name now declares something else: the old object goes.
 		if prior.Kind == kind.Resource {
@@ -574,8 +560,8 @@ func optionChanges(prior state.Record, now eval.Options) []plan.OptionChange {
 	return out
 }
 
-func (p *planner) evalOptions(r *specs.Resource) (eval.Options, error) {
-	opts, err := eval.ResourceOptions(r, p.evaluator())
+func (p *planner) evalOptions(r *specs.Resource, ev *eval.Evaluator) (eval.Options, error) {
+	opts, err := eval.ResourceOptions(r, ev)
 	if err != nil {
 		return opts, p.evalErr(err, r.Pos, r.Name)
 	}
@@ -588,7 +574,7 @@ func (p *planner) evalOptions(r *specs.Resource) (eval.Options, error) {
 func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 	var gone []state.Record
 	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
-		rec := p.prior[name]
+		rec := *p.prior[name]
 		if rec.Kind != kind.Resource || rec.ID == "" && len(rec.Deposed) == 0 {
 			continue
 		}

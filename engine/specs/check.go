@@ -112,29 +112,30 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 	if len(r.Path) == 0 || r.Path[0].IsIndex {
 		return true
 	}
-	var fields []string
-	var owner string
+	// The schema whose fields the reference reads, and how to name its
+	// owner in a message.
+	var fs *schemas.Schema
+	var owner func() string
 	switch {
 	case isRes:
-		fields, owner = res.Schema.Outputs(), fmt.Sprintf("resource %q (%s)", res.Name, res.Type)
+		fs, owner = res.Schema, func() string { return fmt.Sprintf("resource %q (%s)", res.Name, res.Type) }
 	case isVar:
 		if inv, ok := v.Expr.(*Invoke); ok && inv.Return == "" && inv.Function != "" {
-			fs, _ := schemas.Lookup(inv.Function)
-			fields, owner = fs.Outputs(), fmt.Sprintf("lookup %q (%s)", v.Name, inv.Function)
+			fs, _ = schemas.Lookup(inv.Function)
+			owner = func() string { return fmt.Sprintf("lookup %q (%s)", v.Name, inv.Function) }
 		}
 	}
-	if fields == nil {
+	if fs == nil {
 		return true
 	}
 	key := r.Path[0].Key
 	canon := snakeToCamel(key)
-	for _, f := range fields {
-		if f == canon {
-			r.Path[0].Key = canon
-			return true
-		}
+	if _, ok := fs.Root.Properties[canon]; ok { // every field is an output
+		r.Path[0].Key = canon
+		return true
 	}
-	l.errorf(r.P, "%s has no field %q%s", owner, key, diag.DidYouMean(canon, fields)).Detail = diag.ValidList("fields", fields)
+	fields := fs.Outputs()
+	l.errorf(r.P, "%s has no field %q%s", owner(), key, diag.DidYouMean(canon, fields)).Detail = diag.ValidList("fields", fields)
 	return true
 }
 
@@ -168,22 +169,37 @@ func (l *loader) checkInvokes(e Expr) {
 }
 
 // validateStatic validates the literal parts of obj against a schema. Values
-// computed from expressions are checked at plan time, when they are known.
+// computed from expressions are checked at plan time, when they are known
+// (ValueViolations); obj remembers that its literals fit s.
 func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
 	inst, dyn := staticValue(obj)
 	m, _ := inst.(map[string]any)
-	l.reportViolations(s, obj, m, dyn, what)
+	if s.AcceptsFlat(m, dyn) {
+		// Validate would find nothing but the values left to plan time
+		// missing, which are not reported.
+		obj.validated = s
+		return
+	}
+	ds := Violations(s, obj, m, dyn, what)
+	if len(ds) == 0 {
+		obj.validated = s
+	}
+	l.diags = append(l.diags, ds...)
 }
 
-// reportViolations turns schema violations into diagnostics at the
-// positions of the expressions that produced the values.
-func (l *loader) reportViolations(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) {
-	l.diags = append(l.diags, Violations(s, obj, inst, dyn, what)...)
-}
-
+// Violations validates inst, the value of obj, against s and returns the
+// violations as diagnostics at the positions of the expressions that gave
+// the values. dyn holds the paths (joined by "/") of the values not known:
+// left out of inst, or null in a list; nothing is reported at them, nor
+// missing below them. what names the object in messages of missing
+// fields, such as `oci:AiLanguage:Endpoint "api"`.
 func Violations(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[string]bool, what string) diag.Diagnostics {
+	return diagnose(s, obj, s.Validate(inst), dyn, what)
+}
+
+// diagnose turns violations of s into diagnostics; see Violations.
+func diagnose(s *schemas.Schema, obj *Object, vs []schemas.Violation, dyn map[string]bool, what string) diag.Diagnostics {
 	var out diag.Diagnostics
-	vs := s.Validate(inst)
 	// A misspelt field is reported as unknown; the required field it was
 	// meant to be is then not reported missing as well.
 	meant := map[string]bool{}

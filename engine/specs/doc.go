@@ -52,7 +52,9 @@
 // After reading, Load checks: references name something declared (with a
 // suggestion when not), dependsOn names resources, literal inputs and
 // fn::invoke arguments fit their schemas (parts known only later are
-// checked at plan time through Violations), and the graph has no cycle.
+// checked at plan time through ValueViolations, which validates only the
+// values that are not literals Load validated: each value is validated
+// once), and the graph has no cycle.
 // Graph returns the dag.Graph of config, variables and resources: each
 // depends on every name its expressions and options reference; outputs
 // are not in it. SecretTexts lists the secrets the specs hold in clear,

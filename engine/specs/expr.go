@@ -61,6 +61,9 @@ type List struct {
 type Object struct {
 	P       diag.Pos
 	Entries []Entry
+	// validated is the schema Load found every literal of the object to
+	// fit, for ValueViolations; nil when it did not validate it.
+	validated *schemas.Schema
 }
 
 // Entry is one key of an Object. Key is the canonical (lowerCamelCase) name

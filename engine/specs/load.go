@@ -32,6 +32,10 @@ const (
 var projectKeys = map[string]bool{"name": true, "runtime": true, "description": true, "pulumi": true,
 	"main": true, "backend": true, "stackConfigDir": true, "options": true, "template": true, "plugins": true, "packages": true}
 
+// releaseYAML lets the loader free the YAML tree of a section's entries as
+// it loads them (see loadDocument); tests turn it off to compare.
+var releaseYAML = true
+
 // BuiltinRoot is the reserved name of Pulumi's built-in variables.
 const BuiltinRoot = "pulumi"
 
@@ -224,16 +228,20 @@ func (l *loader) loadDocument(root *yaml.Node) {
 		return
 	}
 	top := schemas.Document().Root
+	// The entries of a section are let go once loaded, so that the YAML
+	// tree of a large spec is freed while the Spec is built, when nothing
+	// else can reach them: an alias reaches only a node with an anchor.
+	release := releaseYAML && root.Anchor == ""
 	l.eachKey(root, func(k, v *yaml.Node) {
 		switch k.Value {
 		case "config", "configuration":
 			if k.Value == "configuration" {
 				l.warnf(l.pos(k), `"configuration" is deprecated; use "config"`)
 			}
-			l.loadConfig(v)
+			l.loadConfig(v, release)
 		case "variables":
 			l.section(v)
-			l.forMap(v, "variables", func(nk, nv *yaml.Node) {
+			l.forSection(v, "variables", release, func(nk, nv *yaml.Node) {
 				if !l.declare(nk) {
 					return
 				}
@@ -241,7 +249,7 @@ func (l *loader) loadDocument(root *yaml.Node) {
 			})
 		case "resources":
 			l.section(v)
-			l.forMap(v, "resources", func(nk, nv *yaml.Node) {
+			l.forSection(v, "resources", release, func(nk, nv *yaml.Node) {
 				if !l.declare(nk) {
 					return
 				}
@@ -252,7 +260,7 @@ func (l *loader) loadDocument(root *yaml.Node) {
 				}
 			})
 		case "outputs":
-			l.forMap(v, "outputs", func(nk, nv *yaml.Node) {
+			l.forSection(v, "outputs", release, func(nk, nv *yaml.Node) {
 				if !l.printableName(nk) {
 					return
 				}
@@ -292,7 +300,15 @@ func (l *loader) section(n *yaml.Node) {
 
 // eachKey calls fn for each key of a mapping, reporting duplicate keys.
 func (l *loader) eachKey(m *yaml.Node, fn func(k, v *yaml.Node)) {
+	l.eachKeyReleasing(m, false, fn)
+}
+
+// eachKeyReleasing is eachKey that, with release, lets go of each value
+// of m once fn returns, unless m has an anchor: the caller knows that
+// nothing but m can reach its values then.
+func (l *loader) eachKeyReleasing(m *yaml.Node, release bool, fn func(k, v *yaml.Node)) {
 	m = deref(m)
+	release = release && m.Anchor == ""
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], deref(m.Content[i+1])
@@ -310,12 +326,22 @@ func (l *loader) eachKey(m *yaml.Node, fn func(k, v *yaml.Node)) {
 		}
 		seen[k.Value] = k
 		fn(k, v)
+		if release {
+			m.Content[i+1] = nil
+		}
 	}
 }
 
 // forMap checks that n is a mapping (an empty value is allowed) and calls fn
 // for each entry.
 func (l *loader) forMap(n *yaml.Node, what string, fn func(k, v *yaml.Node)) {
+	l.forSection(n, what, false, fn)
+}
+
+// forSection is forMap for a top-level section of a document: with
+// release, when no alias can reach the document's root, it lets go of each
+// entry once loaded (see eachKeyReleasing).
+func (l *loader) forSection(n *yaml.Node, what string, release bool, fn func(k, v *yaml.Node)) {
 	n = deref(n)
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return
@@ -324,7 +350,7 @@ func (l *loader) forMap(n *yaml.Node, what string, fn func(k, v *yaml.Node)) {
 		l.errorf(l.pos(n), "%s must be a mapping, got %s", what, kindName(n))
 		return
 	}
-	l.eachKey(n, fn)
+	l.eachKeyReleasing(n, release, fn)
 }
 
 // declare records a name of the shared namespace (config, variables,

@@ -14,7 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-func (l *loader) loadConfig(n *yaml.Node) {
+// loadConfig loads the config section n; release as for forSection.
+func (l *loader) loadConfig(n *yaml.Node, release bool) {
 	decl := schemas.Document().Root.Properties["config"]
 	var declProps map[string]*schemas.Prop
 	if decl != nil && decl.AdditionalProperties != nil {
@@ -24,7 +25,7 @@ func (l *loader) loadConfig(n *yaml.Node) {
 			}
 		}
 	}
-	l.forMap(n, "config", func(k, v *yaml.Node) {
+	l.forSection(n, "config", release, func(k, v *yaml.Node) {
 		name := k.Value
 		if i := strings.IndexByte(name, ':'); i >= 0 {
 			name = name[i+1:] // proj:key: the project prefix is stripped
