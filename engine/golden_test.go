@@ -528,3 +528,36 @@ func TestGoldenDeleteHidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenSavedPlanRendersTheSame checks that a plan saved to a file and
+// read back renders, in every format, byte for byte as the plan did when
+// it was made: 'reconcile show FILE' prints what 'plan --out FILE' did.
+func TestGoldenSavedPlanRendersTheSame(t *testing.T) {
+	t.Parallel()
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newGoldenHarness(t)
+			p, _ := tc.run(t, h)
+			if p == nil {
+				t.Skip("not a plan")
+			}
+			saved := signed(t, plan.File{Plan: p, SpecPath: "/specs", Backend: "/state.db", Stack: "default"}, h.stateKey())
+			for ext, f := range planFormats {
+				for _, color := range []bool{false, true} {
+					var want, got bytes.Buffer
+					opts := render.Options{Version: "0.1.0-test", Color: color}
+					if err := f(&want, p, opts); err != nil {
+						t.Fatal(err)
+					}
+					if err := f(&got, saved.Shown(), opts); err != nil {
+						t.Fatal(err)
+					}
+					if want.String() != got.String() {
+						t.Errorf("%s (color %v): the saved plan renders otherwise:\n--- made\n%s\n--- saved\n%s", ext, color, want.String(), got.String())
+					}
+				}
+			}
+		})
+	}
+}
