@@ -130,7 +130,7 @@ type cmdOpts struct {
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, applyCmd, destroyCmd, driftCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
+		validateCmd, planCmd, showCmd, applyCmd, destroyCmd, driftCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 
