@@ -126,11 +126,12 @@ type cmdOpts struct {
 	progressPeriod time.Duration
 	to             string
 	allStacks      bool
+	format         string // graph: dot or mermaid
 }
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, showCmd, applyCmd, destroyCmd, driftCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
+		validateCmd, planCmd, showCmd, applyCmd, destroyCmd, driftCmd, graphCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 

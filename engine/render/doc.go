@@ -11,10 +11,13 @@
 //   - the resolution of interrupted creates: IntentsHeading, IntentsText,
 //     IntentProgress, and IntentsWarning for commands that only read state;
 //   - DeclarationYAML, the spec text that declares an imported object;
+//   - the dependency graph of the specs, coloured by a plan's actions:
+//     GraphOf, then GraphDOT or GraphMermaid;
 //   - single values: DisplayValue and JSONValue.
 //
 // Renderers are pure: they read a plan.Plan, a report.Drift, report.Apply,
-// report.Event or report.Intents and the value model, and write; they
+// report.Event or report.Intents (GraphOf a specs.Spec) and the value
+// model, and write; they
 // never read state, call a driver or touch the network. Their words come
 // from the typed data: a change's Action and plan.Reason (plan JSON has
 // both the reason's name, action_reason, and its words, reason), a drift
