@@ -157,6 +157,12 @@ func (c *policyCloud) Delete(_ context.Context, id string) error {
 	return nil
 }
 
+// IDFor is the id of the policy want makes: its resourceId, as Datadog's.
+func (c *policyCloud) IDFor(want resources.Attrs) (string, bool) {
+	rid, ok := want["resourceId"].(string)
+	return rid, ok
+}
+
 // set changes the policy id outside reconcile.
 func (c *policyCloud) set(t *testing.T, id string, attrs resources.Attrs) {
 	t.Helper()

@@ -126,7 +126,22 @@ type cmdOpts struct {
 	progressPeriod time.Duration
 	to             string
 	allStacks      bool
-	format         string // graph: dot or mermaid
+	format         string   // graph: dot or mermaid
+	destroy        bool     // plan --destroy, apply --destroy
+	targets        listFlag // --target NAME, repeatable
+	replaces       listFlag // --replace NAME, repeatable
+}
+
+// listFlag is a flag that may be given several times; each adds a value.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("want a name")
+	}
+	*l = append(*l, s)
+	return nil
 }
 
 func commands() []*command {

@@ -145,7 +145,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 		return a.run(ctx, name)
 	})
 	res := a.result(ctx, errs, stop)
-	if pl.Destroy && res.Complete() {
+	if pl.Destroy && len(pl.Targets) == 0 && res.Complete() {
 		// Every managed resource is gone: what lookups and gets read is
 		// no longer anybody's input.
 		for _, rec := range records {
@@ -260,10 +260,19 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 		}
 		a.changes[c.Addr] = c
 	}
+	scheduled := map[string]bool{}
 	if !pl.Destroy {
-		for _, name := range a.spec.Graph().Order() {
+		g := a.spec.Graph()
+		// A targeted plan planned its targets and what they depend on;
+		// nothing else runs.
+		targeted := g.Closure(pl.Targets)
+		for _, name := range g.Order() {
+			if len(pl.Targets) > 0 && !targeted[name] {
+				continue
+			}
 			nodes = append(nodes, name)
-			deps[name] = a.spec.Graph().Deps(name)
+			deps[name] = g.Deps(name)
+			scheduled[name] = true
 		}
 	}
 	for i := range pl.Changes {
@@ -281,7 +290,7 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 			}
 			if deleted[rec.Name] {
 				deps[node] = append(deps[node], deletePrefix+rec.Name)
-			} else if !pl.Destroy {
+			} else if scheduled[rec.Name] {
 				deps[node] = append(deps[node], rec.Name)
 			}
 		}

@@ -102,8 +102,10 @@ type planFileJSON struct {
 	SpecHash  string            `json:"specHash"`
 	Destroy   bool              `json:"destroy,omitempty"`
 	// RefreshOnly marks a plan made with --refresh-only.
-	RefreshOnly bool         `json:"refreshOnly,omitempty"`
-	Changes     []changeJSON `json:"changes"`
+	RefreshOnly bool `json:"refreshOnly,omitempty"`
+	// Targets are the names of a targeted plan.
+	Targets []string     `json:"targets,omitempty"`
+	Changes []changeJSON `json:"changes"`
 	// Outputs are the plan's stack outputs, secrets sealed, unknowns
 	// marked: what the plan showed of them, for 'reconcile show'.
 	Outputs map[string]any `json:"outputs,omitempty"`
@@ -145,7 +147,7 @@ type fieldDriftJSON struct {
 // never the value) and unknown values marked.
 func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 	out := planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
-		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly}
+		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets}
 	for _, c := range pf.Plan.Changes {
 		sl := value.Sealer{Key: stateKey, Name: c.Addr}
 		cj := changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
@@ -262,7 +264,7 @@ func ReadFile(r io.Reader) (File, error) {
 	if in.Version != FileVersion || in.SpecHash == "" {
 		return File{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
 	}
-	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly}
+	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly, Targets: in.Targets}
 	for i, c := range in.Changes {
 		act, ok := ParseAction(c.Action)
 		if !ok {
