@@ -90,8 +90,8 @@ func dumpTx(tx *bolt.Tx) (Snapshot, error) {
 
 // Load writes snap, a Snapshot of this or another backend, into the state,
 // in one transaction, so that the state becomes a copy of it: the same
-// lineage, serial, secret key, records, versions, tombstones, history and
-// intents. History entries are numbered anew, in order.
+// lineage, serial, secret key, records, versions, tombstones, history,
+// intents and outputs. History entries are numbered anew, in order.
 //
 // Load writes only into a state that holds nothing but what snap holds, at
 // serial 0: a state just created to receive it (its own lineage and key are
