@@ -100,6 +100,9 @@ type cli struct {
 	cmd    string
 	set    map[string]bool // flags given on the command line
 	ws     *workspace      // the project, stack and backend, once resolved
+	// secretsOnStdout leaves stdout out of the redaction of the specs'
+	// secrets: 'output --show-secrets' prints them there by request.
+	secretsOnStdout bool
 }
 
 type command struct {
@@ -128,6 +131,7 @@ type cmdOpts struct {
 	allStacks      bool
 	format         string   // graph: dot or mermaid
 	destroy        bool     // plan --destroy, apply --destroy
+	showSecrets    bool     // output --show-secrets
 	targets        listFlag // --target NAME, repeatable
 	replaces       listFlag // --replace NAME, repeatable
 }
@@ -146,7 +150,7 @@ func (l *listFlag) Set(s string) error {
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, showCmd, applyCmd, destroyCmd, driftCmd, graphCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
+		validateCmd, planCmd, showCmd, applyCmd, destroyCmd, driftCmd, outputCmd, graphCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 

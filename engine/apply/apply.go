@@ -15,6 +15,7 @@ import (
 	"reconcile/engine/dag"
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
+	"reconcile/engine/outputs"
 	"reconcile/engine/plan"
 	"reconcile/engine/refresh"
 	"reconcile/engine/report"
@@ -157,12 +158,21 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 		}
 	}
 	if !pl.Destroy && res.Complete() {
+		// A targeted apply has the values of what it planned only: the
+		// outputs that need more do not evaluate, and keep what state
+		// recorded of them.
 		ev := &eval.Evaluator{Spec: spec, Env: eval.EnvFunc(a.lookup)}
 		res.Outputs = map[string]any{}
 		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
 			if v, err := ev.Eval(spec.Outputs[name].Expr); err == nil {
 				res.Outputs[name] = v
 			}
+		}
+	}
+	// A complete destroy leaves no outputs; a targeted one leaves them be.
+	if res.Complete() && !(pl.Destroy && len(pl.Targets) > 0) {
+		if err := outputs.Record(st, a.key, spec, res.Outputs, len(pl.Targets) > 0, opts.Command); err != nil {
+			return res, fmt.Errorf("record outputs: %w", err)
 		}
 	}
 	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: applyCounts(res)}); err != nil {
