@@ -6,6 +6,7 @@ import (
 
 	"reconcile/engine/plan"
 	"reconcile/engine/render"
+	"reconcile/engine/specs"
 )
 
 var graphCmd = &command{
@@ -70,11 +71,42 @@ func runGraph(c *cli, o *cmdOpts, args []string) int {
 	if !ok {
 		return exitError
 	}
-	if p != nil && spec.Hash != p.SpecHash {
-		fmt.Fprintf(c.stderr, "Note: the specs or config values at %s changed since the plan was made: the graph is of the specs as they are now, coloured by the plan where it names a node.\n\n", c.g.specPath)
+	if p != nil && !planFits(spec, p) {
+		fmt.Fprintf(c.stderr, "Note: the specs at %s changed since the plan was made: the graph is of the specs as they are now, coloured by the plan where it names a node.\n\n", c.g.specPath)
 	}
 	if err := write(c.stdout, render.GraphOf(spec, p)); err != nil {
 		return c.errorf("%v", err)
 	}
 	return exitOK
+}
+
+// planFits reports whether p names the nodes of spec: a change for each
+// node it plans, and (unless it is targeted, a destroy or refresh-only)
+// one for every resource. Config values are not compared: graph does not
+// need them, so secret ones are not asked for again.
+func planFits(spec *specs.Spec, p *plan.Plan) bool {
+	if p.RefreshOnly {
+		return true // its changes are the nodes of state
+	}
+	planned := map[string]bool{}
+	for _, ch := range p.Changes {
+		if ch.Action == plan.Delete || ch.Action == plan.Forget {
+			continue
+		}
+		_, isVariable := spec.Variables[ch.Addr]
+		_, isResource := spec.Resources[ch.Addr]
+		if !isVariable && !isResource {
+			return false
+		}
+		planned[ch.Addr] = true
+	}
+	if len(p.Targets) > 0 || p.Destroy {
+		return true
+	}
+	for name := range spec.Resources {
+		if !planned[name] {
+			return false
+		}
+	}
+	return true
 }

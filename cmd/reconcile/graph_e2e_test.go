@@ -142,6 +142,19 @@ func TestE2EGraphDOT(t *testing.T) {
 		}
 	}
 
+	// Specs that changed since the plan: drawn as they are, with a note.
+	// A secret config value without a default is not asked for.
+	w.write("extra.yaml", "config:\n  apiKey:\n    type: string\n    secret: true\n"+
+		"resources:\n"+policySpec("later", rid(t, "later"), "", ""))
+	r := w.must(0, "graph", "p.plan")
+	wantStderr(t, r, "changed since the plan was made")
+	if g, err := parseDOT(r.stdout); err != nil {
+		t.Errorf("graph of changed specs: %v", err)
+	} else if n := g.byName["later"]; n == nil || n.attrs["fillcolor"] != "" {
+		t.Errorf("graph of changed specs: later = %+v, want it drawn uncoloured", n)
+	}
+	w.must(0, "graph")
+
 	// Errors say what is wrong and what to do.
 	wantStderr(t, w.must(1, "graph", "--format", "svg"), `--format must be dot or mermaid, got "svg"`)
 	wantStderr(t, w.must(1, "graph", "-f", ".", "p.plan"), "either -f PATH or a plan file")
