@@ -17,6 +17,9 @@
 //   - eval: expressions to values (Unknown and Secret propagate), resource
 //     options, and the views of a resource's attributes that planning and
 //     apply share.
+//   - outputs: the stack outputs in state: what a complete apply records
+//     of them (secrets sealed), and a secret one computed again from the
+//     specs and state for 'reconcile output --show-secrets'.
 //   - plan: the Plan model (Change, Action, typed Reason) and the signed
 //     plan-file format.
 //   - report: the results of running: an apply's result and progress

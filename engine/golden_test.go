@@ -157,6 +157,12 @@ func (c *policyCloud) Delete(_ context.Context, id string) error {
 	return nil
 }
 
+// IDFor is the id of the policy want makes: its resourceId, as Datadog's.
+func (c *policyCloud) IDFor(want resources.Attrs) (string, bool) {
+	rid, ok := want["resourceId"].(string)
+	return rid, ok
+}
+
 // set changes the policy id outside reconcile.
 func (c *policyCloud) set(t *testing.T, id string, attrs resources.Attrs) {
 	t.Helper()
@@ -526,5 +532,38 @@ func TestGoldenDeleteHidesSecrets(t *testing.T) {
 				t.Errorf("destroy=%v: the %s plan shows a sealed secret, or does not mark it sensitive:\n%s", destroy, ext, out)
 			}
 		}
+	}
+}
+
+// TestGoldenSavedPlanRendersTheSame checks that a plan saved to a file and
+// read back renders, in every format, byte for byte as the plan did when
+// it was made: 'reconcile show FILE' prints what 'plan --out FILE' did.
+func TestGoldenSavedPlanRendersTheSame(t *testing.T) {
+	t.Parallel()
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newGoldenHarness(t)
+			p, _ := tc.run(t, h)
+			if p == nil {
+				t.Skip("not a plan")
+			}
+			saved := signed(t, plan.File{Plan: p, SpecPath: "/specs", Backend: "/state.db", Stack: "default"}, h.stateKey())
+			for ext, f := range planFormats {
+				for _, color := range []bool{false, true} {
+					var want, got bytes.Buffer
+					opts := render.Options{Version: "0.1.0-test", Color: color}
+					if err := f(&want, p, opts); err != nil {
+						t.Fatal(err)
+					}
+					if err := f(&got, saved.Shown(), opts); err != nil {
+						t.Fatal(err)
+					}
+					if want.String() != got.String() {
+						t.Errorf("%s (color %v): the saved plan renders otherwise:\n--- made\n%s\n--- saved\n%s", ext, color, want.String(), got.String())
+					}
+				}
+			}
+		})
 	}
 }

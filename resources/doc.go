@@ -12,6 +12,8 @@
 //   - Normalizer (a Driver): fills server-side defaults into desired inputs.
 //   - VendorKeys (a Driver): names the map entries the cloud adds by itself.
 //   - Recoverer (a Driver): finds what an interrupted Create made.
+//   - NaturalID (a Driver): tells the id an object made from given inputs
+//     would have, so that a replacement keeping it deletes the old first.
 //   - ResultComparer (a Function): compares two of its results by meaning
 //     and describes how they differ, for drift detection.
 //

@@ -169,6 +169,18 @@ type Normalizer interface {
 	Normalize(want Attrs) Attrs
 }
 
+// NaturalID is optional on a Driver whose objects' ids follow from their
+// inputs, as a Datadog restriction policy's is the resource it restricts:
+// no two objects with the inputs that make the id can exist at once. A
+// replacement that keeps the id (one asked for with plan --replace, or of
+// a tainted object) cannot create the new object before the old one is
+// deleted, so the planner deletes the old one first.
+type NaturalID interface {
+	// IDFor returns the id an object created from want would have, and
+	// whether want determines it.
+	IDFor(want Attrs) (string, bool)
+}
+
 // VendorKeys is optional on a Driver whose objects carry map entries that
 // the cloud adds by itself, such as the defined tags OCI's tag defaults put
 // on every new resource (Oracle-Tags.CreatedBy, Oracle-Tags.CreatedOn). An

@@ -31,6 +31,12 @@ type Backend interface {
 	ClearIntent(name string) error
 	// AddHistory appends an entry to the history of applies.
 	AddHistory(e HistoryEntry) error
+	// Outputs returns the stack outputs last recorded, and whether any
+	// were.
+	Outputs() (Outputs, bool, error)
+	// PutOutputs records the stack outputs in place of those recorded
+	// before, without changing the serial.
+	PutOutputs(o Outputs) error
 	// RewriteVersions rewrites the current record of name and every
 	// version kept of it, in one change, without bumping the serial.
 	RewriteVersions(name string, fn func(Record) (Record, bool)) error

@@ -47,7 +47,7 @@
 // # Copying
 //
 // Dump reads the whole state (meta, secret key, records, every version and
-// tombstone, history and intents) as a Snapshot, and Load writes one into a
+// tombstone, history, intents and outputs) as a Snapshot, and Load writes one into a
 // new state, so that a state can be copied to another backend, such as
 // package etcdstate, and back without loss. Load refuses, with ErrNotEmpty,
 // a state that holds anything the snapshot does not, and does nothing to an
@@ -64,6 +64,8 @@
 //	          "serial.crc"  4-byte check of the "serial" value
 //	          "lineage"     lineage id (text), then its check
 //	          "key"         the 32-byte secret key, then its check
+//	          "outputs"     JSON Outputs: the stack outputs last recorded,
+//	                        then its check (absent until an apply records them)
 //	records   name                                → JSON Record, then its check
 //	versions  name, 0x00, 8-byte big-endian serial → JSON Record, or nothing
 //	                                                 for a delete (a tombstone),
@@ -107,6 +109,14 @@
 // opens the file again read-only. A file of a newer format is refused with
 // ErrNewerFormat and a message asking to upgrade reconcile; a file that is
 // not a reconcile state is refused with ErrCorrupt. Neither is written to.
+//
+// # Outputs
+//
+// PutOutputs records the stack outputs an apply computed, replacing those
+// recorded before, in one value that does not change the serial (like
+// history and intents); Outputs reads them back. Secrets in them must be
+// sealed by the caller, as in records. A reconcile that predates them
+// checks the value like any other of the meta bucket and ignores it.
 //
 // # Secret key
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // Dump returns the whole state, read in one transaction: meta, secret key,
-// records, every version and tombstone, history and intents. It returns an
+// records, every version and tombstone, history, intents and outputs. It returns an
 // error wrapping ErrCorrupt if any value fails its check or cannot be
 // decoded. The Snapshot holds the secret key: see Snapshot.
 func (s *Store) Dump() (Snapshot, error) {
@@ -78,13 +78,20 @@ func dumpTx(tx *bolt.Tx) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
+	if v := meta.Get(keyOutputs); v != nil {
+		o, err := readValue(bucketMeta, keyOutputs, v, decodeOutputs)
+		if err != nil {
+			return Snapshot{}, corruptData(err)
+		}
+		snap.Outputs = &o
+	}
 	return snap, nil
 }
 
 // Load writes snap, a Snapshot of this or another backend, into the state,
 // in one transaction, so that the state becomes a copy of it: the same
-// lineage, serial, secret key, records, versions, tombstones, history and
-// intents. History entries are numbered anew, in order.
+// lineage, serial, secret key, records, versions, tombstones, history,
+// intents and outputs. History entries are numbered anew, in order.
 //
 // Load writes only into a state that holds nothing but what snap holds, at
 // serial 0: a state just created to receive it (its own lineage and key are
@@ -171,6 +178,15 @@ func loadTx(tx *bolt.Tx, snap Snapshot) error {
 			return err
 		}
 		if err := tx.Bucket(bucketIntents).Put([]byte(in.Name), v); err != nil {
+			return err
+		}
+	}
+	if snap.Outputs != nil {
+		v, err := EncodeOutputs(*snap.Outputs)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMeta).Put(keyOutputs, v); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,8 @@ type Snapshot struct {
 	History []HistoryEntry
 	// Intents are the recorded intents, sorted by name.
 	Intents []Intent
+	// Outputs are the stack outputs last recorded; nil when none were.
+	Outputs *Outputs
 }
 
 // VersionEntry is one stored version of a record: the record as written at
@@ -94,6 +96,11 @@ func (s Snapshot) entries() (map[string]bool, error) {
 			return nil, err
 		}
 	}
+	if s.Outputs != nil {
+		if err := add("o", s.Outputs); err != nil {
+			return nil, err
+		}
+	}
 	return set, nil
 }
 
@@ -144,6 +151,9 @@ func (s Snapshot) Validate() error {
 	}
 	if !slices.IsSortedFunc(s.Intents, func(a, b Intent) int { return cmpString(a.Name, b.Name) }) {
 		return fmt.Errorf("snapshot intents not sorted by name")
+	}
+	if s.Outputs != nil && (s.Outputs.Serial < 0 || s.Outputs.Serial > s.Meta.Serial) {
+		return fmt.Errorf("snapshot outputs at serial %d, out of the state's 0..%d", s.Outputs.Serial, s.Meta.Serial)
 	}
 	return nil
 }

@@ -100,6 +100,9 @@ type cli struct {
 	cmd    string
 	set    map[string]bool // flags given on the command line
 	ws     *workspace      // the project, stack and backend, once resolved
+	// secretsOnStdout leaves stdout out of the redaction of the specs'
+	// secrets: 'output --show-secrets' prints them there by request.
+	secretsOnStdout bool
 }
 
 type command struct {
@@ -126,11 +129,28 @@ type cmdOpts struct {
 	progressPeriod time.Duration
 	to             string
 	allStacks      bool
+	format         string   // graph: dot or mermaid
+	destroy        bool     // plan --destroy, apply --destroy
+	showSecrets    bool     // output --show-secrets
+	targets        listFlag // --target NAME, repeatable
+	replaces       listFlag // --replace NAME, repeatable
+}
+
+// listFlag is a flag that may be given several times; each adds a value.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("want a name")
+	}
+	*l = append(*l, s)
+	return nil
 }
 
 func commands() []*command {
 	return []*command{
-		validateCmd, planCmd, applyCmd, destroyCmd, driftCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
+		validateCmd, planCmd, showCmd, applyCmd, destroyCmd, driftCmd, outputCmd, graphCmd, importCmd, stateCmd, stackCmd, schemaCmd, emulateCmd, versionCmd,
 	}
 }
 

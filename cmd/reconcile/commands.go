@@ -68,7 +68,7 @@ func (c *cli) validateJSON() int {
 }
 
 var planCmd = &command{
-	name: "plan", args: "[-f PATH] [--out FILE] [--refresh=false | --refresh-only] [--detailed-exitcode]", spec: true,
+	name: "plan", args: "[-f PATH] [--out FILE] [--refresh=false | --refresh-only] [--destroy] [--target NAME]... [--replace NAME]... [--detailed-exitcode]", spec: true,
 	summary: "Show what apply would change to make the cloud match the specs.",
 	detail: `Plan reads the state and, unless --refresh=false, every managed resource from the
 cloud, then shows per resource: create (+), update in place (~), replace (-/+ or +/-),
@@ -90,8 +90,22 @@ apply such a plan with 'reconcile apply FILE', or run 'reconcile apply
 --refresh-only'. After it, 'reconcile drift' reports no drift and a plan shows the
 changes that take the cloud back to the specs.
 
+--destroy plans the deletion of every managed resource, in reverse dependency order
+(what 'reconcile destroy' does), so that it can be saved, reviewed and applied with
+'reconcile apply FILE'. protect blocks it, retainOnDelete forgets.
+
+--target NAME (repeatable) limits the plan to NAME and what it depends on: nothing
+else is read, evaluated or changed, and the plan says it is targeted. A NAME that
+state manages but the specs no longer declare is deleted. With --destroy, only NAME
+and the resources that depend on it are destroyed. Targeting is for exceptions (a
+broken resource blocking the rest); a plan without it shows what else the specs need.
+
+--replace NAME (repeatable) replaces the managed resource NAME even though nothing
+forces it (the plan gives the reason "replacement requested"); 'reconcile state
+taint NAME' makes the next plan replace it too.
+
 --out FILE saves the plan; 'reconcile apply FILE' applies exactly it, and refuses it
-if the state or the specs changed since.
+if the state or the specs changed since. 'reconcile show FILE' prints it again.
 
 Plans open the state read-only: several plans run at once without blocking each
 other. A plan started while an apply holds the state waits up to --lock-timeout for
@@ -105,16 +119,47 @@ Drift alone is not a change; with --refresh-only, drift to accept is.`,
 		fs.BoolVar(&o.refreshOnly, "refresh-only", false, "only accept into state what changed outside reconcile; change nothing in the cloud")
 		fs.BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many cloud reads run at once")
+		fs.BoolVar(&o.destroy, "destroy", false, "plan the deletion of every managed resource (with --target: of those and what depends on them)")
+		selectionFlags(fs, o)
 	},
 	run: runPlan,
+}
+
+// selectionFlags declares --target and --replace, which plan and apply
+// take alike.
+func selectionFlags(fs *flag.FlagSet, o *cmdOpts) {
+	fs.Var(&o.targets, "target", "plan and apply only `NAME` and what it depends on (repeatable)")
+	fs.Var(&o.replaces, "replace", "replace the managed resource `NAME` even if nothing forces it (repeatable)")
+}
+
+// plannerOptions are the planner's options from the flags of plan, apply
+// and destroy.
+func (c *cli) plannerOptions(o *cmdOpts, destroy bool) planner.Options {
+	return planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy || o.destroy, Parallelism: c.g.parallelism,
+		Targets: o.targets, Replace: o.replaces}
+}
+
+// checkPlanFlags refuses the flags of plan and apply that contradict
+// each other.
+func checkPlanFlags(o *cmdOpts, destroy bool) error {
+	selecting := len(o.targets) > 0 || len(o.replaces) > 0 || o.destroy
+	switch {
+	case o.refreshOnly && !o.refresh:
+		return fmt.Errorf("--refresh-only and --refresh=false contradict each other: a refresh-only plan is the refresh")
+	case o.refreshOnly && selecting:
+		return fmt.Errorf("--refresh-only accepts what changed outside reconcile for every node of state: it takes no --destroy, --target or --replace")
+	case (destroy || o.destroy) && len(o.replaces) > 0:
+		return fmt.Errorf("--replace asks for a replacement, which a destroy does not make: drop --replace or --destroy")
+	}
+	return nil
 }
 
 func runPlan(c *cli, o *cmdOpts, args []string) int {
 	if len(args) > 0 {
 		return c.errorf("plan takes no arguments, got %q (use -f PATH for the specs)", args)
 	}
-	if o.refreshOnly && !o.refresh {
-		return c.errorf("--refresh-only and --refresh=false contradict each other: a refresh-only plan is the refresh")
+	if err := checkPlanFlags(o, false); err != nil {
+		return c.errorf("%v", err)
 	}
 	ss := c.open(true)
 	if ss == nil {
@@ -123,7 +168,7 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	defer ss.close()
 	spec, reg, st := ss.spec, ss.reg, ss.st
 	c.warnIntents(st)
-	pl, diags := planner.Plan(c.ctx, spec, st, reg, planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Parallelism: c.g.parallelism})
+	pl, diags := planner.Plan(c.ctx, spec, st, reg, c.plannerOptions(o, false))
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return exitError
@@ -214,7 +259,7 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 }
 
 var applyCmd = &command{
-	name: "apply", args: "[-f PATH | PLANFILE] [--auto-approve] [--parallelism N] [--refresh-only]", spec: true,
+	name: "apply", args: "[-f PATH | PLANFILE] [--auto-approve] [--parallelism N] [--refresh-only] [--destroy] [--target NAME]... [--replace NAME]...", spec: true,
 	summary: "Make the cloud match the specs, in dependency order.",
 	detail: `Without PLANFILE, apply plans first, shows the plan and asks for confirmation on
 a terminal; without a terminal it needs --auto-approve. With PLANFILE (from
@@ -227,6 +272,11 @@ cloud: each drifted input takes its live value, outputs and lookup results too, 
 an object deleted outside reconcile leaves state. The history records it as
 "apply --refresh-only". Afterwards 'reconcile drift' reports no drift, and a plan
 shows the changes that take the cloud back to the specs.
+
+--destroy, --target NAME and --replace NAME (both repeatable) plan as plan's do (see
+'reconcile plan -h'): apply only NAME and what it depends on, replace NAME even if
+nothing forces it, or delete everything (what 'reconcile destroy' does). A plan
+file records them: with PLANFILE they are refused.
 
 Independent resources are handled in parallel, up to --parallelism at once. State
 is written after every operation. When one resource fails, only the resources that
@@ -246,22 +296,29 @@ Exit status: 0 applied, 1 error (including any failed resource).`,
 		fs.BoolVar(&o.refresh, "refresh", true, "read every managed resource from the cloud before planning")
 		fs.BoolVar(&o.refreshOnly, "refresh-only", false, "only accept into state what changed outside reconcile; change nothing in the cloud")
 		fs.DurationVar(&o.progressPeriod, "progress-interval", 10*time.Second, "how often to report on an operation that is still running")
+		fs.BoolVar(&o.destroy, "destroy", false, "delete every managed resource, as 'reconcile destroy' does")
+		selectionFlags(fs, o)
 	},
-	run: func(c *cli, o *cmdOpts, args []string) int { return c.runApply(o, args, false) },
+	run: func(c *cli, o *cmdOpts, args []string) int { return c.runApply(o, args, o.destroy) },
 }
 
 var destroyCmd = &command{
-	name: "destroy", args: "[-f PATH] [--auto-approve]", spec: true,
+	name: "destroy", args: "[-f PATH] [--auto-approve] [--target NAME]...", spec: true,
 	summary: "Delete every managed resource, in reverse dependency order.",
 	detail: `Resources with protect: true (as recorded in state) are not deleted: the
 destroy reports them as errors. Resources with retainOnDelete are forgotten from
 state without being deleted. Resources read with get and lookups are never deleted.
+
+--target NAME (repeatable) deletes only NAME and the resources that depend on it.
+To review a destroy before it runs, save it with 'reconcile plan --destroy --out
+FILE' and apply that file.
 
 Exit status: 0 destroyed, 1 error.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.BoolVar(&o.autoApprove, "auto-approve", false, "destroy without asking for confirmation")
 		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many operations run at once")
 		fs.DurationVar(&o.progressPeriod, "progress-interval", 10*time.Second, "how often to report on an operation that is still running")
+		fs.Var(&o.targets, "target", "destroy only `NAME` and the resources that depend on it (repeatable)")
 	},
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		o.refresh = true
@@ -327,10 +384,10 @@ func (c *cli) checkApplyArgs(o *cmdOpts, args []string, destroy bool) error {
 		return fmt.Errorf("apply takes either -f PATH or a plan file, not both: the plan file records the specs it was made from")
 	case len(args) == 1 && o.refreshOnly:
 		return fmt.Errorf("apply takes either --refresh-only or a plan file, not both: make the plan file with 'reconcile plan --refresh-only --out FILE'")
-	case o.refreshOnly && !o.refresh:
-		return fmt.Errorf("--refresh-only and --refresh=false contradict each other: a refresh-only apply is the refresh")
+	case len(args) == 1 && (o.destroy || len(o.targets) > 0 || len(o.replaces) > 0):
+		return fmt.Errorf("apply takes either --destroy, --target and --replace or a plan file, not both: the plan file records them; make it with 'reconcile plan --out FILE' and these flags")
 	}
-	return nil
+	return checkPlanFlags(o, destroy)
 }
 
 // usePlanFile reads the plan file at path and points the command at what
@@ -362,7 +419,7 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 // shows it, and asks for confirmation unless --auto-approve. It returns
 // nil, after saying why, when there is nothing to apply.
 func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool) *plan.Plan {
-	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy, Parallelism: c.g.parallelism})
+	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, c.plannerOptions(o, destroy))
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return nil
@@ -407,8 +464,8 @@ func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool) in
 		return c.errorf("%v", err)
 	}
 	run := render.RunApply
-	if destroy {
-		run = render.RunDestroy
+	if destroy || pl.Destroy {
+		run = render.RunDestroy // also a plan file of 'plan --destroy'
 	}
 	return c.reportApply(res, run)
 }

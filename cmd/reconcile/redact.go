@@ -131,6 +131,11 @@ func (c *cli) redactSecrets(secrets []string) {
 		return
 	}
 	for _, w := range []*io.Writer{&c.stdout, &c.stderr} {
+		if w == &c.stdout && c.secretsOnStdout {
+			// 'output --show-secrets': printing a secret in clear is
+			// what was asked for, on stdout only.
+			continue
+		}
 		if r, ok := (*w).(*redactor); ok {
 			r.mu.Lock()
 			r.red = r.red.Merge(red)

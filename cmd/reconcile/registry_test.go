@@ -77,6 +77,7 @@ var capabilities = map[string]reflect.Type{
 	"VendorKeys":     reflect.TypeFor[resources.VendorKeys](),
 	"Recoverer":      reflect.TypeFor[resources.Recoverer](),
 	"ResultComparer": reflect.TypeFor[resources.ResultComparer](),
+	"NaturalID":      reflect.TypeFor[resources.NaturalID](),
 }
 
 // TestCapabilitiesAsserted checks that every driver and lookup of the

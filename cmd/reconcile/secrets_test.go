@@ -144,6 +144,24 @@ outputs:
 	}
 	w.must(0, "state", "history")
 	w.must(0, "state", "history", "--output", "json")
+	// show, output, graph, and plans that are targeted, replace or
+	// destroy, and a taint: none shows a secret either.
+	for _, format := range []string{"text", "json", "markdown"} {
+		w.must(0, "show", "p2.plan", "--output", format)
+	}
+	cmd(0, "output")
+	cmd(0, "output", "--output", "json")
+	cmd(0, "output", "token")
+	cmd(0, "output", "token", "--output", "json")
+	cmd(0, "graph")
+	cmd(0, "graph", "--format", "mermaid")
+	w.must(0, "graph", "p2.plan", "--config", cfg, "--config", "mode=value")
+	cmd(0, "plan", "--target", "ep", "--replace", "ep", "--output", "json")
+	cmd(0, "plan", "--destroy", "--output", "markdown")
+	cmd(0, "plan", "--destroy", "--target", "pol")
+	w.must(0, "state", "taint", "pol")
+	cmd(2, "plan", "--detailed-exitcode")
+	w.must(0, "state", "untaint", "pol")
 	// import, of an object of the same kind that holds no secret.
 	e.do("POST", "/api/v2/restriction_policy/dashboard:other", map[string]any{"data": map[string]any{"id": "dashboard:other", "type": "restriction_policy",
 		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role1}}}}}}, e.ddHeaders(), nil)

@@ -96,9 +96,10 @@ func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// destroy and drift evaluate none of the specs' inputs: they must not
-	// demand config values, secrets least of all, that they never use.
-	lenient := c.cmd == "destroy" || c.cmd == "drift"
+	// destroy, drift and graph evaluate none of the specs' inputs: they
+	// must not demand config values, secrets least of all, that they
+	// never use.
+	lenient := c.cmd == "destroy" || c.cmd == "drift" || c.cmd == "graph"
 	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack}
 	if !lenient {
 		if opts.StackConfig, err = ws.stackConfig(); err != nil {

@@ -14,13 +14,16 @@ import (
 )
 
 var stateCmd = &command{
-	name: "state", args: "list | show NAME [--serial N] | rm NAME | mv OLD NEW | history | migrate --to URL [--all-stacks]",
+	name: "state", args: "list | show NAME [--serial N] | rm NAME | mv OLD NEW | taint NAME | untaint NAME | history | migrate --to URL [--all-stacks]",
 	summary: "Inspect, edit and move the state.",
 	detail: `list      every node in state with its type, kind and id
 show NAME one node's inputs, outputs and dependencies (--serial N: as it stood at serial N)
 rm NAME   forget a node without deleting it from the cloud (and an interrupted
           create of it that the next apply could not resolve)
 mv OLD NEW rename a node, e.g. after renaming it in the specs, so it is not replaced
+taint NAME mark a managed resource tainted: the next plan replaces it (the reason
+          says it was marked tainted); the object stays until that apply
+untaint NAME take a taint back (one from 'state taint', or from a create that failed)
 history   every apply's serial, time, command and counts
 migrate   copy the stack's state, whole (lineage, serial, history, versions,
           interrupted creates), to the same stack on another backend:
@@ -28,8 +31,9 @@ migrate   copy the stack's state, whole (lineage, serial, history, versions,
           every stack. The target stack must not exist yet, or be an identical
           copy (a migrate can be run again); the source is left as it was.
 
-rm, mv and migrate take the state lock like apply does. With --output json,
-list, show, history and migrate write the documents of docs/state-json.md.`,
+rm, mv, taint, untaint and migrate take the state lock like apply does, and every
+change but migrate is recorded in the history. With --output json, list, show,
+history and migrate write the documents of docs/state-json.md.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.Int64Var(&o.serial, "serial", 0, "with show: the serial to show the node at")
 		fs.StringVar(&o.to, "to", "", "with migrate: the backend to copy the state to (a path, file://PATH or etcd://HOST:PORT/PREFIX)")
@@ -52,18 +56,20 @@ var stateSubs = map[string]stateSub{
 	"show":    {1, false, stateShow},
 	"rm":      {1, true, stateRm},
 	"mv":      {2, true, stateMv},
+	"taint":   {1, true, stateTaint},
+	"untaint": {1, true, stateUntaint},
 	"history": {0, false, stateHistory},
 	"migrate": {0, true, stateMigrate},
 }
 
 func runState(c *cli, o *cmdOpts, args []string) int {
 	if len(args) == 0 {
-		return c.errorf("state needs a subcommand: list, show NAME, rm NAME, mv OLD NEW, history or migrate --to URL")
+		return c.errorf("state needs a subcommand: list, show NAME, rm NAME, mv OLD NEW, taint NAME, untaint NAME, history or migrate --to URL")
 	}
 	name, rest := args[0], args[1:]
 	sub, ok := stateSubs[name]
 	if !ok {
-		return c.errorf("unknown state subcommand %q%s; use list, show, rm, mv, history or migrate", name, didYouMean(name, sortedNames(stateSubs)))
+		return c.errorf("unknown state subcommand %q%s; use list, show, rm, mv, taint, untaint, history or migrate", name, didYouMean(name, sortedNames(stateSubs)))
 	}
 	if len(rest) != sub.args {
 		return c.errorf("state %s takes %d argument(s), got %d", name, sub.args, len(rest))

@@ -15,6 +15,7 @@ import (
 	"reconcile/engine/dag"
 	"reconcile/engine/diag"
 	"reconcile/engine/eval"
+	"reconcile/engine/outputs"
 	"reconcile/engine/plan"
 	"reconcile/engine/refresh"
 	"reconcile/engine/report"
@@ -145,7 +146,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 		return a.run(ctx, name)
 	})
 	res := a.result(ctx, errs, stop)
-	if pl.Destroy && res.Complete() {
+	if pl.Destroy && len(pl.Targets) == 0 && res.Complete() {
 		// Every managed resource is gone: what lookups and gets read is
 		// no longer anybody's input.
 		for _, rec := range records {
@@ -157,12 +158,21 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 		}
 	}
 	if !pl.Destroy && res.Complete() {
+		// A targeted apply has the values of what it planned only: the
+		// outputs that need more do not evaluate, and keep what state
+		// recorded of them.
 		ev := &eval.Evaluator{Spec: spec, Env: eval.EnvFunc(a.lookup)}
 		res.Outputs = map[string]any{}
 		for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
 			if v, err := ev.Eval(spec.Outputs[name].Expr); err == nil {
 				res.Outputs[name] = v
 			}
+		}
+	}
+	// A complete destroy leaves no outputs; a targeted one leaves them be.
+	if res.Complete() && !(pl.Destroy && len(pl.Targets) > 0) {
+		if err := outputs.Record(st, a.key, spec, res.Outputs, len(pl.Targets) > 0, opts.Command); err != nil {
+			return res, fmt.Errorf("record outputs: %w", err)
 		}
 	}
 	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: opts.Command, Counts: applyCounts(res)}); err != nil {
@@ -260,10 +270,19 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 		}
 		a.changes[c.Addr] = c
 	}
+	scheduled := map[string]bool{}
 	if !pl.Destroy {
-		for _, name := range a.spec.Graph().Order() {
+		g := a.spec.Graph()
+		// A targeted plan planned its targets and what they depend on;
+		// nothing else runs.
+		targeted := g.Closure(pl.Targets)
+		for _, name := range g.Order() {
+			if len(pl.Targets) > 0 && !targeted[name] {
+				continue
+			}
 			nodes = append(nodes, name)
-			deps[name] = a.spec.Graph().Deps(name)
+			deps[name] = g.Deps(name)
+			scheduled[name] = true
 		}
 	}
 	for i := range pl.Changes {
@@ -281,7 +300,7 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 			}
 			if deleted[rec.Name] {
 				deps[node] = append(deps[node], deletePrefix+rec.Name)
-			} else if !pl.Destroy {
+			} else if scheduled[rec.Name] {
 				deps[node] = append(deps[node], rec.Name)
 			}
 		}

@@ -186,3 +186,23 @@ func (g *Graph) orderCycle(comp []string) []string {
 	}
 	return out
 }
+
+// Closure returns the nodes of names and every node they depend on,
+// directly or not; names that are not nodes are left out.
+func (g *Graph) Closure(names []string) map[string]bool {
+	out := map[string]bool{}
+	var visit func(n string)
+	visit = func(n string) {
+		if out[n] || !g.Has(n) {
+			return
+		}
+		out[n] = true
+		for _, d := range g.deps[n] {
+			visit(d)
+		}
+	}
+	for _, n := range names {
+		visit(n)
+	}
+	return out
+}

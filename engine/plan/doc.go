@@ -41,8 +41,10 @@
 // state's secret key, so that an edited plan, or one made against another
 // state, is refused (ErrFileChanged by Verify) before anything of it is
 // applied. Secret values are written sealed, never in clear, and read
-// back sealed; Unknown values are written as such. Drift is not saved:
-// a plan read from a file shows none.
+// back sealed; Unknown values are written as such. The drift and the
+// outputs the plan showed are saved too, though apply uses neither, so
+// that File.Shown renders (reconcile show) exactly as the plan did when
+// it was made.
 //
 // The package depends only on diag, value and kind: it knows nothing of
 // the state store, the drivers or the network.

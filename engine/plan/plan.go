@@ -66,7 +66,8 @@ type Reason int
 const (
 	ReasonNone Reason = iota
 	// ReasonTainted: replace, because the previous create failed
-	// (ReasonDetail says why).
+	// (ReasonDetail says why), or because the object was marked tainted
+	// with 'reconcile state taint' (ReasonDetail is TaintRequested).
 	ReasonTainted
 	// ReasonCannotUpdate: replace, because a field that cannot change in
 	// place changed (ReplacePaths).
@@ -100,7 +101,8 @@ const (
 	ReasonNotDeclared
 	// ReasonDestroy: delete, because the plan destroys everything.
 	ReasonDestroy
-	// ReasonReplaceRequested: replace, because the user asked for it.
+	// ReasonReplaceRequested: replace, because the user asked for it
+	// (plan --replace NAME).
 	ReasonReplaceRequested
 )
 
@@ -217,6 +219,11 @@ type Plan struct {
 	// into state (plan --refresh-only): its changes are Refresh or NoOp,
 	// one per node in state, sorted by address.
 	RefreshOnly bool
+	// Targets, when not empty, are the names a targeted plan (--target)
+	// was limited to, sorted: it has changes only for them and what they
+	// depend on (for a Destroy, what depends on them), and apply runs
+	// only those nodes.
+	Targets []string
 }
 
 // HasDrift reports whether refresh found any node changed or deleted

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
@@ -101,8 +102,13 @@ type planFileJSON struct {
 	SpecHash  string            `json:"specHash"`
 	Destroy   bool              `json:"destroy,omitempty"`
 	// RefreshOnly marks a plan made with --refresh-only.
-	RefreshOnly bool         `json:"refreshOnly,omitempty"`
-	Changes     []changeJSON `json:"changes"`
+	RefreshOnly bool `json:"refreshOnly,omitempty"`
+	// Targets are the names of a targeted plan.
+	Targets []string     `json:"targets,omitempty"`
+	Changes []changeJSON `json:"changes"`
+	// Outputs are the plan's stack outputs, secrets sealed, unknowns
+	// marked: what the plan showed of them, for 'reconcile show'.
+	Outputs map[string]any `json:"outputs,omitempty"`
 }
 
 type changeJSON struct {
@@ -123,6 +129,17 @@ type changeJSON struct {
 	Deposed             []string       `json:"deposed,omitempty"`
 	Options             []OptionChange `json:"options,omitempty"`
 	Pos                 diag.Pos       `json:"pos"`
+	// What refresh found, which the plan showed: apply ignores it.
+	Drift          []fieldDriftJSON `json:"drift,omitempty"`
+	DriftDetails   []string         `json:"driftDetails,omitempty"`
+	DeletedOutside bool             `json:"deletedOutside,omitempty"`
+	DeletedID      string           `json:"deletedId,omitempty"`
+}
+
+type fieldDriftJSON struct {
+	Path    string `json:"path"`
+	Applied any    `json:"applied"`
+	Live    any    `json:"live"`
 }
 
 // WriteFile encodes pf and signs it with stateKey, the key of the
@@ -130,12 +147,21 @@ type changeJSON struct {
 // never the value) and unknown values marked.
 func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 	out := planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
-		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly}
+		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets}
 	for _, c := range pf.Plan.Changes {
-		out.Changes = append(out.Changes, changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
+		sl := value.Sealer{Key: stateKey, Name: c.Addr}
+		cj := changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
 			ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
-			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, value.Sealer{Key: stateKey, Name: c.Addr}), After: encodeValues(c.After, value.Sealer{Key: stateKey, Name: c.Addr}),
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos})
+			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sl), After: encodeValues(c.After, sl),
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
+			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
+		for _, d := range c.Drift {
+			cj.Drift = append(cj.Drift, fieldDriftJSON{Path: d.Path, Applied: encodeValue(value.Seal(d.Applied, sl)), Live: encodeValue(value.Seal(d.Live, sl))})
+		}
+		out.Changes = append(out.Changes, cj)
+	}
+	if pf.Plan.Outputs != nil {
+		out.Outputs = encodeValues(pf.Plan.Outputs, value.Sealer{Key: stateKey})
 	}
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
@@ -238,7 +264,7 @@ func ReadFile(r io.Reader) (File, error) {
 	if in.Version != FileVersion || in.SpecHash == "" {
 		return File{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
 	}
-	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly}
+	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly, Targets: in.Targets}
 	for i, c := range in.Changes {
 		act, ok := ParseAction(c.Action)
 		if !ok {
@@ -255,7 +281,17 @@ func ReadFile(r io.Reader) (File, error) {
 			return File{}, fmt.Errorf("%w: change %d has unknown reason %q", ErrNotPlanFile, i, c.Reason)
 		}
 		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: reason, ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields, ID: c.ID, ImportID: c.ImportID,
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos}
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
+			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
+		for _, d := range c.Drift {
+			if err := checkNumbers(d.Applied); err != nil {
+				return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
+			}
+			if err := checkNumbers(d.Live); err != nil {
+				return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
+			}
+			ch.Drift = append(ch.Drift, FieldDrift{Path: d.Path, Applied: decodeValue(d.Applied), Live: decodeValue(d.Live)})
+		}
 		if err := checkNumbers(c.Before); err != nil {
 			return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 		}
@@ -272,7 +308,43 @@ func ReadFile(r io.Reader) (File, error) {
 		}
 		p.Changes = append(p.Changes, ch)
 	}
+	if in.Outputs != nil {
+		if err := checkNumbers(in.Outputs); err != nil {
+			return File{}, fmt.Errorf("%w: outputs: %v", ErrNotPlanFile, err)
+		}
+		p.Outputs = decodeValue(in.Outputs).(map[string]any)
+	}
 	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
+}
+
+// Shown returns a copy of the plan of pf as renderers take it: the plan
+// as it was shown when it was made. Secrets, which a plan file holds
+// sealed, become value.Secret marks that hold their digest instead of
+// their value, so that they show as (sensitive value), and two compare
+// equal exactly when the values sealed did. The Plan of pf itself stays
+// as apply needs it.
+func (pf *File) Shown() *Plan {
+	p := *pf.Plan
+	p.Changes = make([]Change, len(pf.Plan.Changes))
+	for i, c := range pf.Plan.Changes {
+		c.Before = shownMap(c.Before)
+		c.After = shownMap(c.After)
+		c.Drift = slices.Clone(c.Drift)
+		for j := range c.Drift {
+			c.Drift[j].Applied = value.SealedAsSecret(c.Drift[j].Applied)
+			c.Drift[j].Live = value.SealedAsSecret(c.Drift[j].Live)
+		}
+		p.Changes[i] = c
+	}
+	p.Outputs = shownMap(p.Outputs)
+	return &p
+}
+
+func shownMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return value.SealedAsSecret(m).(map[string]any)
 }
 
 // checkNumbers refuses a number beyond float64's range anywhere in v, as

@@ -5,11 +5,20 @@ import (
 	"strings"
 )
 
+// TaintRequested is what a record's Tainted holds once 'reconcile state
+// taint' marked it: the object is replaced by the next apply, for no
+// other reason than that it was asked for. (A create that failed puts its
+// error there instead.)
+const TaintRequested = "it was marked tainted with 'reconcile state taint'"
+
 // ReasonText says in words why c's action was chosen, from its typed
 // reason; "" when there is nothing to add to the action itself.
 func (c *Change) ReasonText() string {
 	switch c.Reason {
 	case ReasonTainted:
+		if c.ReasonDetail == TaintRequested {
+			return TaintRequested
+		}
 		return "the previous create failed: " + c.ReasonDetail
 	case ReasonCannotUpdate:
 		return joinQuoted(c.ReplacePaths) + " cannot be updated in place"

@@ -48,7 +48,8 @@
 // with secret arguments are redacted.
 //
 // Why an action was chosen is data, plan.Reason on the Change:
-// ReasonTainted (replace: the last create failed), ReasonCannotUpdate and
+// ReasonTainted (replace: the last create failed, or 'reconcile state
+// taint' marked it), ReasonReplaceRequested (replace: --replace), ReasonCannotUpdate and
 // ReasonReplaceOnChanges (replace, with ReplacePaths), ReasonDeletedOutside
 // (create: refresh found the object gone), ReasonReadDeferred,
 // ReasonImportThenUpdate and ReasonImportUnread (options.import, read or
@@ -57,6 +58,20 @@
 // with ReasonFields), ReasonNotDeclared and ReasonDestroy (delete),
 // ReasonRetainOnDelete and ReasonGoneOutside (forget). A plain update has
 // ReasonNone. Renderers word it; see plan.Change.ReasonText.
+//
+// Selecting. Options.Targets limits the walk to the targets and what they
+// depend on (dag.Graph.Closure): no other node is evaluated, read or
+// changed, the deletes are those of the targets the specs no longer
+// declare, and only the outputs whose dependencies were walked are
+// evaluated; with Destroy, the deletes are the targets' and those of the
+// resources that depend on them in state. The plan records its targets
+// (plan.Plan.Targets), and apply runs only those nodes. Options.Replace
+// turns the NoOp or Update of the resources it names into a Replace with
+// ReasonReplaceRequested (a replacement forced otherwise keeps its own
+// reason). A target or replace name that selects nothing is an error
+// diagnostic with a suggestion. A replacement whose new object would have
+// the old one's id (resources.NaturalID: a restriction policy is known by
+// its resourceId) deletes the old object first.
 //
 // A replacement of a protected resource, and the delete of one that state
 // records as protected, are error diagnostics. A name that now declares a

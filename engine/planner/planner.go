@@ -35,6 +35,15 @@ type Options struct {
 	RefreshOnly bool
 	// Parallelism bounds concurrent cloud reads; 0 means 10.
 	Parallelism int
+	// Targets, when not empty, limits the plan to these nodes and what
+	// they depend on (plan.Plan.Targets): no other node is evaluated,
+	// read or changed. A target the specs no longer declare that state
+	// holds is deleted. With Destroy, it limits the destroy to these
+	// resources and the resources that depend on them in state.
+	Targets []string
+	// Replace names managed resources to replace even where nothing
+	// forces it (plan.ReasonReplaceRequested).
+	Replace []string
 }
 
 // nodeResult is what planning learned about one node.
@@ -53,6 +62,8 @@ type planner struct {
 	key     []byte // the state's key for digests of secrets
 	env     eval.Env
 	invoke  func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
+
+	sel *selection // what Targets and Replace select
 
 	mu      sync.Mutex
 	results map[string]*nodeResult
@@ -150,7 +161,20 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		invCtx = context.Background()
 	}
 	p.invoke = eval.Invoker(invCtx, reg)
-	errs := dag.Walk(ctx, g.Order(), g.DepsMap(), opts.Parallelism, func(ctx context.Context, name string) error {
+	if p.sel = p.selectNodes(); p.diags.HasErrors() {
+		return nil, p.diags.Sort()
+	}
+	nodes, deps := g.Order(), g.DepsMap()
+	if p.sel.targeted() {
+		nodes, deps = nil, map[string][]string{}
+		for _, name := range g.Order() {
+			if p.sel.walks(name) {
+				nodes = append(nodes, name)
+				deps[name] = g.Deps(name)
+			}
+		}
+	}
+	errs := dag.Walk(ctx, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
 		return p.planNode(ctx, name)
 	})
 	for _, name := range slices.Sorted(maps.Keys(errs)) {
@@ -159,6 +183,9 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		}
 	}
 	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
+	if p.sel.targeted() {
+		pl.Targets = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(opts.Targets)))))
+	}
 	deletes := p.planDeletes(ctx)
 	n := len(deletes)
 	for _, r := range p.results {
@@ -441,7 +468,14 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Record, opts eval.Options, before, desired map[string]any) error {
 	c.Options = optionChanges(prior, opts)
 	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
+	reason, paths := replaceReason(r, changed)
 	switch {
+	case len(paths) > 0:
+		c.Action, c.Reason, c.ReplacePaths = plan.Replace, reason, paths
+		return p.finishReplace(r, c, opts, desired)
+	case p.sel.replace[r.Name]:
+		c.Action, c.Reason = plan.Replace, plan.ReasonReplaceRequested
+		return p.finishReplace(r, c, opts, desired)
 	case len(changed) == 0 && len(c.Options) > 0:
 		// Only options change: a change of state, none in the cloud.
 		c.Action, c.Reason = plan.Update, plan.ReasonOptionsChanged
@@ -451,11 +485,6 @@ func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Reco
 	case len(changed) == 0:
 		c.Action = plan.NoOp
 	default:
-		c.Reason, c.ReplacePaths = replaceReason(r, changed)
-		if len(c.ReplacePaths) > 0 {
-			c.Action = plan.Replace
-			return p.finishReplace(r, c, opts, desired)
-		}
 		c.Action = plan.Update
 	}
 	// References see the desired inputs (secrets wrapped, not sealed as in
@@ -505,6 +534,15 @@ func sameSecrets(c *plan.Change, changed []string) {
 func (p *planner) finishReplace(r *specs.Resource, c *plan.Change, opts eval.Options, desired map[string]any) error {
 	if opts.Protect {
 		return p.failDetail(r.Pos, fmt.Sprintf("the change needs a replacement (%s); set protect: false and apply, then apply the change", c.ReasonText()), "resource %q is protected and cannot be replaced", r.Name)
+	}
+	// An object known by its inputs that keeps its id cannot be made
+	// again while the old one exists: the old one goes first.
+	if n, ok := p.reg.Drivers[r.Type].(resources.NaturalID); ok && !c.DeleteBeforeReplace && c.ID != "" {
+		if plain, _ := value.Reveal(desired); !value.ContainsUnknown(plain) {
+			if id, known := n.IDFor(plain.(map[string]any)); known && id == c.ID {
+				c.DeleteBeforeReplace = true
+			}
+		}
 	}
 	c.After = eval.CreatedView(r.Schema, desired)
 	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
@@ -580,6 +618,9 @@ func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 		}
 		if r, declared := p.spec.Resources[name]; declared && !p.opts.Destroy && r.Get == nil && r.Type == rec.Type {
 			continue
+		}
+		if !p.sel.mayDelete(name) {
+			continue // not targeted
 		}
 		gone = append(gone, rec)
 	}
@@ -662,6 +703,9 @@ func (p *planner) outputs() map[string]any {
 	out := map[string]any{}
 	for _, name := range slices.Sorted(maps.Keys(p.spec.Outputs)) {
 		o := p.spec.Outputs[name]
+		if !p.sel.walksAll(p.spec.OutputDeps(name)) {
+			continue // a targeted plan did not plan what it needs
+		}
 		v, err := p.evaluator().Eval(o.Expr)
 		if err != nil {
 			_ = p.evalErr(err, o.Pos, name)

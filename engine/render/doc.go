@@ -17,11 +17,13 @@
 //     all in docs/state-json.md; ValidateJSON (docs/validate-json.md,
 //     from a Validation);
 //   - DeclarationYAML, the spec text that declares an imported object;
+//   - the dependency graph of the specs, coloured by a plan's actions:
+//     GraphOf, then GraphDOT or GraphMermaid;
 //   - single values: DisplayValue and JSONValue.
 //
 // Renderers are pure: they read a plan.Plan, a report.Drift, report.Apply,
-// report.Event or report.Intents, one of the models above and the value
-// model, and write; they never read state, call a driver or touch the
+// report.Event or report.Intents, a Graph, one of the models above and the
+// value model, and write; they never read state, call a driver or touch the
 // network, and the package imports neither the state store nor a network
 // client (TestRenderImports). Their words come from the typed data: a
 // change's Action and plan.Reason (plan JSON has both the reason's name,

@@ -20,7 +20,7 @@ import (
 // documented in docs/plan-json.md. Additive changes (a new field, a new
 // action name) bump the minor number; anything that can break a reader
 // (a field removed, renamed or given another meaning) bumps the major one.
-const PlanJSONVersion = "1.2"
+const PlanJSONVersion = "1.3"
 
 // jsonPlan is the top-level object of the JSON plan format. Field order is
 // the order of the output.
@@ -31,6 +31,8 @@ type jsonPlan struct {
 	Serial           int64                 `json:"serial"`
 	SpecHash         string                `json:"spec_hash"`
 	RefreshOnly      bool                  `json:"refresh_only"`
+	Destroy          bool                  `json:"destroy"`
+	Targets          []string              `json:"targets"`
 	ResourceDrift    []driftItemJSON       `json:"resource_drift"`
 	Changes          []jsonChange          `json:"changes"`
 	Outputs          map[string]jsonOutput `json:"outputs"`
@@ -97,6 +99,8 @@ func PlanJSON(w io.Writer, p *plan.Plan, opts Options) error {
 		Serial:           p.Serial,
 		SpecHash:         p.SpecHash,
 		RefreshOnly:      p.RefreshOnly,
+		Destroy:          p.Destroy,
+		Targets:          append([]string{}, p.Targets...),
 		ResourceDrift:    []driftItemJSON{},
 		Changes:          make([]jsonChange, 0, len(p.Changes)),
 		Outputs:          make(map[string]jsonOutput, len(p.Outputs)),

@@ -35,6 +35,10 @@ func PlanMarkdown(w io.Writer, p *plan.Plan, opts Options) error {
 	var b strings.Builder
 	changes := visibleChanges(p)
 	b.WriteString(mdTitle(p, countShown(p)))
+	if title, note := targetNote(p, mdCode); title != "" {
+		// The names are escaped by mdCode; the rest is fixed text.
+		b.WriteString("> **" + title + "** " + note + "\n\n")
+	}
 	if !p.RefreshOnly {
 		b.WriteString(mdDrift(driftedChanges(p), mdLimit/4))
 	}

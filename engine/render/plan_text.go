@@ -194,6 +194,24 @@ func actionLabel(c *plan.Change) string {
 	return c.Action.String()
 }
 
+// targetNote says that a targeted plan (--target) was limited to its
+// targets, each written with name: a title and the rest; "", "" for a
+// plan that is not.
+func targetNote(p *plan.Plan, name func(string) string) (string, string) {
+	if len(p.Targets) == 0 {
+		return "", ""
+	}
+	names := make([]string, len(p.Targets))
+	for i, t := range p.Targets {
+		names[i] = name(t)
+	}
+	list := strings.Join(names, ", ")
+	if p.Destroy {
+		return "Targeted destroy", "(--target " + list + "): only these resources and the resources that depend on them are destroyed; the others are left as they are."
+	}
+	return "Targeted plan", "(--target " + list + "): only these and what they depend on were planned. The specs may need other changes, which this plan leaves out; plan without --target to see them."
+}
+
 // oneLine flattens text meant for a single line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
@@ -223,6 +241,9 @@ const (
 func PlanText(w io.Writer, p *plan.Plan, opts Options) error {
 	t := &textWriter{color: opts.Color}
 	visible := visibleChanges(p)
+	if title, note := targetNote(p, value.Quote); title != "" {
+		t.b.WriteString(t.paint(ansiBold, wrapText(title+" "+note, 80)) + "\n\n")
+	}
 	if !p.RefreshOnly {
 		t.drift(driftedChanges(p))
 	}

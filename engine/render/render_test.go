@@ -59,7 +59,30 @@ func renderCases() map[string]*plan.Plan {
 		"escaping":             escapingPlan(),
 		"drift":                driftPlan(),
 		"refresh_only":         refreshOnlyPlan(),
+		"targeted":             targetedPlan(),
+		"targeted_destroy":     targetedDestroyPlan(),
 	}
+}
+
+// targetedPlan is a plan made with --target for two names, one of them
+// hostile, that replaces one resource on request (--replace) and one
+// marked tainted with 'reconcile state taint'.
+func targetedPlan() *plan.Plan {
+	requested := replacePolicy()
+	requested.Reason, requested.ReplacePaths = plan.ReasonReplaceRequested, nil
+	requested.After["resourceId"] = requested.Before["resourceId"]
+	tainted := replaceEndpoint()
+	tainted.Reason, tainted.ReasonDetail, tainted.ReplacePaths = plan.ReasonTainted, plan.TaintRequested, nil
+	return &plan.Plan{Targets: []string{"dashboardPolicy", "sentiment", "we\"ird|<b>name`"}, Changes: []plan.Change{requested, tainted}}
+}
+
+// targetedDestroyPlan is plan --destroy --target: a resource and the one
+// that depends on it.
+func targetedDestroyPlan() *plan.Plan {
+	first, second := deleteEndpoint(), deleteEndpoint()
+	first.Reason, second.Reason = plan.ReasonDestroy, plan.ReasonDestroy
+	second.Addr = "dependent"
+	return &plan.Plan{Destroy: true, Targets: []string{first.Addr}, Changes: []plan.Change{second, first}}
 }
 
 // driftPlan is a refreshed plan after changes outside reconcile: an
@@ -425,9 +448,9 @@ func TestRenderJSONDecodes(t *testing.T) {
 	if err := json.Unmarshal([]byte(got), &doc); err != nil {
 		t.Fatalf("PlanJSON wrote invalid JSON: %v\n%s", err, got)
 	}
-	if doc.FormatVersion != "1.2" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
+	if doc.FormatVersion != "1.3" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
 		t.Errorf("format_version %q, reconcile_version %q, has_changes %v; want %q, %q, true",
-			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.2", "1.2.3")
+			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.3", "1.2.3")
 	}
 	wantSummary := map[string]int{"no-op": 1, "create": 1, "update": 1, "replace": 1, "delete": 1, "read": 2, "import": 1, "forget": 1, "refresh": 0}
 	if fmt.Sprint(doc.Summary) != fmt.Sprint(wantSummary) {

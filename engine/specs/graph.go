@@ -1,6 +1,8 @@
 package specs
 
 import (
+	"sort"
+
 	"reconcile/engine/dag"
 	"reconcile/engine/diag"
 )
@@ -70,4 +72,26 @@ func (s *Spec) DeclaredAt(name string) diag.Pos {
 		return r.Pos
 	}
 	return diag.Pos{}
+}
+
+// OutputDeps returns the config entries, variables and resources the
+// output name references, sorted; nil for an output s does not declare.
+// Outputs are not nodes of the graph: nothing depends on them.
+func (s *Spec) OutputDeps(name string) []string {
+	o, ok := s.Outputs[name]
+	if !ok || o.Expr == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	refs(o.Expr, func(r *Ref) {
+		if r.Root != BuiltinRoot {
+			set[r.Root] = true
+		}
+	})
+	out := make([]string, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -226,6 +226,20 @@ func UnsealForDisplay(v any) any {
 	})
 }
 
+// SealedAsSecret turns sealed secrets into Secret marks that hold the
+// digest in place of the value, for renderers of what was read back
+// sealed (a saved plan): each shows as sensitive, and two are Same exactly
+// when the values sealed under one key were, as the Secrets they were
+// sealed from are.
+func SealedAsSecret(v any) any {
+	return Rewrite(v, func(v any) (any, bool) {
+		if IsSealed(v) {
+			return Secret{Value: v.(map[string]any)[sealKey]}, true
+		}
+		return nil, false
+	})
+}
+
 // ContainsSealed reports whether v holds a sealed secret.
 func ContainsSealed(v any) bool {
 	return contains(v, IsSealed)

@@ -32,3 +32,24 @@ func TestContainsAndLeafTexts(t *testing.T) {
 		t.Errorf("RedactionOf does not hide the secret's texts")
 	}
 }
+
+func TestSealedAsSecret(t *testing.T) {
+	t.Parallel()
+	sl := value.Sealer{Key: []byte("k")}
+	v := map[string]any{"a": value.Secret{Value: "x"}, "b": value.Secret{Value: "x"}, "c": value.Secret{Value: "y"}, "d": "plain", "e": value.Secret{}}
+	got := value.SealedAsSecret(value.Seal(v, sl)).(map[string]any)
+	for _, k := range []string{"a", "b", "c", "e"} {
+		if !value.IsSecret(got[k]) {
+			t.Errorf("%s = %#v, want a Secret", k, got[k])
+		}
+	}
+	if got["d"] != "plain" {
+		t.Errorf("d = %#v, want plain", got["d"])
+	}
+	if !value.Same(got["a"], got["b"]) || value.Same(got["a"], got["c"]) || value.Same(got["a"], got["e"]) {
+		t.Errorf("secrets compare otherwise than their values: %#v", got)
+	}
+	if strings.Contains(value.OneLine(got), "hmac") {
+		t.Errorf("OneLine shows a digest: %s", value.OneLine(got))
+	}
+}

@@ -24,6 +24,7 @@ var (
 	_ resources.Driver     = (*Driver)(nil)
 	_ resources.Normalizer = (*Driver)(nil)
 	_ resources.Recoverer  = (*Driver)(nil)
+	_ resources.NaturalID  = (*Driver)(nil)
 )
 
 // Type tokens this package serves, as the schemas name them.
@@ -159,6 +160,13 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 		return nil, wrap("update", id, err)
 	}
 	return attrsOf(p), nil
+}
+
+// IDFor returns the id of the policy want makes: its resourceId, which a
+// policy is known by.
+func (d *Driver) IDFor(want resources.Attrs) (string, bool) {
+	rid, ok := want["resourceId"].(string)
+	return rid, ok && rid != ""
 }
 
 // Delete removes the policy; the resource reverts to unrestricted access.

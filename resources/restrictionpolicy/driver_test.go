@@ -574,3 +574,14 @@ func TestRestartPersistence(t *testing.T) {
 		t.Errorf("Read(%q) after restart = %v, %v; want %v", rid, got, err, want)
 	}
 }
+
+func TestIDFor(t *testing.T) {
+	t.Parallel()
+	d := restrictionpolicy.New(restrictionpolicy.Config{})
+	if id, ok := d.IDFor(resources.Attrs{"resourceId": "dashboard:abc", "bindings": []any{}}); !ok || id != "dashboard:abc" {
+		t.Errorf("IDFor = %q, %v; want dashboard:abc", id, ok)
+	}
+	if _, ok := d.IDFor(resources.Attrs{"bindings": []any{}}); ok {
+		t.Errorf("IDFor without a resourceId knows an id")
+	}
+}

@@ -21,6 +21,7 @@
 //	versions/<name>\x00<serial>         JSON Record, or nothing for a tombstone, then its check
 //	history/<serial>/<seq>              JSON HistoryEntry, then its check
 //	intents/<name>                      JSON Intent, then its check
+//	outputs                             JSON Outputs (the stack outputs last recorded), then its check
 //	lock                                JSON state.Holder, then its check, attached to the holder's lease
 //
 // Serials and sequence numbers in keys are 20 decimal digits, so that keys

@@ -176,6 +176,18 @@ func (s *Store) dump(ctx context.Context, rev int64) (state.Snapshot, error) {
 			return state.Snapshot{}, s.wrapRead(err)
 		}
 	}
+	outputs := s.k.outputs()
+	err = s.scanAt(ctx, outputs, rev, false, func(key string, value []byte) error {
+		if key != outputs {
+			return nil // another key that starts the same; none is written
+		}
+		o, err := state.DecodeOutputs(value)
+		snap.Outputs = &o
+		return err
+	})
+	if err != nil {
+		return state.Snapshot{}, s.wrapRead(err)
+	}
 	return snap, nil
 }
 
@@ -261,6 +273,15 @@ func (s *Store) load(snap state.Snapshot) error {
 		v, err := state.EncodeIntent(in)
 		if err == nil {
 			err = add(s.k.intent(in.Name), v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if snap.Outputs != nil {
+		v, err := state.EncodeOutputs(*snap.Outputs)
+		if err == nil {
+			err = add(s.k.outputs(), v)
 		}
 		if err != nil {
 			return err

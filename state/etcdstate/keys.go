@@ -16,6 +16,7 @@ func (k keys) serial() string  { return k.base + "meta/serial" }
 func (k keys) lineage() string { return k.base + "meta/lineage" }
 func (k keys) secret() string  { return k.base + "meta/key" }
 func (k keys) lock() string    { return k.base + "lock" }
+func (k keys) outputs() string { return k.base + "outputs" }
 
 func (k keys) records() string           { return k.base + "records/" }
 func (k keys) record(name string) string { return k.records() + name }

@@ -627,3 +627,21 @@ func (s *Store) Intents() ([]state.Intent, error) {
 	}
 	return ins, nil
 }
+
+// Outputs returns the outputs last recorded, and whether any were. It
+// returns an error wrapping state.ErrCorrupt if they fail their check or
+// cannot be decoded.
+func (s *Store) Outputs() (state.Outputs, bool, error) {
+	v, err := s.get(s.k.outputs())
+	if err != nil {
+		return state.Outputs{}, false, s.wrapRead(err)
+	}
+	if v == nil {
+		return state.Outputs{}, false, nil
+	}
+	o, err := state.DecodeOutputs(v)
+	if err != nil {
+		return state.Outputs{}, false, fmt.Errorf("read state outputs %s: %w", s.location, err)
+	}
+	return o, true, nil
+}

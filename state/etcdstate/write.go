@@ -449,3 +449,33 @@ func (s *Store) AddHistory(e state.HistoryEntry) error {
 	}
 	return nil
 }
+
+// PutOutputs records o in place of the outputs recorded before, as
+// state.Store.PutOutputs does. A zero o.Serial is set to the current
+// serial and a zero o.Time to now; the serial does not change.
+func (s *Store) PutOutputs(o state.Outputs) error {
+	if err := s.checkWrite(); err != nil {
+		return fmt.Errorf("put outputs: %w", err)
+	}
+	if o.Time.IsZero() {
+		o.Time = now()
+	}
+	err := s.write(func() (*txn, error) {
+		w := o
+		if w.Serial == 0 {
+			w.Serial = s.serial
+		}
+		v, err := state.EncodeOutputs(w)
+		if err != nil {
+			return nil, err
+		}
+		key := s.k.outputs()
+		t := &txn{serial: s.serial, marker: key, markerValue: v}
+		t.put(key, v)
+		return t, nil
+	})
+	if err != nil {
+		return fmt.Errorf("put outputs: %w", err)
+	}
+	return nil
+}

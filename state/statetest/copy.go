@@ -12,7 +12,7 @@ import (
 
 // Fill writes into s, a new state, one value of every kind: records,
 // versions, a tombstone, a renamed record, a redacted one, history entries
-// (two at one serial) and intents. Its serials:
+// (two at one serial), intents and outputs. Its serials:
 //
 //	1 put ep01    2 put ep02    3 put ep01 again    4 put gone
 //	5 delete gone (a tombstone)    6 rename ep02 to ep03
@@ -55,6 +55,9 @@ func Fill(t *testing.T, s Store) {
 			return s.PutIntent(state.Intent{Name: "ep09", Type: "oci:AiLanguage:Endpoint", Token: "t9", Inputs: map[string]any{"units": 1}, Protect: true})
 		},
 		func() error { return s.PutIntent(state.Intent{Name: "ep08", Token: "t8", ID: "id-8", Time: at}) },
+		func() error {
+			return s.PutOutputs(state.Outputs{Command: "apply", Values: map[string]any{"id": "id-3", "n": 2, "token": map[string]any{"$secret": "hmac-sha256:01"}}})
+		},
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {
@@ -81,6 +84,10 @@ func checkSame(t *testing.T, got, want Store) {
 		"List":    func(s Store) (any, error) { return s.List() },
 		"History": func(s Store) (any, error) { return s.History() },
 		"Intents": func(s Store) (any, error) { return s.Intents() },
+		"Outputs": func(s Store) (any, error) {
+			o, ok, err := s.Outputs()
+			return []any{o, ok}, err
+		},
 	} {
 		g, err1 := read(got)
 		w, err2 := read(want)

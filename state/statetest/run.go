@@ -29,6 +29,7 @@ func Run(t *testing.T, open Opener) {
 		"Version":               testVersion,
 		"History":               testHistory,
 		"Intents":               testIntents,
+		"Outputs":               testOutputs,
 		"PutAndClearIntent":     testPutAndClearIntent,
 		"RewriteVersions":       testRewriteVersions,
 		"SecretKey":             testSecretKey,
@@ -711,4 +712,46 @@ func testWaitNotice(t *testing.T, open Opener) {
 		t.Errorf("OnWait(%+v) called with the lock free", h)
 	}})
 	third.Close()
+}
+
+func testOutputs(t *testing.T, open Opener) {
+	s := newStore(t, open)
+	if o, ok, err := s.Outputs(); err != nil || ok || o.Values != nil {
+		t.Fatalf("Outputs() of a new state = %+v, %v, %v; want none", o, ok, err)
+	}
+	mustPut(t, s, state.Record{Name: "a", Kind: kind.Resource, ID: "id-a"})
+	serial := mustSerial(t, s)
+	values := map[string]any{"id": "id-a", "n": 3, "ratio": 0.25, "list": []any{"x", true, nil}, "token": map[string]any{"$secret": "hmac-sha256:ab"}}
+	if err := s.PutOutputs(state.Outputs{Command: "apply", Values: values}); err != nil {
+		t.Fatalf("PutOutputs: %v", err)
+	}
+	if got := mustSerial(t, s); got != serial {
+		t.Errorf("PutOutputs changed the serial: %d, was %d", got, serial)
+	}
+	o, ok, err := s.Outputs()
+	if err != nil || !ok {
+		t.Fatalf("Outputs() = %v, %v", ok, err)
+	}
+	want := map[string]any{"id": "id-a", "n": int64(3), "ratio": 0.25, "list": []any{"x", true, nil}, "token": map[string]any{"$secret": "hmac-sha256:ab"}}
+	if o.Serial != serial || o.Command != "apply" || o.Time.IsZero() || !reflect.DeepEqual(o.Values, want) {
+		t.Errorf("Outputs() = %+v, want serial %d, command apply, a time, values %v", o, serial, want)
+	}
+	// Replaced whole, even by none.
+	if err := s.PutOutputs(state.Outputs{Command: "destroy", Values: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if o, ok, err := s.Outputs(); err != nil || !ok || len(o.Values) != 0 || o.Command != "destroy" {
+		t.Errorf("Outputs() after recording none = %+v, %v, %v", o, ok, err)
+	}
+	if err := s.PutOutputs(state.Outputs{Values: map[string]any{"bad": math.NaN()}}); err == nil {
+		t.Errorf("PutOutputs of a NaN succeeded")
+	}
+	s.Close()
+	ro := mustOpen(t, open, state.Options{ReadOnly: true})
+	if o, ok, err := ro.Outputs(); err != nil || !ok || o.Command != "destroy" {
+		t.Errorf("Outputs() read-only after reopening = %+v, %v, %v", o, ok, err)
+	}
+	if err := ro.PutOutputs(state.Outputs{}); !errors.Is(err, state.ErrReadOnly) {
+		t.Errorf("PutOutputs on a read-only store = %v, want ErrReadOnly", err)
+	}
 }

@@ -22,6 +22,7 @@ type Store interface {
 	Version(name string, serial int64) (state.Record, bool, error)
 	History() ([]state.HistoryEntry, error)
 	Intents() ([]state.Intent, error)
+	Outputs() (state.Outputs, bool, error)
 
 	Put(r state.Record) (state.Record, error)
 	PutAndClearIntent(r state.Record) (state.Record, error)
@@ -30,6 +31,7 @@ type Store interface {
 	AddHistory(e state.HistoryEntry) error
 	PutIntent(in state.Intent) error
 	ClearIntent(name string) error
+	PutOutputs(o state.Outputs) error
 	RewriteVersions(name string, fn func(state.Record) (state.Record, bool)) error
 
 	Dump() (state.Snapshot, error)
