@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 
 	"reconcile/engine/plan"
 	"reconcile/engine/render"
@@ -74,7 +76,7 @@ func runGraph(c *cli, o *cmdOpts, args []string) int {
 	if p != nil && !planFits(spec, p) {
 		fmt.Fprintf(c.stderr, "Note: the specs at %s changed since the plan was made: the graph is of the specs as they are now, coloured by the plan where it names a node.\n\n", c.g.specPath)
 	}
-	if err := write(c.stdout, render.GraphOf(spec, p)); err != nil {
+	if err := write(c.stdout, render.GraphOf(specGraph(spec), p)); err != nil {
 		return c.errorf("%v", err)
 	}
 	return exitOK
@@ -109,4 +111,41 @@ func planFits(spec *specs.Spec, p *plan.Plan) bool {
 		}
 	}
 	return true
+}
+
+// specGraph is the graph of spec as render.GraphOf draws it: every node in
+// dependency order with its kind and type, and the dependencies of nodes
+// and outputs.
+func specGraph(spec *specs.Spec) render.SpecGraph {
+	dg := spec.Graph()
+	sg := render.SpecGraph{Deps: dg.DepsMap(), OutputDeps: map[string][]string{}}
+	names := slices.Clone(dg.Order())
+	for _, name := range slices.Sorted(maps.Keys(sg.Deps)) {
+		if !slices.Contains(names, name) {
+			names = append(names, name) // on a cycle: specs refuse these, but draw them anyway
+		}
+	}
+	for _, name := range names {
+		n := render.GraphNode{Name: name}
+		switch {
+		case spec.Config[name] != nil:
+			n.Kind = "config"
+		case spec.Variables[name] != nil:
+			n.Kind = "variable"
+			if inv, ok := spec.Variables[name].Expr.(*specs.Invoke); ok {
+				n.Kind, n.Type = "lookup", inv.Function
+			}
+		case spec.Resources[name] != nil:
+			r := spec.Resources[name]
+			n.Kind, n.Type = "resource", r.Type
+			if r.Get != nil {
+				n.Kind = "get"
+			}
+		}
+		sg.Nodes = append(sg.Nodes, n)
+	}
+	for name := range spec.Outputs {
+		sg.OutputDeps[name] = spec.OutputDeps(name)
+	}
+	return sg
 }

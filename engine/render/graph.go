@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"reconcile/engine/plan"
-	"reconcile/engine/specs"
 )
 
 // Graph is the dependency graph of a spec, as GraphDOT and GraphMermaid
@@ -46,12 +45,20 @@ type GraphNode struct {
 // GraphEdge is one dependency: To depends on From (node IDs).
 type GraphEdge struct{ From, To string }
 
-// GraphOf returns the graph of spec; with p, its nodes carry the actions
-// p plans for them, and the resources p deletes that spec no longer
-// declares are nodes too, without edges.
-func GraphOf(spec *specs.Spec, p *plan.Plan) *Graph {
+// SpecGraph is what GraphOf draws of the specs: the nodes in dependency
+// order (Name, Kind and Type set), each node's dependencies, and each
+// output's. The CLI fills it from a specs.Spec.
+type SpecGraph struct {
+	Nodes      []GraphNode
+	Deps       map[string][]string
+	OutputDeps map[string][]string
+}
+
+// GraphOf returns the graph of the specs; with p, its nodes carry the
+// actions p plans for them, and the resources p deletes that the specs no
+// longer declare are nodes too, without edges.
+func GraphOf(sg SpecGraph, p *plan.Plan) *Graph {
 	g := &Graph{Planned: p != nil}
-	dg := spec.Graph()
 	changes := map[string]*plan.Change{}
 	if p != nil {
 		for i := range p.Changes {
@@ -65,37 +72,17 @@ func GraphOf(spec *specs.Spec, p *plan.Plan) *Graph {
 		g.Nodes = append(g.Nodes, n)
 		return n.ID
 	}
-	names := slices.Clone(dg.Order())
-	for _, name := range slices.Sorted(maps.Keys(dg.DepsMap())) {
-		if !slices.Contains(names, name) {
-			names = append(names, name) // on a cycle: specs refuse these, but draw them anyway
-		}
-	}
-	for _, name := range names {
-		n := GraphNode{Name: name}
-		switch {
-		case spec.Config[name] != nil:
-			n.Kind = "config"
-		case spec.Variables[name] != nil:
-			n.Kind = "variable"
-			if inv, ok := spec.Variables[name].Expr.(*specs.Invoke); ok {
-				n.Kind, n.Type = "lookup", inv.Function
-			}
-		case spec.Resources[name] != nil:
-			r := spec.Resources[name]
-			n.Kind, n.Type = "resource", r.Type
-			if r.Get != nil {
-				n.Kind = "get"
-			}
-		}
-		if c, ok := changes[name]; ok && n.Kind != "config" && n.Kind != "variable" {
+	var names []string
+	for _, n := range sg.Nodes {
+		if c, ok := changes[n.Name]; ok && n.Kind != "config" && n.Kind != "variable" {
 			n.Action, n.HasAction = c.Action, true
 		}
-		index[name] = len(g.Nodes)
-		ids[name] = add(n)
+		index[n.Name] = len(g.Nodes)
+		ids[n.Name] = add(n)
+		names = append(names, n.Name)
 	}
 	for _, name := range names {
-		for _, d := range dg.Deps(name) {
+		for _, d := range sg.Deps[name] {
 			if from, ok := ids[d]; ok {
 				g.Edges = append(g.Edges, GraphEdge{From: from, To: ids[name]})
 			}
@@ -121,9 +108,9 @@ func GraphOf(spec *specs.Spec, p *plan.Plan) *Graph {
 			add(GraphNode{Name: c.Addr, Kind: string(c.Kind), Type: c.Type, Action: c.Action, HasAction: true, Gone: true})
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(spec.Outputs)) {
+	for _, name := range slices.Sorted(maps.Keys(sg.OutputDeps)) {
 		id := add(GraphNode{Name: name, Kind: "output"})
-		for _, d := range spec.OutputDeps(name) {
+		for _, d := range sg.OutputDeps[name] {
 			if from, ok := ids[d]; ok {
 				g.Edges = append(g.Edges, GraphEdge{From: from, To: id})
 			}
