@@ -83,7 +83,9 @@ Admin API (for tests):
                               faultStatuses (0 drops the connection); the
                               delays set how long an endpoint stays
                               CREATING, UPDATING and DELETING
-  GET /_emulator/stats        {"requests", "faultsInjected"}
+  GET /_emulator/stats        {"requests", "faultsInjected", "connections"}:
+                              cloud calls served, faults injected, TCP
+                              connections accepted
   GET /_emulator/health       {"status": "ok"}
 Out-of-band changes, as another user would make them, go through the real APIs.
 

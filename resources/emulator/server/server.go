@@ -72,6 +72,21 @@ type Server struct {
 	mu       sync.Mutex
 	settings Settings
 	faults   struct{ injected, total int }
+	conns    int // TCP connections accepted
+}
+
+// Stats counts what the emulator served since it started.
+type Stats struct {
+	Requests       int `json:"requests"`       // cloud API calls
+	FaultsInjected int `json:"faultsInjected"` // of them, failed by faultRate
+	Connections    int `json:"connections"`    // TCP connections accepted, the admin API's included
+}
+
+// Stats returns what the emulator served since it started.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Requests: s.faults.total, FaultsInjected: s.faults.injected, Connections: s.conns}
 }
 
 // Start opens (or creates) the emulator's data in opts.DataDir, writes the
@@ -137,7 +152,13 @@ func Start(opts Options) (*Server, error) {
 		store.Close()
 		return nil, err
 	}
-	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second, ConnState: func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+		}
+	}}
 	go s.srv.Serve(ln)
 	return s, nil
 }
@@ -266,9 +287,7 @@ func (s *Server) handler() http.Handler {
 		writeJSON(w, http.StatusOK, in)
 	})
 	mux.HandleFunc("GET /_emulator/stats", func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]int{"requests": s.faults.total, "faultsInjected": s.faults.injected})
+		writeJSON(w, http.StatusOK, s.Stats())
 	})
 	return mux
 }
