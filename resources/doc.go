@@ -12,6 +12,8 @@
 //   - Normalizer (a Driver): fills server-side defaults into desired inputs.
 //   - VendorKeys (a Driver): names the map entries the cloud adds by itself.
 //   - Recoverer (a Driver): finds what an interrupted Create made.
+//   - BulkReader (a Driver): reads many objects in a few list calls, for
+//     refresh, before the engine reads the rest one by one.
 //   - ResultComparer (a Function): compares two of its results by meaning
 //     and describes how they differ, for drift detection.
 //

@@ -81,6 +81,7 @@ var capabilities = map[string]reflect.Type{
 	"Normalizer":     reflect.TypeFor[resources.Normalizer](),
 	"VendorKeys":     reflect.TypeFor[resources.VendorKeys](),
 	"Recoverer":      reflect.TypeFor[resources.Recoverer](),
+	"BulkReader":     reflect.TypeFor[resources.BulkReader](),
 	"ResultComparer": reflect.TypeFor[resources.ResultComparer](),
 }
 

@@ -75,6 +75,9 @@ const Token = "oci:AiLanguage:Endpoint"
 // OCI resource needs no OCI configuration. It is safe for concurrent use.
 type Driver struct {
 	cfg Config
+	// pageLimit is how many endpoints a ListEndpoints page of ReadMany
+	// asks for; 0 means listPageLimit. Tests lower it.
+	pageLimit int
 
 	once   sync.Once
 	client ailanguage.AIServiceLanguageClient // set by once; not to be used before sdk()
