@@ -39,10 +39,19 @@ func WalkStop(ctx context.Context, stop <-chan struct{}, nodes []string, deps ma
 			roots = append(roots, n)
 		}
 	}
+	// A pool of workers runs the nodes as they become ready, rather than
+	// a goroutine per node: a walk of many nodes starts no more goroutines
+	// than calls run at once, and each keeps the stack its calls grew.
+	var workers sync.WaitGroup
+	for range min(max(parallelism, 1), len(nodes)) {
+		workers.Go(w.work)
+	}
 	for _, n := range roots {
 		w.start(n)
 	}
 	w.wg.Wait()
+	close(w.ready)
+	workers.Wait()
 	return w.results
 }
 
@@ -51,8 +60,10 @@ type walker struct {
 	ctx  context.Context
 	stop <-chan struct{}
 	fn   func(ctx context.Context, name string) error
-	wg   sync.WaitGroup
-	sem  chan struct{} // a slot per running call of fn
+	// ready queues the nodes whose dependencies are done, for the
+	// workers; wg counts the nodes queued or running, until finished.
+	ready chan string
+	wg    sync.WaitGroup
 
 	mu         sync.Mutex
 	pending    map[string]int      // dependencies not yet finished, by node
@@ -65,7 +76,7 @@ type walker struct {
 
 func newWalker(ctx context.Context, stop <-chan struct{}, nodes []string, deps map[string][]string, parallelism int, fn func(ctx context.Context, name string) error) *walker {
 	w := &walker{
-		ctx: ctx, stop: stop, fn: fn, sem: make(chan struct{}, max(parallelism, 1)),
+		ctx: ctx, stop: stop, fn: fn, ready: make(chan string, len(nodes)), // each node is queued once at most
 		pending: make(map[string]int, len(nodes)), dependents: make(map[string][]string, len(nodes)),
 		results: make(map[string]error), inherit: make(map[string]error),
 	}
@@ -97,32 +108,23 @@ func (w *walker) stopped() error {
 	}
 }
 
-// start runs node name once a slot is free, unless the walk is stopped
-// first.
+// start queues node name, for a worker to run once one is free.
 func (w *walker) start(name string) {
 	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		select {
-		case w.sem <- struct{}{}:
-		case <-w.ctx.Done():
-			w.finish(name, w.ctx.Err())
-			return
-		case <-w.stop:
-			w.finish(name, ErrStopped)
-			return
-		}
-		// select picks at random when several are ready: start nothing
-		// new once the walk is stopped.
+	w.ready <- name
+}
+
+// work runs the queued nodes, one at a time, until the queue is closed;
+// once the walk is stopped, it finishes each without running it.
+func (w *walker) work() {
+	for name := range w.ready {
 		if err := w.stopped(); err != nil {
-			<-w.sem
 			w.finish(name, err)
-			return
+		} else {
+			w.finish(name, w.fn(w.ctx, name))
 		}
-		err := w.fn(w.ctx, name)
-		<-w.sem
-		w.finish(name, err)
-	}()
+		w.wg.Done()
+	}
 }
 
 // finish records the outcome of node name and starts, or finishes without
