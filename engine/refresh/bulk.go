@@ -64,7 +64,7 @@ func ReadBulk(ctx context.Context, reg resources.Registry, recs []state.Record, 
 				if !ok || a == nil {
 					continue // not asked for
 				}
-				a = resources.CanonAttrs(a)
+				// a is ours: Lookup makes the canonical copies.
 				for _, f := range omitted {
 					if v, ok := rec.Outputs[f]; ok {
 						a[f] = v
