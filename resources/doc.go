@@ -14,6 +14,8 @@
 //   - Recoverer (a Driver): finds what an interrupted Create made.
 //   - NaturalID (a Driver): tells the id an object made from given inputs
 //     would have, so that a replacement keeping it deletes the old first.
+//   - BulkReader (a Driver): reads many objects in a few list calls, for
+//     refresh, before the engine reads the rest one by one.
 //   - ResultComparer (a Function): compares two of its results by meaning
 //     and describes how they differ, for drift detection.
 //

@@ -194,6 +194,50 @@ type VendorKeys interface {
 	VendorKey(field, key string) bool
 }
 
+// BulkReader is optional on a Driver whose API lists many objects in one
+// call, with every field of Read's attributes that refresh compares (the
+// inputs). Refresh (plan, plan --refresh-only, drift) hands ReadMany every
+// object of the driver's type that state records, before it reads them,
+// and then reads with Read only those ReadMany did not return: a refresh
+// of thousands of objects costs a few list calls instead of one call per
+// object.
+//
+// The engine keeps the semantics of Read: an object ReadMany does not
+// return is read with Read, which alone decides that an object is gone
+// (ErrNotFound); attributes from ReadMany that differ from what was last
+// applied (drift) are read again with Read before they are reported or
+// recorded, so that what refresh records of an object that changed is
+// complete; ReadMany's errors are never reported, the objects are read
+// one by one instead.
+type BulkReader interface {
+	// ReadMany reads in bulk the objects objs names and returns, by id,
+	// the live attributes of those it found: as Read would return them,
+	// but without the output-only fields BulkOmitted names, which the
+	// engine fills from what state records. It leaves out every object it
+	// did not find, or cannot vouch for (one that reads as deleted, or
+	// that the API may list elsewhere than where it looked), and may leave
+	// out any: those are read with Read. It makes at most about as many
+	// calls as parallelism calls at once would take to read the objects
+	// one by one, so that a refresh is never much slower with it than
+	// without it. It returns an error only when ctx ends.
+	ReadMany(ctx context.Context, objs []BulkObject, parallelism int) (map[string]Attrs, error)
+	// BulkOmitted names the output-only fields that ReadMany's attributes
+	// lack because the API's list does not return them (an OCI endpoint's
+	// timeUpdated). The engine keeps the values state records for them,
+	// until the object is next read with Read.
+	BulkOmitted() []string
+}
+
+// BulkObject is an object that ReadMany is asked for: its id, and its
+// attributes as state records them (the inputs last applied and the
+// outputs last read), from which the driver learns where to list it (an
+// OCI endpoint's compartment). Secret inputs are sealed digests, and the
+// attributes may be out of date: they are hints, not facts.
+type BulkObject struct {
+	ID    string
+	Attrs Attrs
+}
+
 // Recoverer is optional on a Driver: it finds what a Create made when the
 // process running it died (or was stopped) before it could record the
 // result. Before every create the engine durably records an intent (the

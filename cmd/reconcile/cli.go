@@ -125,6 +125,7 @@ type cmdOpts struct {
 	typ            string
 	serial         int64
 	listen, data   string
+	ddRateLimit    int
 	seed           string
 	progressPeriod time.Duration
 	to             string

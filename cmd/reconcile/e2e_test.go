@@ -1283,8 +1283,9 @@ func TestE2EBuiltinEmulator(t *testing.T) {
 	}
 }
 
-// TestE2EEmulateCommand runs 'reconcile emulate' as a server process, points
-// another command at it with --emulator=URL and stops it with an interrupt.
+// TestE2EEmulateCommand runs 'reconcile emulate' as a server process, with
+// a Datadog rate limit of its own, points another command at it with
+// --emulator=URL and stops it with an interrupt.
 func TestE2EEmulateCommand(t *testing.T) {
 	needBinary(t)
 	if runtime.GOOS == "windows" {
@@ -1293,7 +1294,7 @@ func TestE2EEmulateCommand(t *testing.T) {
 	t.Parallel()
 	w := newWS(t, startEmulator(t))
 	data := t.TempDir()
-	cmd := exec.Command(binPath, "emulate", "--listen", "127.0.0.1:0", "--data", data)
+	cmd := exec.Command(binPath, "emulate", "--listen", "127.0.0.1:0", "--data", data, "--datadog-rate-limit", "50")
 	cmd.Dir, cmd.Env = w.dir, w.env()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -1361,6 +1362,16 @@ func TestE2EEmulateCommand(t *testing.T) {
 		} else if fi.Mode().Perm() != 0o600 {
 			t.Errorf("emulate wrote %s with mode %v, want 0600", f, fi.Mode().Perm())
 		}
+	}
+	resp, err := http.Get(emuURL + "/_emulator/settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings server.Settings
+	err = json.NewDecoder(resp.Body).Decode(&settings)
+	resp.Body.Close()
+	if err != nil || settings.DatadogRateLimit != 50 {
+		t.Errorf("emulate --datadog-rate-limit 50: settings %+v (%v), want datadogRateLimit 50", settings, err)
 	}
 	w.write("main.yaml", spec(policySpec("pol", "dashboard:emulate-cmd", "", "")))
 	r := w.rc("apply", "--auto-approve", "--emulator="+emuURL)

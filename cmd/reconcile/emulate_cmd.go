@@ -4,11 +4,12 @@ import (
 	"flag"
 	"fmt"
 
+	"reconcile/resources/emulator/datadog"
 	"reconcile/resources/emulator/server"
 )
 
 var emulateCmd = &command{
-	name: "emulate", args: "[--listen ADDR] [--data DIR] [--seed FILE]",
+	name: "emulate", args: "[--listen ADDR] [--data DIR] [--seed FILE] [--datadog-rate-limit N]",
 	summary: "Serve a local emulator of the OCI, GCP and Datadog APIs until stopped.",
 	detail: `The emulator speaks the real wire protocols under the real path prefixes:
   /20221001/...  OCI AI Language (endpoints, work requests, models, projects)
@@ -77,13 +78,21 @@ Admin API (for tests):
   PUT /_emulator/settings     {"latencyMs": 50, "faultRate": 0.2,
                                "faultStatuses": [429, 500, 503, 0],
                                "createDelayMs": 2000, "updateDelayMs": 1000,
-                               "deleteDelayMs": 1000}
+                               "deleteDelayMs": 1000, "datadogRateLimit": 1000}
                               latency is added to every cloud call; a share
                               faultRate of calls fails with one of
                               faultStatuses (0 drops the connection); the
                               delays set how long an endpoint stays
-                              CREATING, UPDATING and DELETING
-  GET /_emulator/stats        {"requests", "faultsInjected"}
+                              CREATING, UPDATING and DELETING;
+                              datadogRateLimit is how many Datadog calls a
+                              minute each route takes before answering 429
+                              (0 or left out: the --datadog-rate-limit the
+                              emulator started with; negative: no limit).
+                              Every field left out is reset to its default;
+                              the answer is the settings now in force
+  GET /_emulator/stats        {"requests", "faultsInjected", "connections"}:
+                              cloud calls served, faults injected, TCP
+                              connections accepted
   GET /_emulator/health       {"status": "ok"}
 Out-of-band changes, as another user would make them, go through the real APIs.
 
@@ -92,12 +101,13 @@ Other commands reach it with --emulator=http://ADDR.`,
 		fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "loopback address to listen on")
 		fs.StringVar(&o.data, "data", ".reconcile/emulator", "directory for the emulator's data and credentials")
 		fs.StringVar(&o.seed, "seed", "", "JSON `file` of objects to add to the seed data (format above)")
+		fs.IntVar(&o.ddRateLimit, "datadog-rate-limit", datadog.DefaultRateLimit, "take `N` Datadog calls a minute on each route (restriction_policy, current_user), then answer 429 until the next minute; 0 means the default, a negative value no limit")
 	},
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if len(args) > 0 {
 			return c.errorf("emulate takes no arguments, got %q", args)
 		}
-		srv, err := server.Start(server.Options{Listen: o.listen, DataDir: o.data, SeedFile: o.seed})
+		srv, err := server.Start(server.Options{Listen: o.listen, DataDir: o.data, SeedFile: o.seed, DatadogRateLimit: o.ddRateLimit})
 		if err != nil {
 			return c.errorf("%v", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator/server"
 	"reconcile/resources/endpointsiam"
+	"reconcile/resources/httpretry"
 	"reconcile/resources/restrictionpolicy"
 )
 
@@ -35,23 +36,33 @@ type target struct {
 }
 
 // registry builds the drivers for every supported type, pointed at the real
-// clouds or, with --emulator, at an emulator. The cleanup stops an
+// clouds or, with --emulator, at an emulator. The drivers and lookups of
+// one vendor share one HTTP transport, which keeps as many idle
+// connections per host as calls run at once (--parallelism), so that
+// calls reuse connections. The cleanup closes those connections, stops an
 // in-process emulator and removes temporary credential files.
 func (c *cli) registry() (resources.Registry, func(), error) {
 	t, cleanup, err := c.target()
 	if err != nil {
 		return resources.Registry{}, func() {}, err
 	}
+	var transports []*http.Transport
+	client := func() *http.Client {
+		tr := httpretry.NewBaseTransport(c.g.parallelism)
+		transports = append(transports, tr)
+		return &http.Client{Transport: tr}
+	}
 	dd := restrictionpolicy.ConfigFromEnv()
 	dd.Version = version
+	dd.HTTPClient = client()
 	if t.ddBaseURL != "" {
 		dd.BaseURL, dd.APIKey, dd.AppKey = t.ddBaseURL, t.ddAPIKey, t.ddAppKey
 	}
-	gcp := endpointsiam.Config{Endpoint: t.gcpEndpoint, AccessToken: t.gcpToken}
+	gcp := endpointsiam.Config{Endpoint: t.gcpEndpoint, AccessToken: t.gcpToken, HTTPClient: client()}
 	if gcp.AccessToken == "" {
 		gcp.AccessToken = os.Getenv("GOOGLE_OAUTH_ACCESS_TOKEN")
 	}
-	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Provider: t.ociProvider, Host: t.ociHost})
+	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Provider: t.ociProvider, Host: t.ociHost, HTTPClient: client()})
 	reg := resources.Registry{
 		Drivers: map[string]resources.Driver{
 			aiendpoint.Token:        oci,
@@ -63,7 +74,12 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 			restrictionpolicy.CurrentUserToken:   restrictionpolicy.NewCurrentUser(dd),
 		},
 	}
-	return reg, cleanup, nil
+	return reg, func() {
+		for _, tr := range transports {
+			tr.CloseIdleConnections()
+		}
+		cleanup()
+	}, nil
 }
 
 func (c *cli) target() (target, func(), error) {

@@ -13,7 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"reconcile/internal/conntest"
 	"reconcile/resources"
+	"reconcile/resources/aiendpoint"
+	"reconcile/resources/emulator/server"
+	"reconcile/resources/endpointsiam"
+	"reconcile/resources/restrictionpolicy"
 	"reconcile/schemas"
 )
 
@@ -76,6 +81,7 @@ var capabilities = map[string]reflect.Type{
 	"Normalizer":     reflect.TypeFor[resources.Normalizer](),
 	"VendorKeys":     reflect.TypeFor[resources.VendorKeys](),
 	"Recoverer":      reflect.TypeFor[resources.Recoverer](),
+	"BulkReader":     reflect.TypeFor[resources.BulkReader](),
 	"ResultComparer": reflect.TypeFor[resources.ResultComparer](),
 	"NaturalID":      reflect.TypeFor[resources.NaturalID](),
 }
@@ -170,4 +176,72 @@ func parsePackage(t *testing.T, importPath string) parsedPackage {
 		}
 	}
 	return out
+}
+
+// TestRegistryReusesConnections makes many calls through each vendor's
+// driver or lookup of the registry the binary builds, --parallelism calls
+// at once, against an emulator, and counts the TCP connections it
+// accepted: each vendor's transport keeps as many idle connections as
+// calls run at once, so that each call reuses one where an earlier call
+// ended, and the count stays within a small bound however many calls are
+// made. The parallelism is above httpretry.DefaultConnsPerHost, so a
+// transport that ignored it would open connections all along.
+func TestRegistryReusesConnections(t *testing.T) {
+	t.Parallel()
+	srv, err := server.Start(server.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	const parallelism = 25
+	c := &cli{g: globals{emulator: srv.URL, parallelism: parallelism}}
+	reg, cleanup, err := c.registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	ctx := t.Context()
+	ep := reg.Drivers[aiendpoint.Token]
+	epID, _, err := ep.Create(ctx, resources.Attrs{"compartmentId": server.Tenancy, "modelId": "ocid1.ailanguagemodel.oc1.iad.emulatoractivemodel", "displayName": "conns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd := reg.Drivers[restrictionpolicy.Token]
+	ddID, _, err := dd.Create(ctx, resources.Attrs{"resourceId": "dashboard:conns", "bindings": []any{
+		map[string]any{"relation": "viewer", "principals": []any{"role:00000000-0000-0000-0000-000000000001"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"oci endpoint Read", func() error { _, err := ep.Read(ctx, epID); return err }},
+		{"datadog restriction policy Read", func() error { _, err := dd.Read(ctx, ddID); return err }},
+		{"datadog current user", func() error {
+			_, err := reg.Functions[restrictionpolicy.CurrentUserToken].Invoke(ctx, resources.Attrs{})
+			return err
+		}},
+		{"gcp service IAM policy", func() error {
+			_, err := reg.Functions[endpointsiam.ServiceIamPolicyToken].Invoke(ctx, resources.Attrs{"serviceName": "orders.endpoints.acme-prod.cloud.goog"})
+			return err
+		}},
+	} {
+		total := 0
+		for _, n := range []int{100, 300} {
+			before := srv.Stats().Connections
+			if err := conntest.Run(n, parallelism, tc.call); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			opened := srv.Stats().Connections - before
+			total += opened
+			t.Logf("%s: %d calls, %d at once: %d new connections", tc.name, n, parallelism, opened)
+		}
+		// A call may start just before the connection of the call that
+		// ended is back in the pool and dial one more: hence twice the
+		// parallelism.
+		if total > 2*parallelism {
+			t.Errorf("%s: 400 calls, %d at once, opened %d connections; want at most %d", tc.name, parallelism, total, 2*parallelism)
+		}
+	}
 }

@@ -4,7 +4,9 @@
 // changes either. With Options.RefreshOnly it hands over to refresh.Plan.
 //
 // How a plan is made. Plan reads state's lineage, serial, records and
-// secret key, then walks the spec's graph (dag.Walk, independent branches
+// secret key; with Refresh, it reads in bulk the objects of state whose
+// driver can (refresh.ReadBulk), in a few list calls. Then it walks the
+// spec's graph (dag.Walk, independent branches
 // in parallel), evaluating each node once its dependencies are done, with
 // an eval.Evaluator whose references see what planning the dependencies
 // gave. Per kind of node:
@@ -19,7 +21,9 @@
 //     against the schema (specs.ValueViolations: what the loader did not
 //     validate already) and normalised by the driver,
 //     then compared with what state records (or, with Refresh, with the
-//     live object): Create, Update, Replace, Import or NoOp.
+//     live object: what the bulk read found, else what the driver's Read
+//     returns, and Read again if the bulk read shows drift): Create,
+//     Update, Replace, Import or NoOp.
 //
 // Then come the Delete (or Forget) changes for managed resources in state
 // that the specs no longer declare, in reverse dependency order, and the

@@ -64,6 +64,7 @@ type planner struct {
 	invoke  func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
 
 	sel *selection // what Targets and Replace select
+	bulk    *refresh.Bulk // with Refresh: what the bulk reads found
 
 	mu      sync.Mutex
 	results map[string]*nodeResult
@@ -163,6 +164,11 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	p.invoke = eval.Invoker(invCtx, reg)
 	if p.sel = p.selectNodes(); p.diags.HasErrors() {
 		return nil, p.diags.Sort()
+	}
+	if opts.Refresh {
+		// Objects a driver reads in bulk are read before the walk, in a
+		// few calls; the others, one by one as the walk reaches them.
+		p.bulk = refresh.ReadBulk(ctx, reg, records, opts.Parallelism)
 	}
 	nodes, deps := g.Order(), g.DepsMap()
 	if p.sel.targeted() {
@@ -343,7 +349,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if !ok || sid == "" {
 		return p.fail(r.Get.ID.Pos(), "get.id of %q must be a non-empty string, got %s", r.Name, value.Describe(idStr))
 	}
-	live, err := p.read(ctx, r, sid)
+	live, err := p.readGet(ctx, r, sid)
 	if errors.Is(err, resources.ErrNotFound) {
 		return p.fail(r.Get.ID.Pos(), "get %q: %s %q does not exist", r.Name, r.Type, sid)
 	}
@@ -379,6 +385,20 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 // read calls the driver's Read with the resource's read timeout.
 func (p *planner) read(ctx context.Context, r *specs.Resource, id string) (map[string]any, error) {
 	return refresh.ReadObject(ctx, p.reg, r, id)
+}
+
+// readGet reads the object sid of the get r: what the bulk read found of
+// it, unless it drifted from what the get read at the last apply (then, as
+// otherwise, the driver's Read).
+func (p *planner) readGet(ctx context.Context, r *specs.Resource, sid string) (map[string]any, error) {
+	if live, ok := p.bulk.Lookup(r.Type, sid); ok {
+		prior, hasPrior := p.prior[r.Name]
+		if !hasPrior || prior.Kind != kind.Get || prior.Type != r.Type || prior.ID != sid ||
+			len(refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)) == 0 {
+			return live, nil
+		}
+	}
+	return p.read(ctx, r, sid)
 }
 
 // planResource plans the change of a resource: create it, or compare the
@@ -444,18 +464,28 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 	if !p.opts.Refresh || prior.Tainted != "" {
 		return before, nil
 	}
-	live, err := p.read(ctx, r, prior.ID)
-	switch {
-	case errors.Is(err, resources.ErrNotFound):
-		c.Reason = plan.ReasonDeletedOutside
-		c.DeletedOutside, c.DeletedID = true, prior.ID
-		c.ID = ""
-		return nil, p.planCreate(r, c, desired)
-	case err != nil:
-		return nil, p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
-	}
 	d := p.reg.Drivers[r.Type]
-	c.Drift = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
+	live, fromBulk := p.bulk.Lookup(r.Type, prior.ID)
+	for {
+		if !fromBulk {
+			var err error
+			live, err = p.read(ctx, r, prior.ID)
+			switch {
+			case errors.Is(err, resources.ErrNotFound):
+				c.Reason = plan.ReasonDeletedOutside
+				c.DeletedOutside, c.DeletedID = true, prior.ID
+				c.ID = ""
+				return nil, p.planCreate(r, c, desired)
+			case err != nil:
+				return nil, p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
+			}
+		}
+		c.Drift = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
+		if !fromBulk || len(c.Drift) == 0 {
+			break
+		}
+		fromBulk = false // drifted: read it whole, as it is now
+	}
 	// The cloud echoes secret inputs in clear: seal them as state does, so
 	// that they compare but are never shown or saved. Map entries the cloud
 	// adds by itself are its own business.
@@ -657,7 +687,7 @@ func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 		dag.Walk(ctx, names, nil, p.opts.Parallelism, func(ctx context.Context, name string) error {
 			c := byName[name]
 			d, ok := p.reg.Drivers[c.Type]
-			if !ok {
+			if !ok || p.bulk.Has(c.Type, c.ID) {
 				return nil
 			}
 			if _, err := d.Read(ctx, c.ID); errors.Is(err, resources.ErrNotFound) {

@@ -39,8 +39,13 @@
 // refresh-only plan carries a live secret input wrapped in value.Secret;
 // apply seals it again before writing it.
 //
-// Nodes are read in parallel (dag.Walk with no edges), up to the given
-// parallelism. A node that cannot be read is a report.DriftError, or an
+// Objects whose driver reads in bulk (resources.BulkReader) are read
+// first, in a few list calls (ReadBulk; the planner does the same before
+// its walk); the others, and those the bulk read did not return, are read
+// one by one, in parallel (dag.Walk with no edges), up to the given
+// parallelism. An object whose bulk attributes drifted is read again with
+// Read, so that what is reported and recorded is what Read returns, and
+// only Read decides that an object is gone. A node that cannot be read is a report.DriftError, or an
 // error diagnostic in a refresh-only plan; the others are still read. When
 // ctx ends, Drift returns one error for the run, not one per node (and
 // planner.Plan, which calls Plan, one diagnostic).

@@ -88,8 +88,9 @@ func refreshRecords(ctx context.Context, spec *specs.Spec, reg resources.Registr
 	for i, n := range names {
 		index[n] = i
 	}
+	bulk := ReadBulk(ctx, reg, recs, parallelism)
 	dag.Walk(ctx, names, nil, parallelism, func(ctx context.Context, name string) error {
-		r := refreshRecord(ctx, spec, reg, key, byName[name])
+		r := refreshRecord(ctx, spec, reg, key, byName[name], bulk)
 		out[index[name]] = r // each goroutine writes its own element
 		return nil
 	})
@@ -105,8 +106,9 @@ func refreshRecords(ctx context.Context, spec *specs.Spec, reg resources.Registr
 }
 
 // refreshRecord reads one record's object (or lookup result) from the
-// cloud and compares it with what state holds.
-func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry, key []byte, rec state.Record) refreshed {
+// cloud, or takes what bulk found of it, and compares it with what state
+// holds. An object whose bulk attributes drifted is read again with Read.
+func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry, key []byte, rec state.Record, bulk *Bulk) refreshed {
 	sl := value.Sealer{Key: key, Name: rec.Name}
 	out := refreshed{rec: rec}
 	s, ok := schemas.Lookup(rec.Type)
@@ -146,34 +148,44 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 				defer cancel()
 			}
 		}
-		got, err := d.Read(ctx, rec.ID)
-		if errors.Is(err, resources.ErrNotFound) {
-			item.Status = report.DriftDeleted
-			if rec.Kind == kind.Get {
-				item.Details = []string{"the object read with get no longer exists"}
-			}
-			out.item = item
-			return out
-		}
-		if err != nil {
-			out.err = err
-			return out
-		}
-		out.live = map[string]any(resources.CanonAttrs(got))
-		if _, ok := out.live["id"]; !ok {
-			out.live["id"] = rec.ID
-		}
-		if rec.Kind == kind.Get {
-			item.Status = report.DriftResult
-			item.Fields = GetDrift(s, sl, rec.Outputs, out.live)
-			break
-		}
 		var ignore []specs.PathOpt
 		if r != nil && r.Get == nil && r.Type == rec.Type {
 			ignore = r.Options.IgnoreChanges
 		}
-		item.Status = report.DriftChanged
-		item.Fields = ResourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
+		live, fromBulk := bulk.Lookup(rec.Type, rec.ID)
+		for {
+			if !fromBulk {
+				got, err := d.Read(ctx, rec.ID)
+				if errors.Is(err, resources.ErrNotFound) {
+					item.Status = report.DriftDeleted
+					if rec.Kind == kind.Get {
+						item.Details = []string{"the object read with get no longer exists"}
+					}
+					out.item = item
+					return out
+				}
+				if err != nil {
+					out.err = err
+					return out
+				}
+				live = map[string]any(resources.CanonAttrs(got))
+				if _, ok := live["id"]; !ok {
+					live["id"] = rec.ID
+				}
+			}
+			out.live = live
+			if rec.Kind == kind.Get {
+				item.Status = report.DriftResult
+				item.Fields = GetDrift(s, sl, rec.Outputs, out.live)
+			} else {
+				item.Status = report.DriftChanged
+				item.Fields = ResourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
+			}
+			if !fromBulk || len(item.Fields) == 0 {
+				break
+			}
+			fromBulk = false // drifted: read it whole, as it is now
+		}
 	}
 	if len(item.Fields) > 0 || len(item.Details) > 0 {
 		out.item = item

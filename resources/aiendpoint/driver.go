@@ -56,7 +56,10 @@ type Config struct {
 	// the profile's.
 	Region string
 	// HTTPClient, when set, performs the requests; its Transport is wrapped
-	// with the driver's retries.
+	// with the driver's retries. Share one among the drivers of a run, its
+	// Transport from httpretry.NewBaseTransport(parallelism), so that
+	// connections are reused. Nil (or a nil Transport) means a transport
+	// of httpretry.NewBaseTransport of the driver's own.
 	HTTPClient *http.Client
 	// PollInterval is the pause between two polls of an asynchronous
 	// operation; zero means 2s.
@@ -72,6 +75,9 @@ const Token = "oci:AiLanguage:Endpoint"
 // OCI resource needs no OCI configuration. It is safe for concurrent use.
 type Driver struct {
 	cfg Config
+	// pageLimit is how many endpoints a ListEndpoints page of ReadMany
+	// asks for; 0 means listPageLimit. Tests lower it.
+	pageLimit int
 
 	once   sync.Once
 	client ailanguage.AIServiceLanguageClient // set by once; not to be used before sdk()
@@ -187,7 +193,11 @@ func (d *Driver) httpClient() *http.Client {
 		cp := *d.cfg.HTTPClient
 		hc = &cp
 	}
-	hc.Transport = callerContext{&httpretry.Transport{Base: hc.Transport, Retryable: retryable, Service: "oci", AttemptTimeout: attemptTimeout}}
+	base := hc.Transport
+	if base == nil {
+		base = httpretry.NewBaseTransport(0)
+	}
+	hc.Transport = callerContext{&httpretry.Transport{Base: base, Retryable: retryable, Service: "oci", AttemptTimeout: attemptTimeout}}
 	return hc
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
+	"reconcile/internal/conntest"
 	"reconcile/resources"
 	"reconcile/resources/emulator"
 	"reconcile/resources/emulator/oci"
@@ -49,6 +50,7 @@ type testEnv struct {
 	srv    *httptest.Server
 	config string // OCI config file trusted by the emulator
 	driver *Driver
+	conns  conntest.Counter // TCP connections the server accepted
 
 	compartment, otherCompartment, project, activeModel, failedModel string
 }
@@ -84,7 +86,9 @@ func newEnv(t *testing.T, opts envOptions) *testEnv {
 	if opts.wrap != nil {
 		h = opts.wrap(h)
 	}
-	env.srv = httptest.NewServer(h)
+	env.srv = httptest.NewUnstartedServer(h)
+	env.srv.Config.ConnState = env.conns.ConnState
+	env.srv.Start()
 	t.Cleanup(env.srv.Close)
 	env.config = writeOCIConfig(t, env.dir, "trusted", creds, creds.OCIPrivateKey)
 	env.driver = env.newDriver(env.config)

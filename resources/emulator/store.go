@@ -68,6 +68,12 @@ func (t Tx) Delete(bucket, key string) error {
 	return b.Delete([]byte(key))
 }
 
+// ID identifies the data the transaction sees: two read-only transactions
+// with the same ID see the same documents (it is the number of the last
+// committed read-write transaction). A cache of decoded documents may be
+// keyed by it.
+func (t Tx) ID() int { return t.tx.ID() }
+
 // List calls fn for every document of bucket in key order. The raw bytes are
 // valid only during the call.
 func (t Tx) List(bucket string, fn func(key string, raw []byte) error) error {

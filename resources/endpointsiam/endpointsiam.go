@@ -39,9 +39,12 @@ type Config struct {
 	// emulator's); otherwise Application Default Credentials are used. It
 	// must never be logged or put in an error.
 	AccessToken string
-	// HTTPClient supplies the base transport and timeout; nil means
-	// http.DefaultTransport. Retries and authentication are layered on top
-	// of its transport, so it must not add credentials itself.
+	// HTTPClient supplies the base transport and timeout. Retries and
+	// authentication are layered on top of its transport, so it must not
+	// add credentials itself. Share one among the lookups of a run, its
+	// Transport from httpretry.NewBaseTransport(parallelism), so that
+	// connections are reused. Nil (or a nil Transport) means a transport
+	// of httpretry.NewBaseTransport of the lookup's own.
 	HTTPClient *http.Client
 }
 
@@ -82,9 +85,9 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	if c.cfg.HTTPClient != nil {
 		*hc = *c.cfg.HTTPClient
 	}
-	var base http.RoundTripper = http.DefaultTransport
-	if hc.Transport != nil {
-		base = hc.Transport
+	base := hc.Transport
+	if base == nil {
+		base = httpretry.NewBaseTransport(0)
 	}
 	base = &httpretry.Transport{Base: base, Service: "gcp", AttemptTimeout: 2 * time.Minute}
 	if quotaProject != "" {

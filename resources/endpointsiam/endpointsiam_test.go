@@ -14,6 +14,7 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
+	"reconcile/internal/conntest"
 	"reconcile/resources"
 	"reconcile/resources/emulator"
 	"reconcile/resources/emulator/gcp"
@@ -36,6 +37,7 @@ const (
 type env struct {
 	url   string
 	creds emulator.Credentials
+	conns *conntest.Counter // TCP connections the server accepted
 }
 
 // newEnv starts a seeded emulator; wrap, when not nil, wraps its handler
@@ -59,9 +61,12 @@ func newEnv(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 	if wrap != nil {
 		h = wrap(h)
 	}
-	srv := httptest.NewServer(h)
+	conns := &conntest.Counter{}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = conns.ConnState
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{url: srv.URL, creds: creds}
+	return &env{url: srv.URL, creds: creds, conns: conns}
 }
 
 func (e *env) config() endpointsiam.Config {

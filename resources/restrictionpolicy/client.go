@@ -33,8 +33,11 @@ type Config struct {
 	APIKey, AppKey string
 	// Site is the Datadog site, e.g. "datadoghq.eu"; empty means DefaultSite.
 	Site string
-	// HTTPClient supplies the base transport and timeout; nil means
-	// http.DefaultTransport. Retries are layered on top of its transport.
+	// HTTPClient supplies the base transport and timeout. Retries are
+	// layered on top of its transport. Share one among the clients of a
+	// run, its Transport from httpretry.NewBaseTransport(parallelism), so
+	// that connections are reused. Nil (or a nil Transport) means a
+	// transport of httpretry.NewBaseTransport of the client's own.
 	HTTPClient *http.Client
 	// Version is reconcile's version, sent in User-Agent as
 	// "reconcile/<Version>"; empty means "dev".
@@ -89,7 +92,7 @@ func NewClient(cfg Config) *Client {
 	}
 	base := hc.Transport
 	if base == nil {
-		base = http.DefaultTransport
+		base = httpretry.NewBaseTransport(0)
 	}
 	// httpretry retries 429 (waiting at least X-RateLimit-Reset), 5xx and
 	// connection errors. Every call here is idempotent: POST is an upsert.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"reconcile/internal/conntest"
 	"reconcile/resources"
 	"reconcile/resources/emulator"
 	"reconcile/resources/emulator/datadog"
@@ -33,6 +34,7 @@ type env struct {
 	url   string
 	creds emulator.Credentials
 	em    *datadog.Emulator
+	conns *conntest.Counter // TCP connections the server accepted
 }
 
 // newEnv starts a seeded emulator on a store at path (a fresh one when
@@ -63,9 +65,12 @@ func newEnv(t *testing.T, path string, creds *emulator.Credentials, wrap func(ht
 	if wrap != nil {
 		h = wrap(h)
 	}
-	srv := httptest.NewServer(h)
+	conns := &conntest.Counter{}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = conns.ConnState
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{url: srv.URL, creds: *creds, em: em}
+	return &env{url: srv.URL, creds: *creds, em: em, conns: conns}
 }
 
 func (e *env) config() restrictionpolicy.Config {

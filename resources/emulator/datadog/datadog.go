@@ -21,12 +21,12 @@ const (
 	accountKey     = "current"
 )
 
-// Rate limit the emulator announces (and enforces) per endpoint family, in
-// requests per calendar-aligned period.
-const (
-	rateLimit  = 1000
-	ratePeriod = 60 // seconds
-)
+// DefaultRateLimit is the rate limit the emulator announces (and enforces)
+// per endpoint family unless SetRateLimit changes it, in requests per
+// calendar-aligned period of ratePeriod seconds (a minute).
+const DefaultRateLimit = 1000
+
+const ratePeriod = 60 // seconds
 
 // relations lists the relations each resource type supports, from the
 // restriction-policy API reference (v2.67.0 of the Go client's spec).
@@ -74,7 +74,8 @@ var principalRE = regexp.MustCompile(`^(role|team|user|org):[0-9a-fA-F]{8}-[0-9a
 // The resource id may carry ":" literally or as %3A. Requests need both
 // DD-API-KEY and DD-APPLICATION-KEY of the credentials, else 403
 // {"errors":["Forbidden"]}. Authenticated responses carry X-RateLimit-Limit,
-// -Period, -Remaining, -Reset and -Name; a client above the limit gets 429.
+// -Period, -Remaining, -Reset and -Name; a client above the limit
+// (DefaultRateLimit, or what SetRateLimit sets) gets 429.
 //
 // Where it departs from the real API is listed in the package
 // documentation.
@@ -83,6 +84,7 @@ type Emulator struct {
 	creds emulator.Credentials
 
 	mu    sync.Mutex
+	limit int                // requests per minute per endpoint family; 0: none
 	rates map[string]*window // by X-RateLimit-Name
 }
 
@@ -94,7 +96,18 @@ type window struct {
 // New returns an emulator keeping its data in store and accepting the
 // Datadog keys of creds. Call Seed to create the current user.
 func New(store *emulator.Store, creds emulator.Credentials) *Emulator {
-	return &Emulator{store: store, creds: creds, rates: map[string]*window{}}
+	return &Emulator{store: store, creds: creds, limit: DefaultRateLimit, rates: map[string]*window{}}
+}
+
+// SetRateLimit sets how many requests a minute each endpoint family
+// (restriction_policy, current_user) accepts before answering 429, from
+// the next request on; the count of the current minute is kept. Zero or
+// negative means no limit: no request is throttled, and answers carry no
+// X-RateLimit-* headers.
+func (e *Emulator) SetRateLimit(perMinute int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.limit = max(perMinute, 0)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -158,10 +171,16 @@ func (e *Emulator) authorized(r *http.Request) bool {
 
 // countRate counts the request in its calendar-aligned window, sets the
 // X-RateLimit-* headers and reports whether the request is within the limit.
+// Without a limit it does neither, and reports true.
 func (e *Emulator) countRate(w http.ResponseWriter, name string) bool {
 	now := time.Now().Unix()
 	start := now - now%ratePeriod
 	e.mu.Lock()
+	rateLimit := e.limit
+	if rateLimit == 0 {
+		e.mu.Unlock()
+		return true
+	}
 	win := e.rates[name]
 	if win == nil || win.start != start {
 		win = &window{start: start}

@@ -40,8 +40,9 @@
 // Known simplifications: GET /api/v2/current_user answers the seeded user
 // with its org and role included but fewer attributes than the real answer
 // (no uuid, no last_login_time); the one key pair accepted may do
-// everything; the rate limit (1000 requests a minute per route) is the
-// emulator's own, as Datadog does not publish one; OAuth bearer tokens are
+// everything; the rate limit (1000 requests a minute per route by default,
+// SetRateLimit to change or lift it) is the emulator's own, as Datadog
+// does not publish one; OAuth bearer tokens are
 // not accepted; paths other than the four routes answer 404 before the keys
 // are checked.
 package datadog

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"reconcile/resources/emulator"
@@ -320,37 +321,155 @@ func (e *Emulator) listEndpoints(r *http.Request, _ []string, _ []byte) (*respon
 		return nil, errorf(http.StatusBadRequest, "InvalidParameter", "invalid lifecycleState %q", state)
 	}
 	now := e.now().UTC()
-	var items []endpointView
-	err := e.store.Update(func(tx emulator.Tx) error {
-		if ok, err := compartmentExists(tx, compartment); err != nil || !ok {
-			if err == nil {
-				err = errNotFound()
-			}
+	var items []*endpointView
+	keep := func(rec *endpointRecord) {
+		v := rec.View
+		switch {
+		case v.CompartmentID != compartment,
+			!matchParam(q, "endpointId", v.ID),
+			!matchParam(q, "projectId", v.ProjectID),
+			!matchParam(q, "displayName", v.DisplayName),
+			!matchParam(q, "modelId", v.ModelID),
+			state != "" && v.LifecycleState != state:
+			return
+		}
+		v.TimeUpdated = "" // EndpointSummary has no timeUpdated
+		items = append(items, &v)
+	}
+	checkCompartment := func(tx emulator.Tx) error {
+		ok, err := compartmentExists(tx, compartment)
+		if err == nil && !ok {
+			err = errNotFound()
+		}
+		return err
+	}
+	keys := sortKeys[*endpointView]{
+		name:    func(v *endpointView) string { return v.DisplayName },
+		created: func(v *endpointView) string { return v.TimeCreated },
+	}
+	// When nothing is to be settled, as in most lists, answer from a
+	// read-only transaction, which concurrent readers share, with the
+	// records decoded by an earlier list of the same data, and the next
+	// pages of a list from the items its first page sorted.
+	var sorted []*endpointView
+	err := e.store.View(func(tx emulator.Tx) error {
+		if err := checkCompartment(tx); err != nil {
 			return err
 		}
-		return e.eachEndpoint(tx, now, func(rec *endpointRecord) {
-			v := rec.View
-			switch {
-			case v.CompartmentID != compartment,
-				!matchParam(q, "endpointId", v.ID),
-				!matchParam(q, "projectId", v.ProjectID),
-				!matchParam(q, "displayName", v.DisplayName),
-				!matchParam(q, "modelId", v.ModelID),
-				state != "" && v.LifecycleState != state:
-				return
-			}
-			v.TimeUpdated = "" // EndpointSummary has no timeUpdated
-			items = append(items, v)
-		})
+		query := listQuery(q)
+		e.mu.Lock()
+		last := e.listed
+		e.mu.Unlock()
+		if last != nil && last.txID == tx.ID() && last.query == query && now.Before(last.due) {
+			sorted = last.items
+			return nil
+		}
+		recs, due, err := e.settledEndpoints(tx, now)
+		if err != nil || recs == nil {
+			return err
+		}
+		for i := range recs {
+			keep(&recs[i])
+		}
+		if sorted, err = sortList(q, items, keys); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		e.listed = &endpointList{txID: tx.ID(), query: query, due: due, items: sorted}
+		e.mu.Unlock()
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return listPage(q, items, sortKeys[endpointView]{
-		name:    func(v endpointView) string { return v.DisplayName },
-		created: func(v endpointView) string { return v.TimeCreated },
+	if sorted != nil {
+		return page(q, sorted)
+	}
+	err = e.store.Update(func(tx emulator.Tx) error {
+		if err := checkCompartment(tx); err != nil {
+			return err
+		}
+		return e.eachEndpoint(tx, now, keep)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return listPage(q, items, keys)
 }
+
+// listQuery is what a list's items depend on: its query but the page and
+// its size.
+func listQuery(q url.Values) string {
+	c := url.Values{}
+	for k, v := range q {
+		if k != "page" && k != "limit" {
+			c[k] = v
+		}
+	}
+	return c.Encode()
+}
+
+// endpointList is the sorted items of the last list answered from a
+// read-only transaction, for its next pages.
+type endpointList struct {
+	txID  int    // emulator.Tx.ID of the data
+	query string // listQuery
+	// due is when the first of its endpoints is to be settled (its
+	// pending transition is done, or it is to be purged): until then the
+	// items stand.
+	due   time.Time
+	items []*endpointView
+}
+
+// endpointCache holds the endpoint records that a read-only transaction
+// decoded, for the lists that follow while the data stays the same.
+type endpointCache struct {
+	txID int // emulator.Tx.ID of the data
+	recs []endpointRecord
+}
+
+// settledEndpoints returns every endpoint record that the read-only
+// transaction tx sees, decoding them only when the data changed since the
+// last call, or nil when one of them is to be settled at now (a list must
+// then settle them in a read-write transaction), and when the first of
+// them is to be settled (the far future when none is). The records are
+// shared: callers must not change them.
+func (e *Emulator) settledEndpoints(tx emulator.Tx, now time.Time) ([]endpointRecord, time.Time, error) {
+	e.mu.Lock()
+	c := e.endpoints
+	e.mu.Unlock()
+	if c == nil || c.txID != tx.ID() {
+		c = &endpointCache{txID: tx.ID(), recs: []endpointRecord{}}
+		err := tx.List(bucketEndpoints, func(_ string, raw []byte) error {
+			var rec endpointRecord
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				return err
+			}
+			c.recs = append(c.recs, rec)
+			return nil
+		})
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		e.mu.Lock()
+		e.endpoints = c
+		e.mu.Unlock()
+	}
+	due := farFuture
+	for i := range c.recs {
+		d := settleDue(&c.recs[i])
+		if !now.Before(d) {
+			return nil, time.Time{}, nil
+		}
+		if d.Before(due) {
+			due = d
+		}
+	}
+	return c.recs, due, nil
+}
+
+// farFuture is the settleDue of an endpoint with nothing to settle.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func matchParam(q map[string][]string, key, value string) bool {
 	want := q[key]
@@ -588,8 +707,20 @@ func (e *Emulator) eachEndpoint(tx emulator.Tx, now time.Time, fn func(*endpoint
 
 // needsSettle reports whether settle would change rec at now.
 func needsSettle(rec *endpointRecord, now time.Time) bool {
-	return rec.Pending != nil && !now.Before(rec.Pending.Done) ||
-		rec.DeletedAt != nil && now.Sub(*rec.DeletedAt) > deletedRetention
+	return !now.Before(settleDue(rec))
+}
+
+// settleDue is the first time at which settle changes rec: when its
+// pending transition is done, or when it is to be purged; farFuture when
+// nothing is to be settled.
+func settleDue(rec *endpointRecord) time.Time {
+	switch {
+	case rec.Pending != nil:
+		return rec.Pending.Done
+	case rec.DeletedAt != nil:
+		return rec.DeletedAt.Add(deletedRetention + time.Nanosecond) // purged once more than deletedRetention passed
+	}
+	return farFuture
 }
 
 // settle applies the endpoint's pending transition if it is due, finishing

@@ -66,9 +66,11 @@ type Emulator struct {
 	// serving. Signature dates are always checked against the real clock.
 	now func() time.Time
 
-	mu     sync.Mutex
-	delays delays  // guarded by mu
-	seed   seedIDs // guarded by mu; zero until Seed or a previous run seeded
+	mu        sync.Mutex
+	delays    delays         // guarded by mu
+	seed      seedIDs        // guarded by mu; zero until Seed or a previous run seeded
+	endpoints *endpointCache // guarded by mu; nil until the first list
+	listed    *endpointList  // guarded by mu; nil until the first list
 }
 
 type delays struct{ create, update, delete time.Duration }

@@ -478,6 +478,62 @@ func TestEmulatorListEndpoints(t *testing.T) {
 	})
 }
 
+// TestEmulatorListSeesEveryChange: a list answers what the data holds
+// now, after every create, update, transition and delete, although lists
+// reuse the records an earlier list decoded while nothing changed.
+func TestEmulatorListSeesEveryChange(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	env := newEnv(t, envOptions{now: clock.Now})
+	env.emu.SetDelays(2*time.Second, 2*time.Second, 2*time.Second)
+	list := func() map[string]endpointJSON {
+		t.Helper()
+		r := env.do("GET", endpointsPath+"?compartmentId="+env.compartment, nil, nil)
+		if r.status != 200 {
+			t.Fatalf("list: %d %s", r.status, r.body)
+		}
+		var out struct{ Items []endpointJSON }
+		r.decode(t, &out)
+		m := map[string]endpointJSON{}
+		for _, ep := range out.Items {
+			m[ep.ID] = ep
+		}
+		return m
+	}
+	if n := len(list()); n != 0 {
+		t.Fatalf("a new tenancy lists %d endpoints", n)
+	}
+	r := env.do("POST", endpointsPath, env.createBody("first"), nil)
+	var ep endpointJSON
+	r.decode(t, &ep)
+	for i, want := range []struct {
+		step  func()
+		name  string
+		state string
+	}{
+		{func() {}, "first", "CREATING"},
+		{func() {}, "first", "CREATING"}, // unchanged: from the decoded records
+		{func() { clock.Advance(3 * time.Second) }, "first", "ACTIVE"},
+		{func() { env.do("PUT", endpointsPath+"/"+ep.ID, map[string]any{"displayName": "renamed"}, nil) }, "renamed", "UPDATING"},
+		{func() { clock.Advance(3 * time.Second) }, "renamed", "ACTIVE"},
+		{func() { env.do("DELETE", endpointsPath+"/"+ep.ID, nil, nil) }, "renamed", "DELETING"},
+		{func() { clock.Advance(3 * time.Second) }, "renamed", "DELETED"},
+		{func() { clock.Advance(2 * time.Hour) }, "", ""},
+	} {
+		want.step()
+		got, ok := list()[ep.ID]
+		if want.name == "" {
+			if ok {
+				t.Errorf("step %d: listed %+v, want it purged", i, got)
+			}
+			continue
+		}
+		if !ok || got.DisplayName != want.name || got.LifecycleState != want.state || got.TimeUpdated != nil {
+			t.Errorf("step %d: listed %+v (found %v), want %s %s without timeUpdated", i, got, ok, want.name, want.state)
+		}
+	}
+}
+
 func TestEmulatorModelsProjectsAndWorkRequests(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, envOptions{})

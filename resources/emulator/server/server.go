@@ -42,6 +42,11 @@ type Options struct {
 	// are created, besides the built-in ones, unless they exist already. A
 	// file that does not read or check stops Start before it listens.
 	SeedFile string
+	// DatadogRateLimit is how many Datadog calls a minute each endpoint
+	// family (restriction_policy, current_user) accepts before answering
+	// 429, until the settings change it: 0 means
+	// datadog.DefaultRateLimit (1000), a negative value no limit.
+	DatadogRateLimit int
 }
 
 // Settings are the knobs of the admin API.
@@ -52,6 +57,14 @@ type Settings struct {
 	CreateDelayMS int     `json:"createDelayMs"` // how long an OCI endpoint stays CREATING
 	UpdateDelayMS int     `json:"updateDelayMs"` // ... UPDATING
 	DeleteDelayMS int     `json:"deleteDelayMs"` // ... DELETING
+	// DatadogRateLimit is how many Datadog calls a minute each endpoint
+	// family accepts before answering 429 (with X-RateLimit-Reset, the
+	// seconds to the next minute). 0, or leaving it out, means the value
+	// the emulator started with (Options.DatadogRateLimit, by default
+	// 1000); a negative value means no limit (answers then carry no
+	// X-RateLimit-* headers). The settings read back give the limit in
+	// force: the start value for 0, -1 for no limit.
+	DatadogRateLimit int `json:"datadogRateLimit"`
 }
 
 // Server is a running emulator.
@@ -69,9 +82,26 @@ type Server struct {
 	gcp   *gcp.Emulator
 	dd    *datadog.Emulator
 
+	ddRateLimit int // Options.DatadogRateLimit, resolved: what settings of 0 mean
+
 	mu       sync.Mutex
 	settings Settings
 	faults   struct{ injected, total int }
+	conns    int // TCP connections accepted
+}
+
+// Stats counts what the emulator served since it started.
+type Stats struct {
+	Requests       int `json:"requests"`       // cloud API calls
+	FaultsInjected int `json:"faultsInjected"` // of them, failed by faultRate
+	Connections    int `json:"connections"`    // TCP connections accepted, the admin API's included
+}
+
+// Stats returns what the emulator served since it started.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Requests: s.faults.total, FaultsInjected: s.faults.injected, Connections: s.conns}
 }
 
 // Start opens (or creates) the emulator's data in opts.DataDir, writes the
@@ -105,6 +135,15 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{Creds: creds, store: store,
 		oci: oci.New(store, creds), gcp: gcp.New(store, creds), dd: datadog.New(store, creds)}
+	s.ddRateLimit = opts.DatadogRateLimit
+	switch {
+	case s.ddRateLimit == 0:
+		s.ddRateLimit = datadog.DefaultRateLimit
+	case s.ddRateLimit < 0:
+		s.ddRateLimit = -1
+	}
+	s.settings.DatadogRateLimit = s.ddRateLimit
+	s.dd.SetRateLimit(s.ddRateLimit)
 	// The seed file comes after the built-in OCI and GCP data, which its
 	// objects may refer to, and before the built-in Datadog user, which
 	// its user replaces in a fresh data directory.
@@ -137,7 +176,13 @@ func Start(opts Options) (*Server, error) {
 		store.Close()
 		return nil, err
 	}
-	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second, ConnState: func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+		}
+	}}
 	go s.srv.Serve(ln)
 	return s, nil
 }
@@ -262,27 +307,34 @@ func (s *Server) handler() http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "settings: faultRate must be within 0..1 and latencyMs not negative"})
 			return
 		}
-		s.Apply(in)
-		writeJSON(w, http.StatusOK, in)
+		writeJSON(w, http.StatusOK, s.Apply(in))
 	})
 	mux.HandleFunc("GET /_emulator/stats", func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]int{"requests": s.faults.total, "faultsInjected": s.faults.injected})
+		writeJSON(w, http.StatusOK, s.Stats())
 	})
 	return mux
 }
 
-// Apply changes the settings.
-func (s *Server) Apply(in Settings) {
+// Apply replaces the settings, and returns them as they are now in force:
+// with the default faultStatuses when none are given, and datadogRateLimit
+// resolved (see Settings).
+func (s *Server) Apply(in Settings) Settings {
 	if len(in.FaultStatuses) == 0 {
 		in.FaultStatuses = []int{429, 500, 503, 0}
+	}
+	switch {
+	case in.DatadogRateLimit == 0:
+		in.DatadogRateLimit = s.ddRateLimit
+	case in.DatadogRateLimit < 0:
+		in.DatadogRateLimit = -1
 	}
 	s.mu.Lock()
 	s.settings = in
 	s.mu.Unlock()
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	s.oci.SetDelays(ms(in.CreateDelayMS), ms(in.UpdateDelayMS), ms(in.DeleteDelayMS))
+	s.dd.SetRateLimit(in.DatadogRateLimit)
+	return in
 }
 
 // cloud wraps a vendor handler with the configured latency and faults.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"reconcile/resources/emulator/server"
 )
@@ -164,4 +165,103 @@ func TestRequestBodiesBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDatadogRateLimitSetting: the Datadog rate limit starts at
+// Options.DatadogRateLimit (1000 by default), and datadogRateLimit in the
+// settings changes it, lifts it (negative) or brings it back to the start
+// value (0, or left out).
+func TestDatadogRateLimitSetting(t *testing.T) {
+	t.Parallel()
+	if got := settingsOf(t, start(t, t.TempDir())).DatadogRateLimit; got != 1000 {
+		t.Errorf("default datadogRateLimit = %d, want 1000", got)
+	}
+	srv, err := server.Start(server.Options{DataDir: t.TempDir(), DatadogRateLimit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if got := settingsOf(t, srv).DatadogRateLimit; got != 3 {
+		t.Errorf("datadogRateLimit with Options.DatadogRateLimit 3 = %d, want 3", got)
+	}
+	// The limit counts calls in calendar minutes: keep the calls of one
+	// check within one.
+	if s := time.Now().Unix() % 60; s >= 55 {
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+	call := func() *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/v2/current_user", nil)
+		req.Header.Set("DD-API-KEY", srv.Creds.DatadogAPIKey)
+		req.Header.Set("DD-APPLICATION-KEY", srv.Creds.DatadogAppKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := 1; i <= 4; i++ {
+		resp := call()
+		want := 200
+		if i == 4 {
+			want = 429
+		}
+		if resp.StatusCode != want || resp.Header.Get("X-RateLimit-Limit") != "3" {
+			t.Errorf("call %d with a limit of 3: %d, X-RateLimit-Limit %q; want %d and 3", i, resp.StatusCode, resp.Header.Get("X-RateLimit-Limit"), want)
+		}
+	}
+
+	if got := putSettings(t, srv, `{"datadogRateLimit": -5}`).DatadogRateLimit; got != -1 {
+		t.Errorf("PUT datadogRateLimit -5 answers %d, want -1 (no limit)", got)
+	}
+	for i := range 10 {
+		if resp := call(); resp.StatusCode != 200 || resp.Header.Get("X-RateLimit-Limit") != "" {
+			t.Fatalf("call %d without a limit: %d, X-RateLimit-Limit %q; want 200 and no header", i+1, resp.StatusCode, resp.Header.Get("X-RateLimit-Limit"))
+		}
+	}
+	if got := putSettings(t, srv, `{"datadogRateLimit": 2000}`).DatadogRateLimit; got != 2000 {
+		t.Errorf("PUT datadogRateLimit 2000 answers %d", got)
+	}
+	if resp := call(); resp.StatusCode != 200 || resp.Header.Get("X-RateLimit-Limit") != "2000" {
+		t.Errorf("with a limit of 2000: %d, X-RateLimit-Limit %q; want 200 and 2000", resp.StatusCode, resp.Header.Get("X-RateLimit-Limit"))
+	}
+	if got := putSettings(t, srv, `{"latencyMs": 0}`).DatadogRateLimit; got != 3 {
+		t.Errorf("PUT without datadogRateLimit answers %d, want the start value 3", got)
+	}
+	if got := settingsOf(t, srv).DatadogRateLimit; got != 3 {
+		t.Errorf("GET settings after a PUT without datadogRateLimit: %d, want the start value 3", got)
+	}
+	if resp := call(); resp.Header.Get("X-RateLimit-Limit") != "3" {
+		t.Errorf("back to the start value: X-RateLimit-Limit %q, want 3", resp.Header.Get("X-RateLimit-Limit"))
+	}
+}
+
+func settingsOf(t *testing.T, srv *server.Server) server.Settings {
+	t.Helper()
+	resp, err := http.Get(srv.URL + "/_emulator/settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s server.Settings
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func putSettings(t *testing.T, srv *server.Server, body string) server.Settings {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/_emulator/settings", bytes.NewBufferString(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s server.Settings
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("PUT settings %s: %d %v", body, resp.StatusCode, err)
+	}
+	return s
 }
