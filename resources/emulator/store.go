@@ -16,7 +16,12 @@ type Store struct {
 
 // OpenStore opens (creating it if needed) the bbolt file at path.
 func OpenStore(path string) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	// Writes are not synced: what the emulator holds survives its own
+	// restarts and kills (the pages are in the file, in the kernel's
+	// cache), not a crash of the machine, which an emulator need not. A
+	// sync per write would make it the slowest part of every run: the
+	// real APIs it stands for do not make their callers wait a disk.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: true})
 	if err != nil {
 		return nil, fmt.Errorf("open emulator data %q: %w", path, err)
 	}
