@@ -7,7 +7,9 @@
 // NewServiceIamPolicy reads the IAM policy of a managed service
 // (POST v1/services/NAME:getIamPolicy); NewConsumersIamPolicy reads the one of
 // a service-consumer binding (POST v1/services/NAME/consumers/PROJECT:getIamPolicy).
-// Both connect lazily, on their first Invoke, so that a spec without GCP
+// Both ask for the policy in version 3, so that conditional role bindings
+// read whole (the Terraform data sources send no version, and would read
+// them without their conditions). Both connect lazily, on their first Invoke, so that a spec without GCP
 // lookups never needs Google credentials. Credentials are Application Default
 // Credentials with the cloud-platform scope, or a static access token (the
 // emulator's) when Config.AccessToken is set. The credentials file the
