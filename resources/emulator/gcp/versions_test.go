@@ -54,7 +54,7 @@ func TestEmulatorPolicyVersions(t *testing.T) {
 		"version 3": {`{"options":{"requestedPolicyVersion":3}}`,
 			[]string{`"version":3,`, `"role":"roles/viewer","members":["user:b@b.c"],"condition":{"expression":"true","title":"t"}`}, []string{"_withcond_"}},
 		"no version": {``, []string{`"version":1,`, `"role":"roles/viewer_withcond_`}, []string{`"condition"`}},
-		"version 1": {`{"options":{"requestedPolicyVersion":1}}`, []string{`"version":1,`, `_withcond_`}, []string{`"condition"`}},
+		"version 1":  {`{"options":{"requestedPolicyVersion":1}}`, []string{`"version":1,`, `_withcond_`}, []string{`"condition"`}},
 	} {
 		got := get(tc.body)
 		for _, w := range tc.want {
