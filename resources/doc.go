@@ -12,8 +12,9 @@
 //   - Normalizer (a Driver): fills server-side defaults into desired inputs.
 //   - VendorKeys (a Driver): names the map entries the cloud adds by itself.
 //   - Recoverer (a Driver): finds what an interrupted Create made.
-//   - ResultComparer (a Function): compares two of its results by meaning
-//     and describes how they differ, for drift detection.
+//   - ResultComparer (a Function, or a Driver): compares two of its results
+//     by meaning and describes how they differ, for drift detection; a
+//     driver's describes how its inputs drifted.
 //
 // An implementation asserts at compile time each interface it offers,
 // optional ones included, so that a changed signature fails the build

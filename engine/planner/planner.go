@@ -442,7 +442,7 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 		return nil, p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
 	}
 	d := p.reg.Drivers[r.Type]
-	c.Drift = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
+	c.Drift, c.DriftDetails = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
 	// The cloud echoes secret inputs in clear: seal them as state does, so
 	// that they compare but are never shown or saved. Map entries the cloud
 	// adds by itself are its own business.
