@@ -516,3 +516,48 @@ func TestBindingDescribesMembers(t *testing.T) {
 		t.Errorf("EqualResultField(members) does not compare as sets")
 	}
 }
+
+// TestWriteLandedButAnswerLost makes the first setIamPolicy land but
+// answer 503: the transport sends it again with the etag it read, which
+// is stale now (409), so the write is read again, found done, and the
+// create succeeds without writing twice.
+func TestWriteLandedButAnswerLost(t *testing.T) {
+	t.Parallel()
+	defer endpointsiam.SetConflictBackoff(time.Millisecond, 10*time.Millisecond)()
+	var sets, lost atomic.Int32
+	e := newEnv(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, ":setIamPolicy") {
+				h.ServeHTTP(w, r)
+				return
+			}
+			if sets.Add(1) == 1 {
+				h.ServeHTTP(&statusRecorder{ResponseWriter: discard{}}, r) // it lands
+				lost.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	d := endpointsiam.NewServiceMember(e.client())
+	_, _, err := d.Create(t.Context(), resources.Attrs{"serviceName": inventory, "role": "roles/viewer", "member": "user:once@example.com"})
+	if err != nil {
+		t.Fatalf("Create after a lost answer: %v", err)
+	}
+	if got := members(e.policy(t, "services/"+inventory), "roles/viewer"); !slices.Equal(got, []string{"user:once@example.com"}) {
+		t.Errorf("members = %v, want the member once", got)
+	}
+	if lost.Load() != 1 || sets.Load() != 2 {
+		t.Errorf("setIamPolicy calls = %d (lost %d), want the lost one and one retry that met the newer etag", sets.Load(), lost.Load())
+	}
+}
+
+// discard is a ResponseWriter that keeps nothing.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
