@@ -13,6 +13,7 @@ import (
 
 	"reconcile/resources"
 	"reconcile/resources/gcpiam"
+	"reconcile/resources/httpretry"
 )
 
 // Client is what the IAM resources of this package share: one connection
@@ -106,7 +107,8 @@ var (
 // it back with the etag read, unless change reports that nothing changed.
 // When the write meets a newer etag (409 ABORTED: someone else wrote the
 // policy in between), it reads again and repeats, after a growing random
-// pause, until it succeeds or the context ends: so writers adding
+// pause, until it succeeds or the context ends (httpretry.DefaultBudget
+// when it has no deadline): so writers adding
 // different members never lose one another's. It returns the policy as
 // written (or as read, when nothing changed), and whether it wrote.
 //
@@ -116,6 +118,11 @@ var (
 func (cl *Client) modify(ctx context.Context, t target, mask string, change func(*gcpiam.Policy) (bool, error)) (policyOf, bool, error) {
 	unlock := cl.lock(t.resource())
 	defer unlock()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, httpretry.DefaultBudget)
+		defer cancel()
+	}
 	for attempt := 1; ; attempt++ {
 		cur, err := cl.get(ctx, t)
 		if err != nil {
