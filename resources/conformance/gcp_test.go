@@ -258,6 +258,9 @@ func TestGCPIamPolicyWrites(t *testing.T) {
 			// A stale etag: 409 ABORTED, Google's body.
 			_, err = a.set(&servicemanagement.SetIamPolicyRequest{Policy: &servicemanagement.Policy{Version: 3, Etag: cur.Etag}})
 			wantGoogleError(t, "setIamPolicy with a stale etag", err, 409, "ABORTED", "There were concurrent policy changes.")
+			if ge := (*googleapi.Error)(nil); !errors.As(err, &ge) || len(ge.Errors) != 1 || ge.Errors[0].Reason != "aborted" {
+				t.Errorf("setIamPolicy with a stale etag: errors %+v, want one of reason aborted, as Google answers", ge)
+			}
 			// Version 1 with the etag of a conditional policy is refused.
 			_, err = a.set(&servicemanagement.SetIamPolicyRequest{Policy: &servicemanagement.Policy{Version: 1, Etag: got.Etag,
 				Bindings: []*servicemanagement.Binding{{Role: "roles/viewer", Members: []string{"user:a@acme.example"}}}}})

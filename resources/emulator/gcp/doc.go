@@ -32,7 +32,8 @@
 //   - setIamPolicy stores bindings as given (members deduplicated, bindings
 //     without members dropped), without merging or sorting. A policy etag
 //     that is not the current one is refused with 409 ABORTED ("There were
-//     concurrent policy changes..."); an empty etag overwrites
+//     concurrent policy changes...", with the legacy errors list of reason
+//     "aborted", as observed from Google); an empty etag overwrites
 //     unconditionally. Every change gets a fresh random etag. updateMask
 //     names the fields written ("bindings,etag" when it is empty).
 //   - Versions are IAM's documented rules: a policy with a conditional

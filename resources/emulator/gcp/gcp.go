@@ -111,6 +111,9 @@ type gerr struct {
 	code    string // google.rpc.Code name
 	msg     string
 	details []any
+	// legacy is the "errors" list some Google front ends still add
+	// ({"domain", "message", "reason"}), nil for none.
+	legacy []map[string]string
 }
 
 func (g *gerr) Error() string { return fmt.Sprintf("%d %s: %s", g.status, g.code, g.msg) }
@@ -181,15 +184,16 @@ func (o responder) error(err error) {
 		g = &gerr{status: http.StatusInternalServerError, code: "INTERNAL", msg: "Internal error encountered."}
 	}
 	type body struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
-		Details []any  `json:"details,omitempty"`
+		Code    int                 `json:"code"`
+		Message string              `json:"message"`
+		Errors  []map[string]string `json:"errors,omitempty"`
+		Status  string              `json:"status"`
+		Details []any               `json:"details,omitempty"`
 	}
 	if g.status == http.StatusUnauthorized {
 		o.w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
 	}
-	o.json(g.status, map[string]body{"error": {Code: g.status, Message: g.msg, Status: g.code, Details: g.details}})
+	o.json(g.status, map[string]body{"error": {Code: g.status, Message: g.msg, Errors: g.legacy, Status: g.code, Details: g.details}})
 }
 
 // ServeHTTP serves the routes listed on Emulator.
@@ -544,9 +548,7 @@ func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any,
 			return err
 		}
 		if want.Etag != "" && want.Etag != cur.Etag {
-			return &gerr{status: http.StatusConflict, code: "ABORTED",
-				msg:     "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.",
-				details: []any{errorInfo("ETAG_MISMATCH", "servicemanagement.googleapis.com", nil)}}
+			return errConcurrentChange()
 		}
 		if want.Etag != "" && want.Version != 3 && hasConditions(cur.Bindings) {
 			// Only a write without etag may drop the conditions of a
@@ -582,6 +584,15 @@ func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any,
 		return nil, err
 	}
 	return got, nil
+}
+
+// errConcurrentChange is IAM's answer to a setIamPolicy whose etag is not
+// the policy's, as observed from Google: 409 ABORTED, with the legacy
+// errors list (domain "global", reason "aborted").
+func errConcurrentChange() *gerr {
+	const msg = "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff."
+	return &gerr{status: http.StatusConflict, code: "ABORTED", msg: msg,
+		legacy: []map[string]string{{"domain": "global", "message": msg, "reason": "aborted"}}}
 }
 
 // parseMask reads a setIamPolicy update mask; an empty mask means
