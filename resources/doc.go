@@ -16,8 +16,9 @@
 //     would have, so that a replacement keeping it deletes the old first.
 //   - BulkReader (a Driver): reads many objects in a few list calls, for
 //     refresh, before the engine reads the rest one by one.
-//   - ResultComparer (a Function): compares two of its results by meaning
-//     and describes how they differ, for drift detection.
+//   - ResultComparer (a Function, or a Driver): compares two of its results
+//     by meaning and describes how they differ, for drift detection; a
+//     driver's describes how its inputs drifted.
 //
 // An implementation asserts at compile time each interface it offers,
 // optional ones included, so that a changed signature fails the build

@@ -136,6 +136,12 @@ type Function interface {
 // DescribeResultChange are shown under the changed fields; without one,
 // fields compare with Equal and no lines are added.
 //
+// A Driver may offer it too, for the drift of its objects: their inputs
+// still compare under their schema after Normalize, and when some drifted,
+// the lines of DescribeResultChange, given the inputs last applied and the
+// live ones (both normalised, neither holding a secret), are shown under
+// them. EqualResultField is not called for a driver.
+//
 // Both methods take results as Invoke returns them after CanonAttrs (which
 // is how state records them), and must be pure and deterministic: they read
 // nothing but their arguments (no call to the API, no clock, no

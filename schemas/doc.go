@@ -13,6 +13,7 @@
 //	x-expression         document only: a ${...} expression may stand here
 //	x-ignored            document only: accepted for Pulumi compatibility, no effect
 //	x-message            beside "pattern" or "minItems": the message for a value that breaks it
+//	x-iam                a resource writing (part of) an IAM policy: which object's, how much (IAMGrant)
 //
 // Output-only fields carry the standard "readOnly": true. Properties are
 // keyed by lowerCamelCase names; callers turn snake_case spellings into

@@ -41,8 +41,8 @@ func TestEmbeddedFilesCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 6 {
-		t.Errorf("embedded files = %q, want 6", names)
+	if len(names) != 13 {
+		t.Errorf("embedded files = %q, want 13", names)
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
@@ -160,7 +160,11 @@ func TestLookup(t *testing.T) {
 
 func TestTokens(t *testing.T) {
 	t.Parallel()
-	want := []string{"datadog:RestrictionPolicy", "datadog:getCurrentUser", "gcp:endpoints:getServiceConsumersIamPolicy", "gcp:endpoints:getServiceIamPolicy", "oci:AiLanguage:Endpoint"}
+	want := []string{"datadog:RestrictionPolicy", "datadog:getCurrentUser",
+		"gcp:endpoints:ConsumersIamBinding", "gcp:endpoints:ConsumersIamMember", "gcp:endpoints:ConsumersIamPolicy",
+		"gcp:endpoints:ServiceIamBinding", "gcp:endpoints:ServiceIamMember", "gcp:endpoints:ServiceIamPolicy",
+		"gcp:endpoints:getServiceConsumersIamPolicy", "gcp:endpoints:getServiceIamPolicy", "gcp:organizations:getIAMPolicy",
+		"oci:AiLanguage:Endpoint"}
 	got := Tokens()
 	if !slices.Equal(got, want) {
 		t.Errorf("Tokens() = %q, want %q", got, want)

@@ -136,10 +136,18 @@ func TestCLIOutputFormatRefused(t *testing.T) {
 	}
 }
 
-// The five types of the SPEC, by canonical token and kind.
+// The types reconcile serves, by canonical token and kind: the five of the
+// SPEC and the GCP IAM resources.
 var wantTypes = map[string]string{
 	"gcp:endpoints:getServiceIamPolicy":          "function",
 	"gcp:endpoints:getServiceConsumersIamPolicy": "function",
+	"gcp:endpoints:ServiceIamPolicy":             "resource",
+	"gcp:endpoints:ServiceIamBinding":            "resource",
+	"gcp:endpoints:ServiceIamMember":             "resource",
+	"gcp:endpoints:ConsumersIamPolicy":           "resource",
+	"gcp:endpoints:ConsumersIamBinding":          "resource",
+	"gcp:endpoints:ConsumersIamMember":           "resource",
+	"gcp:organizations:getIAMPolicy":             "function",
 	"oci:AiLanguage:Endpoint":                    "resource",
 	"datadog:RestrictionPolicy":                  "resource",
 	"datadog:getCurrentUser":                     "function",

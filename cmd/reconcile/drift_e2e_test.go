@@ -165,10 +165,11 @@ func (w *ws) copyExamples() {
 }
 
 // TestE2EDriftNoneAfterApplyExamples applies every example spec (all four
-// kinds of the interface, plus the current-user lookup) and checks that
-// neither drift nor a refreshing plan reports anything: the cloud's own
-// normalisation (defaults, tag maps, set-like bindings, output-only fields,
-// the Oracle-Tags tag defaults OCI adds on create) is never drift.
+// kinds of the interface, plus the current-user lookup, an IAM policy built
+// by getIAMPolicy and an IAM member) and checks that neither drift nor a
+// refreshing plan reports anything: the cloud's own normalisation
+// (defaults, tag maps, set-like bindings, output-only fields, the
+// Oracle-Tags tag defaults OCI adds on create, IAM etags) is never drift.
 func TestE2EDriftNoneAfterApplyExamples(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
@@ -184,8 +185,8 @@ func TestE2EDriftNoneAfterApplyExamples(t *testing.T) {
 	}
 
 	r := w.must(0, "drift")
-	wantStdout(t, r, "No drift: 6 resources and lookups match what was last applied.")
-	if d := w.driftJSON(0); d.HasDrift || d.Checked != 6 || len(d.Errors) != 0 {
+	wantStdout(t, r, "No drift: 9 resources and lookups match what was last applied.")
+	if d := w.driftJSON(0); d.HasDrift || d.Checked != 9 || len(d.Errors) != 0 {
 		t.Errorf("drift json right after apply: %+v", d)
 	}
 	r = w.must(0, "drift", "--output", "markdown")

@@ -17,6 +17,7 @@ import (
 	"reconcile/resources/emulator/server"
 	"reconcile/resources/endpointsiam"
 	"reconcile/resources/httpretry"
+	"reconcile/resources/gcpiam"
 	"reconcile/resources/restrictionpolicy"
 )
 
@@ -63,14 +64,22 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 		gcp.AccessToken = os.Getenv("GOOGLE_OAUTH_ACCESS_TOKEN")
 	}
 	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Provider: t.ociProvider, Host: t.ociHost, HTTPClient: client()})
+	iam := endpointsiam.NewClient(gcp) // one client: one lock per IAM policy for all six
 	reg := resources.Registry{
 		Drivers: map[string]resources.Driver{
-			aiendpoint.Token:        oci,
-			restrictionpolicy.Token: restrictionpolicy.New(dd),
+			aiendpoint.Token:                             oci,
+			restrictionpolicy.Token:                      restrictionpolicy.New(dd),
+			endpointsiam.ServiceIamPolicyResourceToken:   endpointsiam.NewServicePolicy(iam),
+			endpointsiam.ServiceIamBindingToken:          endpointsiam.NewServiceBinding(iam),
+			endpointsiam.ServiceIamMemberToken:           endpointsiam.NewServiceMember(iam),
+			endpointsiam.ConsumersIamPolicyResourceToken: endpointsiam.NewConsumersPolicy(iam),
+			endpointsiam.ConsumersIamBindingToken:        endpointsiam.NewConsumersBinding(iam),
+			endpointsiam.ConsumersIamMemberToken:         endpointsiam.NewConsumersMember(iam),
 		},
 		Functions: map[string]resources.Function{
 			endpointsiam.ServiceIamPolicyToken:   endpointsiam.NewServiceIamPolicy(gcp),
 			endpointsiam.ConsumersIamPolicyToken: endpointsiam.NewConsumersIamPolicy(gcp),
+			gcpiam.GetIAMPolicyToken:             gcpiam.NewGetIAMPolicy(),
 			restrictionpolicy.CurrentUserToken:   restrictionpolicy.NewCurrentUser(dd),
 		},
 	}

@@ -480,7 +480,7 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 				return nil, p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
 			}
 		}
-		c.Drift = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
+		c.Drift, c.DriftDetails = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
 		if !fromBulk || len(c.Drift) == 0 {
 			break
 		}

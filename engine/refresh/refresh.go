@@ -179,7 +179,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 				item.Fields = GetDrift(s, sl, rec.Outputs, out.live)
 			} else {
 				item.Status = report.DriftChanged
-				item.Fields = ResourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
+				item.Fields, item.Details = ResourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
 			}
 			if !fromBulk || len(item.Fields) == 0 {
 				break
@@ -198,8 +198,11 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 // schema, after the driver's normalisation of both sides, without the map
 // entries the cloud adds by itself, and with the fields named by ignore
 // left out. Values secret in applied (sealed) are sealed alike in live, and
-// shown as secrets. The result is sorted by path.
-func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) []plan.FieldDrift {
+// shown as secrets. The fields are sorted by path. When some drifted and
+// the driver is a resources.ResultComparer, the details are its
+// description of the change, from the applied inputs to the live ones
+// (both normalised), unless either holds a secret.
+func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) ([]plan.FieldDrift, []string) {
 	liveIn := eval.WithoutVendorKeys(d, eval.Inputs(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {
@@ -223,7 +226,11 @@ func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 			out = append(out, plan.FieldDrift{Path: k, Applied: value.UnsealForDisplay(av), Live: value.UnsealForDisplay(lv)})
 		}
 	}
-	return out
+	cmp, ok := d.(resources.ResultComparer)
+	if len(out) == 0 || !ok || value.ContainsSealed(a) || value.ContainsSecret(liveIn) {
+		return out, nil
+	}
+	return out, cmp.DescribeResultChange(resources.Attrs(a), resources.Attrs(liveIn))
 }
 
 // LookupDrift compares a lookup's results as last read with its live

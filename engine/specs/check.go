@@ -56,6 +56,7 @@ func (l *loader) check() {
 		l.checkRefs(s.Outputs[name].Expr, "")
 		l.checkInvokes(s.Outputs[name].Expr)
 	}
+	l.checkIAMConflicts()
 	// Cycles are looked for even when other errors were found, so that all
 	// are reported at once; names that failed to load are not in the graph.
 	g := buildGraph(s)

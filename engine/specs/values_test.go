@@ -56,7 +56,10 @@ func TestValueViolationsAgree(t *testing.T) {
 				}
 			}
 			t.Logf("%d objects checked, %d with violations, %d validated apart", checked, found, apart)
-			if len(s.Inputs()) > 0 && (checked < *valueRounds/20 || found < *valueRounds/100 || apart < checked/4) {
+			// The generator must not be vacuous: enough objects that fit
+			// statically (schemas with patterns and required nested
+			// fields, such as the IAM bindings', yield about 1 in 20).
+			if len(s.Inputs()) > 0 && (checked < *valueRounds/40 || found < *valueRounds/100 || apart < checked/4) {
 				t.Errorf("only %d objects checked, %d with violations, %d validated apart", checked, found, apart)
 			}
 		})

@@ -187,3 +187,95 @@ func TestGCPBadToken(t *testing.T) {
 	_, err = bad.Services.GetIamPolicy("services/"+gcp.SeedService, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
 	wantGoogleError(t, "services.getIamPolicy with a bad token", err, 401, "UNAUTHENTICATED", "invalid authentication credentials")
 }
+
+// TestGCPIamPolicyWrites drives setIamPolicy and getIamPolicy of services
+// and consumers with the official SDK as the IAM resources use them:
+// read-modify-write with the etag, version 3 and conditions, update masks.
+func TestGCPIamPolicyWrites(t *testing.T) {
+	srv, _ := startEmulator(t)
+	ctx := testContext(t)
+	svc := gcpService(t, ctx, srv, srv.Creds.GoogleAccessToken)
+	v3 := &servicemanagement.GetIamPolicyRequest{Options: &servicemanagement.GetPolicyOptions{RequestedPolicyVersion: 3}}
+	type api struct {
+		get func(*servicemanagement.GetIamPolicyRequest) (*servicemanagement.Policy, error)
+		set func(*servicemanagement.SetIamPolicyRequest) (*servicemanagement.Policy, error)
+	}
+	service, consumer := "services/"+gcp.SeedEmptyService, "services/"+gcp.SeedService+"/consumers/conformance"
+	for name, a := range map[string]api{
+		service: {
+			get: func(r *servicemanagement.GetIamPolicyRequest) (*servicemanagement.Policy, error) {
+				return svc.Services.GetIamPolicy(service, r).Context(ctx).Do()
+			},
+			set: func(r *servicemanagement.SetIamPolicyRequest) (*servicemanagement.Policy, error) {
+				return svc.Services.SetIamPolicy(service, r).Context(ctx).Do()
+			},
+		},
+		consumer: {
+			get: func(r *servicemanagement.GetIamPolicyRequest) (*servicemanagement.Policy, error) {
+				return svc.Services.Consumers.GetIamPolicy(consumer, r).Context(ctx).Do()
+			},
+			set: func(r *servicemanagement.SetIamPolicyRequest) (*servicemanagement.Policy, error) {
+				return svc.Services.Consumers.SetIamPolicy(consumer, r).Context(ctx).Do()
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cur, err := a.get(v3)
+			if err != nil {
+				t.Fatalf("getIamPolicy: %v", err)
+			}
+			cond := &servicemanagement.Expr{Title: "until 2030", Expression: `request.time < timestamp("2030-01-01T00:00:00Z")`}
+			want := &servicemanagement.Policy{Version: 3, Etag: cur.Etag, Bindings: []*servicemanagement.Binding{
+				{Role: "roles/servicemanagement.serviceConsumer", Members: []string{"user:a@acme.example"}},
+				{Role: "roles/servicemanagement.serviceConsumer", Members: []string{"user:b@acme.example"}, Condition: cond},
+			}, AuditConfigs: []*servicemanagement.AuditConfig{{Service: "allServices",
+				AuditLogConfigs: []*servicemanagement.AuditLogConfig{{LogType: "DATA_READ"}}}}}
+			// The default mask is "bindings,etag": the audit configs stay as they were.
+			set, err := a.set(&servicemanagement.SetIamPolicyRequest{Policy: want})
+			if err != nil {
+				t.Fatalf("setIamPolicy: %v", err)
+			}
+			if set.Version != 3 || len(set.Bindings) != 2 || len(set.AuditConfigs) != 0 || set.Etag == cur.Etag {
+				t.Fatalf("setIamPolicy without mask = %+v, want version 3, both bindings, no audit configs, a new etag", set)
+			}
+			want.Etag = set.Etag
+			set, err = a.set(&servicemanagement.SetIamPolicyRequest{Policy: want, UpdateMask: "bindings,etag,auditConfigs"})
+			if err != nil || len(set.AuditConfigs) != 1 {
+				t.Fatalf("setIamPolicy with mask bindings,etag,auditConfigs = %+v, %v; want the audit config", set, err)
+			}
+
+			// Read in version 3, the conditions are whole; in version 1 they are not.
+			got, err := a.get(v3)
+			if err != nil || got.Version != 3 || got.Etag != set.Etag || len(got.Bindings) != 2 || got.Bindings[1].Condition == nil ||
+				got.Bindings[1].Condition.Expression != cond.Expression {
+				t.Fatalf("getIamPolicy version 3 = %+v, %v", got, err)
+			}
+			v1, err := a.get(&servicemanagement.GetIamPolicyRequest{})
+			if err != nil || v1.Version != 1 || v1.Bindings[1].Condition != nil || !strings.Contains(v1.Bindings[1].Role, "_withcond_") {
+				t.Fatalf("getIamPolicy version 1 = %+v, %v; want the conditional binding's role marked _withcond_", v1, err)
+			}
+
+			// A stale etag: 409 ABORTED, Google's body.
+			_, err = a.set(&servicemanagement.SetIamPolicyRequest{Policy: &servicemanagement.Policy{Version: 3, Etag: cur.Etag}})
+			wantGoogleError(t, "setIamPolicy with a stale etag", err, 409, "ABORTED", "There were concurrent policy changes.")
+			if ge := (*googleapi.Error)(nil); !errors.As(err, &ge) || len(ge.Errors) != 1 || ge.Errors[0].Reason != "aborted" {
+				t.Errorf("setIamPolicy with a stale etag: errors %+v, want one of reason aborted, as Google answers", ge)
+			}
+			// Version 1 with the etag of a conditional policy is refused.
+			_, err = a.set(&servicemanagement.SetIamPolicyRequest{Policy: &servicemanagement.Policy{Version: 1, Etag: got.Etag,
+				Bindings: []*servicemanagement.Binding{{Role: "roles/viewer", Members: []string{"user:a@acme.example"}}}}})
+			wantGoogleError(t, "setIamPolicy version 1 of a conditional policy", err, 400, "INVALID_ARGUMENT", "version 3")
+			// A conditional binding in version 1 is refused.
+			_, err = a.set(&servicemanagement.SetIamPolicyRequest{Policy: &servicemanagement.Policy{Version: 1,
+				Bindings: []*servicemanagement.Binding{{Role: "roles/viewer", Members: []string{"user:a@acme.example"}, Condition: cond}}}})
+			wantGoogleError(t, "setIamPolicy of a condition in version 1", err, 400, "INVALID_ARGUMENT", "version 3")
+
+			// Clearing the policy, as a policy resource's delete does.
+			cleared, err := a.set(&servicemanagement.SetIamPolicyRequest{Policy: &servicemanagement.Policy{Version: 3, Etag: got.Etag},
+				UpdateMask: "bindings,etag,auditConfigs"})
+			if err != nil || len(cleared.Bindings) != 0 || len(cleared.AuditConfigs) != 0 || cleared.Version != 1 {
+				t.Fatalf("setIamPolicy of an empty policy = %+v, %v", cleared, err)
+			}
+		})
+	}
+}

@@ -1,13 +1,17 @@
 // Package endpointsiam implements the lookups gcp:endpoints:getServiceIamPolicy
-// and gcp:endpoints:getServiceConsumersIamPolicy on the Service Management
-// API (google.golang.org/api/servicemanagement/v1).
+// and gcp:endpoints:getServiceConsumersIamPolicy, and the IAM resources
+// gcp:endpoints:ServiceIam{Policy,Binding,Member} and
+// gcp:endpoints:ConsumersIam{Policy,Binding,Member}, on the Service
+// Management API (google.golang.org/api/servicemanagement/v1).
 //
 // # Lookups
 //
 // NewServiceIamPolicy reads the IAM policy of a managed service
 // (POST v1/services/NAME:getIamPolicy); NewConsumersIamPolicy reads the one of
 // a service-consumer binding (POST v1/services/NAME/consumers/PROJECT:getIamPolicy).
-// Both connect lazily, on their first Invoke, so that a spec without GCP
+// Both ask for the policy in version 3, so that conditional role bindings
+// read whole (the Terraform data sources send no version, and would read
+// them without their conditions). Both connect lazily, on their first Invoke, so that a spec without GCP
 // lookups never needs Google credentials. Credentials are Application Default
 // Credentials with the cloud-platform scope, or a static access token (the
 // emulator's) when Config.AccessToken is set. The credentials file the
@@ -52,9 +56,52 @@
 // or audit configs alone is shown by the field, without a line. Every other
 // field compares with resources.Equal.
 //
+// # IAM resources
+//
+// The drivers follow the Pulumi GCP provider (bridged from the Terraform
+// google provider's google_endpoints_service[_consumers]_iam_*): the same
+// fields, ids and semantics. PolicyDriver is authoritative for a whole
+// policy (policyData, a gcpiam document; its delete clears the policy),
+// BindingDriver for one role under one condition (its delete removes that
+// binding), MemberDriver adds one member (its delete removes it). Ids are
+// the provider's import ids: "RESOURCE", "RESOURCE ROLE [TITLE]" and
+// "RESOURCE ROLE MEMBER [TITLE]", RESOURCE being "services/S" or
+// "services/S/consumers/C" (also "S" and "S/C" on import), TITLE the title
+// of the binding's condition. They share a Client (NewClient).
+//
+// Every write is a read-modify-write of the whole policy in version 3
+// (conditions whole) with the etag read: when another writer changed the
+// policy in between, the API answers 409 ABORTED, and the write starts
+// again from a fresh read after a growing random pause, until it succeeds
+// or the operation's deadline passes; each such retry is reported as a
+// retry. Within one process the writes of one policy take turns (a lock
+// per policy, as the provider's mutex), so one apply's writers do not make
+// each other retry. A write finding the policy already as wanted sends
+// nothing. Policy writes send updateMask "bindings,etag,auditConfigs", so
+// that the audit configs of policyData are set too (the provider sends no
+// mask, and the API then leaves audit configs alone); binding and member
+// writes send none, leaving audit configs to whoever owns them.
+//
+// Reads put policies in canonical form (gcpiam.Policy.Canonical), which
+// Normalize gives desired policyData too, and serviceName and
+// consumerProject in the provider's spelling ("services/S" for a
+// service's policy; "S" and "services/S/consumers/C" for a consumer's). A
+// binding whose role has no members left, and a member no longer granted,
+// read as resources.ErrNotFound; a policy always exists. Recover reads
+// what an interrupted create would have written: found as wanted, it is
+// adopted; otherwise the create made nothing that remains, and is planned
+// again (the writes are idempotent). The policy and binding drivers are
+// ResultComparers: their drift names the members added to and removed
+// from each role.
+//
+// Ids name a condition by its title only, as the provider's imports do, so
+// a create refuses a condition whose title another condition of the same
+// role has; to change a condition and keep its title, replace with
+// deleteBeforeReplace.
+//
 // # Tests
 //
-// The tests run the lookups over HTTP against the emulator of Service
+// The tests run the lookups and drivers over HTTP against the emulator of Service
 // Management in reconcile/resources/emulator/gcp, which declares its own
 // wire types; the package's own code never imports an emulator.
 package endpointsiam

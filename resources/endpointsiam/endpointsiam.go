@@ -229,13 +229,20 @@ func (f *ServiceIamPolicy) Invoke(ctx context.Context, args resources.Attrs) (re
 		return nil, err
 	}
 	id := "services/" + name
-	p, err := svc.Services.GetIamPolicy(id, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	p, err := svc.Services.GetIamPolicy(id, policyV3()).Context(ctx).Do()
 	out, err := policyResult(id, p, err)
 	if err != nil {
 		return nil, err
 	}
 	out["serviceName"] = raw
 	return out, nil
+}
+
+// policyV3 asks for a policy in version 3, the one version that holds
+// conditional role bindings whole: asked for version 1, IAM leaves their
+// conditions out and mangles their roles.
+func policyV3() *servicemanagement.GetIamPolicyRequest {
+	return &servicemanagement.GetIamPolicyRequest{Options: &servicemanagement.GetPolicyOptions{RequestedPolicyVersion: 3}}
 }
 
 // policyResult turns the answer of a getIamPolicy call on id into the
@@ -271,7 +278,7 @@ func (f *ConsumersIamPolicy) Invoke(ctx context.Context, args resources.Attrs) (
 		return nil, err
 	}
 	id := "services/" + name + "/consumers/" + consumer
-	p, err := svc.Services.Consumers.GetIamPolicy(id, &servicemanagement.GetIamPolicyRequest{}).Context(ctx).Do()
+	p, err := svc.Services.Consumers.GetIamPolicy(id, policyV3()).Context(ctx).Do()
 	out, err := policyResult(id, p, err)
 	if err != nil {
 		return nil, err

@@ -30,12 +30,21 @@
 //     answers the empty policy {"etag":"ACAB"} rather than 403 or 404, and
 //     setIamPolicy on it creates the policy.
 //   - setIamPolicy stores bindings as given (members deduplicated, bindings
-//     without members dropped), without merging or sorting; it sets version
-//     1 when the request gives none. A policy etag that is not the current one
-//     is refused with 409 ABORTED; an empty etag overwrites unconditionally.
-//     Every change gets a fresh random etag.
-//   - getIamPolicy returns the stored version whatever requestedPolicyVersion
-//     asks for (0, 1 or 3; other values are 400 INVALID_ARGUMENT).
+//     without members dropped), without merging or sorting. A policy etag
+//     that is not the current one is refused with 409 ABORTED ("There were
+//     concurrent policy changes...", with the legacy errors list of reason
+//     "aborted", as observed from Google); an empty etag overwrites
+//     unconditionally. Every change gets a fresh random etag. updateMask
+//     names the fields written ("bindings,etag" when it is empty).
+//   - Versions are IAM's documented rules: a policy with a conditional
+//     binding must be written in version 3 (400 otherwise), and so must any
+//     change, with an etag, of a policy that has one (without an etag,
+//     version 1 overwrites it and its conditions are lost). An answer is
+//     version 1 unless the policy has conditional bindings and version 3
+//     was asked for (requestedPolicyVersion 0, 1 or 3; other values are 400
+//     INVALID_ARGUMENT). A conditional binding answered in version 1 has no
+//     condition and its role gets "_withcond_" and a digest of the condition
+//     appended, as IAM does; such a role is refused by setIamPolicy.
 //   - services.list's deprecated consumerId filter ("project:ID") keeps the
 //     services on which that project has a consumer policy; page tokens are
 //     opaque.

@@ -3,8 +3,10 @@ package gcp
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,6 +111,9 @@ type gerr struct {
 	code    string // google.rpc.Code name
 	msg     string
 	details []any
+	// legacy is the "errors" list some Google front ends still add
+	// ({"domain", "message", "reason"}), nil for none.
+	legacy []map[string]string
 }
 
 func (g *gerr) Error() string { return fmt.Sprintf("%d %s: %s", g.status, g.code, g.msg) }
@@ -179,15 +184,16 @@ func (o responder) error(err error) {
 		g = &gerr{status: http.StatusInternalServerError, code: "INTERNAL", msg: "Internal error encountered."}
 	}
 	type body struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
-		Details []any  `json:"details,omitempty"`
+		Code    int                 `json:"code"`
+		Message string              `json:"message"`
+		Errors  []map[string]string `json:"errors,omitempty"`
+		Status  string              `json:"status"`
+		Details []any               `json:"details,omitempty"`
 	}
 	if g.status == http.StatusUnauthorized {
 		o.w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
 	}
-	o.json(g.status, map[string]body{"error": {Code: g.status, Message: g.msg, Status: g.code, Details: g.details}})
+	o.json(g.status, map[string]body{"error": {Code: g.status, Message: g.msg, Errors: g.legacy, Status: g.code, Details: g.details}})
 }
 
 // ServeHTTP serves the routes listed on Emulator.
@@ -464,7 +470,56 @@ func (e *Emulator) getIamPolicy(r *http.Request, service, consumer string) (any,
 		p, err = e.readPolicy(tx, service, consumer)
 		return err
 	})
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	var requested int64
+	if req.Options != nil {
+		requested = req.Options.RequestedPolicyVersion
+	}
+	return formatPolicy(p, requested), nil
+}
+
+// formatPolicy answers a stored policy in the version a getIamPolicy asked
+// for, as IAM does: a policy without conditional bindings is version 1
+// whatever was asked; one with conditional bindings is version 3 when
+// version 3 was asked, and otherwise version 1 with each conditional
+// binding's condition left out and "_withcond_" and a digest of the
+// condition added to its role, so that a reader of version 1 cannot write
+// them back as unconditional grants. A policy never set stays
+// {"etag":"ACAB"}.
+func formatPolicy(p iamPolicy, requested int64) iamPolicy {
+	if p.Etag == emptyEtag && p.Version == 0 {
+		return p
+	}
+	out := p
+	out.Version = 1
+	if !hasConditions(p.Bindings) {
+		return out
+	}
+	if requested == 3 {
+		out.Version = 3
+		return out
+	}
+	out.Bindings = make([]iamBinding, len(p.Bindings))
+	for i, b := range p.Bindings {
+		if b.Condition != nil {
+			b.Role += withCond + conditionDigest(*b.Condition)
+			b.Condition = nil
+		}
+		out.Bindings[i] = b
+	}
+	return out
+}
+
+// withCond marks the role of a conditional binding in a policy answered in
+// version 1.
+const withCond = "_withcond_"
+
+// conditionDigest is a short, stable digest of a condition.
+func conditionDigest(c iamExpr) string {
+	sum := sha256.Sum256([]byte(c.Title + "\x00" + c.Description + "\x00" + c.Expression + "\x00" + c.Location))
+	return hex.EncodeToString(sum[:10])
 }
 
 func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any, error) {
@@ -493,9 +548,12 @@ func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any,
 			return err
 		}
 		if want.Etag != "" && want.Etag != cur.Etag {
-			return &gerr{status: http.StatusConflict, code: "ABORTED",
-				msg:     "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff.",
-				details: []any{errorInfo("ETAG_MISMATCH", "servicemanagement.googleapis.com", nil)}}
+			return errConcurrentChange()
+		}
+		if want.Etag != "" && want.Version != 3 && hasConditions(cur.Bindings) {
+			// Only a write without etag may drop the conditions of a
+			// version 3 policy (IAM documents that it then loses them).
+			return badRequest("policy.version", "The policy has conditional role bindings: a change of it must set version 3.")
 		}
 		got = cur
 		if mask["bindings"] {
@@ -504,9 +562,12 @@ func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any,
 		if mask["auditConfigs"] {
 			got.AuditConfigs = want.AuditConfigs
 		}
-		got.Version = max(want.Version, 1)
-		if hasConditions(got.Bindings) && got.Version != 3 {
+		if hasConditions(got.Bindings) && want.Version != 3 {
 			return badRequest("policy.version", "Policies with conditional role bindings must have version 3.")
+		}
+		got.Version = 1
+		if hasConditions(got.Bindings) {
+			got.Version = 3
 		}
 		got.Etag = newEtag()
 		if consumer != "" {
@@ -523,6 +584,15 @@ func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any,
 		return nil, err
 	}
 	return got, nil
+}
+
+// errConcurrentChange is IAM's answer to a setIamPolicy whose etag is not
+// the policy's, as observed from Google: 409 ABORTED, with the legacy
+// errors list (domain "global", reason "aborted").
+func errConcurrentChange() *gerr {
+	const msg = "There were concurrent policy changes. Please retry the whole read-modify-write with exponential backoff."
+	return &gerr{status: http.StatusConflict, code: "ABORTED", msg: msg,
+		legacy: []map[string]string{{"domain": "global", "message": msg, "reason": "aborted"}}}
 }
 
 // parseMask reads a setIamPolicy update mask; an empty mask means
@@ -565,6 +635,9 @@ func validatePolicy(p *iamPolicy) error {
 		field := fmt.Sprintf("policy.bindings[%d]", i)
 		if !strings.HasPrefix(b.Role, "roles/") && !strings.Contains(b.Role, "/roles/") {
 			return badRequest(field+".role", fmt.Sprintf("Invalid role: %q. A role is roles/NAME or a custom role's resource name.", b.Role))
+		}
+		if strings.Contains(b.Role, withCond) {
+			return badRequest(field+".role", fmt.Sprintf("Invalid role: %q. Roles of conditional bindings read in policy version 1 cannot be set; read the policy in version 3.", b.Role))
 		}
 		var members []string
 		for _, m := range b.Members {

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// gcpPolicy is an IAM policy as the emulator answers it in version 3.
+type gcpPolicy struct {
+	Version  int `json:"version"`
+	Bindings []struct {
+		Role      string         `json:"role"`
+		Members   []string       `json:"members"`
+		Condition map[string]any `json:"condition"`
+	} `json:"bindings"`
+	Etag string `json:"etag"`
+}
+
+// iamPolicy reads the IAM policy of resource ("services/S[/consumers/C]")
+// straight from the emulator, in version 3.
+func (e *emu) iamPolicy(resource string) gcpPolicy {
+	e.t.Helper()
+	var p gcpPolicy
+	e.do("POST", "/v1/"+resource+":getIamPolicy", map[string]any{"options": map[string]any{"requestedPolicyVersion": 3}},
+		map[string]string{"Authorization": "Bearer " + e.secrets["GOOGLE_OAUTH_ACCESS_TOKEN"]}, &p)
+	return p
+}
+
+// grant adds member to role in the IAM policy of resource, as someone
+// working in the console would: read-modify-write with the etag.
+func (e *emu) grant(resource, role, member string) {
+	e.t.Helper()
+	p := e.iamPolicy(resource)
+	var bindings []map[string]any
+	added := false
+	for _, b := range p.Bindings {
+		m := map[string]any{"role": b.Role, "members": b.Members}
+		if b.Condition != nil {
+			m["condition"] = b.Condition
+		}
+		if b.Role == role && b.Condition == nil && !added {
+			m["members"] = append(slices.Clone(b.Members), member)
+			added = true
+		}
+		bindings = append(bindings, m)
+	}
+	if !added {
+		bindings = append(bindings, map[string]any{"role": role, "members": []string{member}})
+	}
+	e.do("POST", "/v1/"+resource+":setIamPolicy",
+		map[string]any{"policy": map[string]any{"version": 3, "etag": p.Etag, "bindings": bindings}},
+		map[string]string{"Authorization": "Bearer " + e.secrets["GOOGLE_OAUTH_ACCESS_TOKEN"]}, nil)
+}
+
+// members returns the members of role without condition.
+func (p gcpPolicy) members(role string) []string {
+	var out []string
+	for _, b := range p.Bindings {
+		if b.Role == role && b.Condition == nil {
+			out = append(out, b.Members...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+const iamSpec = `variables:
+  ordersAccess:
+    fn::invoke:
+      function: gcp:organizations:getIAMPolicy
+      arguments:
+        bindings:
+          - role: roles/servicemanagement.serviceConsumer
+            members: [user:jane@acme.example, group:orders-clients@acme.example]
+          - role: roles/viewer
+            members: [user:audit@acme.example]
+            condition:
+              title: until 2030
+              expression: request.time < timestamp("2030-01-01T00:00:00Z")
+resources:
+  ordersPolicy:
+    type: gcp:endpoints:ServiceIamPolicy
+    properties:
+      serviceName: orders.endpoints.acme-prod.cloud.goog
+      policyData: ${ordersAccess.policyData}
+  checkoutController:
+    type: gcp:endpoints:ConsumersIamMember
+    properties:
+      service_name: orders.endpoints.acme-prod.cloud.goog
+      consumer_project: acme-consumer
+      role: roles/servicemanagement.serviceController
+      member: serviceAccount:checkout@acme-consumer.iam.gserviceaccount.com
+outputs:
+  policyEtag: ${ordersPolicy.etag}
+`
+
+// TestE2EIamPolicyAndMember applies a policy built by getIAMPolicy to a
+// service and adds a member to a consumer's policy: the next plan is
+// clean, a grant made outside reconcile is drift naming the member, the
+// next apply takes it away, and destroy leaves nothing of reconcile's.
+func TestE2EIamPolicyAndMember(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	w.write("main.yaml", iamSpec)
+	const (
+		orders   = "services/orders.endpoints.acme-prod.cloud.goog"
+		consumer = orders + "/consumers/acme-consumer"
+		useRole  = "roles/servicemanagement.serviceConsumer"
+		ctlRole  = "roles/servicemanagement.serviceController"
+		checkout = "serviceAccount:checkout@acme-consumer.iam.gserviceaccount.com"
+	)
+	seededConsumer := e.iamPolicy(consumer)
+
+	w.must(0, "validate")
+	r := w.must(0, "apply", "--auto-approve")
+	wantStdout(t, r, "Apply complete! 2 created", "ordersPolicy: Creation complete", "checkoutController: Creation complete")
+	p := e.iamPolicy(orders)
+	if got := p.members(useRole); !slices.Equal(got, []string{"group:orders-clients@acme.example", "user:jane@acme.example"}) || len(p.Bindings) != 2 || p.Version != 3 {
+		t.Errorf("policy of %s = %+v: want exactly the two bindings of the spec, in version 3", orders, p)
+	}
+	wantOutput(t, r, "policyEtag", p.Etag)
+	c := e.iamPolicy(consumer)
+	if got := c.members(ctlRole); !slices.Equal(got, []string{checkout}) || !slices.Equal(c.members(useRole), seededConsumer.members(useRole)) {
+		t.Errorf("policy of %s = %+v: want the member added and the seeded binding kept", consumer, c)
+	}
+	n := w.stateShow("checkoutController")
+	if n.ID != consumer+" "+ctlRole+" "+checkout || n.Inputs["consumerProject"] != consumer {
+		t.Errorf("state show checkoutController: id %q inputs %v", n.ID, n.Inputs)
+	}
+
+	// Nothing to do, and nothing written to find that out.
+	mark := e.mark()
+	r = w.must(0, "plan", "--detailed-exitcode")
+	wantStdout(t, r, "No changes")
+	if calls := e.callsSince(mark, ":setIamPolicy"); len(calls) != 0 {
+		t.Errorf("plan wrote IAM policies: %v", calls)
+	}
+	w.must(0, "drift")
+
+	// Someone grants a role in the console.
+	e.grant(orders, useRole, "user:mallory@evil.example")
+	r = w.must(2, "drift")
+	wantStdout(t, r, "ordersPolicy (gcp:endpoints:ServiceIamPolicy) was changed outside reconcile",
+		"binding "+useRole+": +user:mallory@evil.example", "Drift: 1 changed")
+	d := w.driftJSON(2)
+	if len(d.Items) != 1 || d.Items[0].Address != "ordersPolicy" || !slices.Contains(d.Items[0].Details, "binding "+useRole+": +user:mallory@evil.example") {
+		t.Errorf("drift --output json = %+v, want ordersPolicy with the member named", d.Items)
+	}
+	r = w.must(2, "plan", "--detailed-exitcode")
+	wantStdout(t, r, "# binding "+useRole+": +user:mallory@evil.example", "ordersPolicy (gcp:endpoints:ServiceIamPolicy) will be updated in place")
+	w.must(0, "apply", "--auto-approve")
+	if got := e.iamPolicy(orders).members(useRole); slices.Contains(got, "user:mallory@evil.example") {
+		t.Errorf("members of %s after apply = %v: the grant made outside reconcile stays", useRole, got)
+	}
+	w.must(0, "drift")
+	w.must(0, "plan", "--detailed-exitcode")
+
+	// A member revoked outside reconcile is deleted outside; apply grants it again.
+	e.do("POST", "/v1/"+consumer+":setIamPolicy",
+		map[string]any{"policy": map[string]any{"bindings": []map[string]any{{"role": useRole, "members": seededConsumer.members(useRole)}}}},
+		map[string]string{"Authorization": "Bearer " + e.secrets["GOOGLE_OAUTH_ACCESS_TOKEN"]}, nil)
+	r = w.must(2, "drift")
+	wantStdout(t, r, "checkoutController (gcp:endpoints:ConsumersIamMember) was deleted outside reconcile")
+	w.must(0, "apply", "--auto-approve")
+	if got := e.iamPolicy(consumer).members(ctlRole); !slices.Equal(got, []string{checkout}) {
+		t.Errorf("members of %s after apply = %v, want %s again", ctlRole, got, checkout)
+	}
+
+	r = w.must(0, "destroy", "--auto-approve")
+	wantStdout(t, r, "2 destroyed")
+	if p := e.iamPolicy(orders); len(p.Bindings) != 0 {
+		t.Errorf("policy of %s after destroy = %+v, want it cleared", orders, p)
+	}
+	c = e.iamPolicy(consumer)
+	if len(c.Bindings) != 1 || !slices.Equal(c.members(useRole), seededConsumer.members(useRole)) {
+		t.Errorf("policy of %s after destroy = %+v, want the seeded binding alone", consumer, c)
+	}
+	if st := w.stateList(); len(st) != 0 {
+		t.Errorf("state after destroy: %v", st)
+	}
+}
+
+// TestE2EIamConflictRefused checks that validate refuses a policy together
+// with a member of the same service, at the member's position.
+func TestE2EIamConflictRefused(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	head, tail, _ := strings.Cut(iamSpec, "outputs:")
+	w.write("main.yaml", head+`  extra:
+    type: gcp:endpoints:ServiceIamMember
+    properties:
+      serviceName: services/orders.endpoints.acme-prod.cloud.goog
+      role: roles/viewer
+      member: user:bob@acme.example
+outputs:`+tail)
+	line := strings.Count(head, "\n") + 1
+	r := w.must(1, "validate")
+	wantStderr(t, r, "main.yaml:"+strconv.Itoa(line)+":3: error: resource \"extra\" (gcp:endpoints:ServiceIamMember) and resource \"ordersPolicy\" (gcp:endpoints:ServiceIamPolicy) both write the IAM policy")
+	r = w.must(1, "plan")
+	wantStderr(t, r, "both write the IAM policy")
+}
