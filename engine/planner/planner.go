@@ -254,7 +254,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		p.set(v.Name, &nodeResult{value: value.Unknown{}, change: c})
 		return nil
 	}
-	if msg := p.validateValues(inv.Function, inv.Args, args.(map[string]any), "fn::invoke "+inv.Function); msg {
+	if msg := p.validateValues(inv.Function, inv.Args, args.(map[string]any), func() string { return "fn::invoke " + inv.Function }); msg {
 		return errReported
 	}
 	plain, secret := value.Reveal(args)
@@ -282,7 +282,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 // validateValues checks evaluated inputs against the schema and reports
 // violations at the positions of the expressions. It reports whether any
 // was found.
-func (p *planner) validateValues(token string, obj *specs.Object, vals map[string]any, what string) bool {
+func (p *planner) validateValues(token string, obj *specs.Object, vals map[string]any, what func() string) bool {
 	s, ok := schemas.Lookup(token)
 	if !ok {
 		return false
@@ -362,8 +362,10 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
-	desired := r.Schema.ApplyDefaults(val.(map[string]any))
-	if p.validateValues(r.Type, r.Properties, desired, fmt.Sprintf("%s %q", r.Type, r.Name)) {
+	// The value is the evaluator's new map, ours to fill.
+	desired := val.(map[string]any)
+	r.Schema.FillDefaults(desired)
+	if p.validateValues(r.Type, r.Properties, desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
 		return errReported
 	}
 	desired = eval.Normalize(p.reg, r.Type, desired)
