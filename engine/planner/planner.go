@@ -48,7 +48,8 @@ type planner struct {
 	spec    *specs.Spec
 	reg     resources.Registry
 	opts    Options
-	prior   map[string]*state.Record // into the records read from state
+	records []state.Record           // read from state
+	prior   map[string]*state.Record // into records, by name
 	lineage string
 	key     []byte // the state's key for digests of secrets
 	env     eval.Env
@@ -139,7 +140,7 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	g := spec.Graph()
-	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: make(map[string]*state.Record, len(records)),
+	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, records: records, prior: make(map[string]*state.Record, len(records)),
 		results: make(map[string]*nodeResult, len(g.Order())), lineage: meta.Lineage, key: key}
 	for i := range records {
 		p.prior[records[i].Name] = &records[i]
@@ -442,7 +443,12 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 // plans nothing, an update in place, or a replacement, with its reason.
 func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Record, opts eval.Options, before, desired map[string]any) error {
 	c.Options = optionChanges(prior, opts)
-	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
+	var changed []string
+	if len(r.Options.IgnoreChanges) == 0 {
+		changed = eval.DiffManaged(r.Schema, before, desired, prior.Inputs, p.sealer(r.Name))
+	} else {
+		changed = eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
+	}
 	switch {
 	case len(changed) == 0 && len(c.Options) > 0:
 		// Only options change: a change of state, none in the cloud.
@@ -575,12 +581,11 @@ func (p *planner) evalOptions(r *specs.Resource, ev *eval.Evaluator) (eval.Optio
 // order.
 func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 	var gone []state.Record
-	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
-		rec := *p.prior[name]
+	for _, rec := range p.records { // in any order: reverseDeleteOrder sorts them
 		if rec.Kind != kind.Resource || rec.ID == "" && len(rec.Deposed) == 0 {
 			continue
 		}
-		if r, declared := p.spec.Resources[name]; declared && !p.opts.Destroy && r.Get == nil && r.Type == rec.Type {
+		if r, declared := p.spec.Resources[rec.Name]; declared && !p.opts.Destroy && r.Get == nil && r.Type == rec.Type {
 			continue
 		}
 		gone = append(gone, rec)
