@@ -264,15 +264,22 @@ func (s *Schema) ApplyDefaults(in map[string]any) map[string]any {
 	for k, v := range in {
 		out[k] = v
 	}
+	s.FillDefaults(out)
+	return out
+}
+
+// FillDefaults is ApplyDefaults that changes m itself, for a caller that
+// owns it: every top-level input that has a default and is absent (or
+// nil) in m is set to a fresh copy of that default.
+func (s *Schema) FillDefaults(m map[string]any) {
 	for name, p := range s.Root.Properties {
 		if p.ReadOnly || p.Default == nil {
 			continue
 		}
-		if v, ok := out[name]; !ok || v == nil {
-			out[name] = deepCopy(p.Default)
+		if v, ok := m[name]; !ok || v == nil {
+			m[name] = deepCopy(p.Default)
 		}
 	}
-	return out
 }
 
 func deepCopy(v any) any {

@@ -32,7 +32,8 @@
 // after an in-place update, and Outputs what state keeps as its outputs.
 // ManagedInputs keeps the inputs reconcile manages (set now or at the last
 // apply); DiffInputs names those that differ under their schema, after
-// ignoreChanges (ApplyIgnore) and with secrets compared sealed. Normalize
+// ignoreChanges (ApplyIgnore) and with secrets compared sealed; DiffManaged
+// is the two together, when there is no ignoreChanges. Normalize
 // applies the driver's normalisation to known, non-secret inputs, and
 // WithoutVendorKeys drops the map entries the cloud adds by itself.
 package eval

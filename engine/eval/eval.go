@@ -49,6 +49,8 @@ type Evaluator struct {
 	// sizes remembers the size of each list and map measured (by the
 	// address of its contents), so that shared parts are measured once;
 	// measured keeps them alive, so that no address is reused meanwhile.
+	// The first is kept apart: most evaluations measure only one.
+	first    sizeMemo
 	sizes    map[uintptr]int64
 	measured []any
 }
@@ -91,7 +93,7 @@ func (ev *Evaluator) sizeOf(v any) int64 {
 			return 2
 		}
 		key := reflect.ValueOf(x).Pointer()
-		if n, ok := ev.sizes[key]; ok {
+		if n, ok := ev.sized(key); ok {
 			return n
 		}
 		n := int64(1)
@@ -107,7 +109,7 @@ func (ev *Evaluator) sizeOf(v any) int64 {
 			return 2
 		}
 		key := reflect.ValueOf(x).Pointer()
-		if n, ok := ev.sizes[key]; ok {
+		if n, ok := ev.sized(key); ok {
 			return n
 		}
 		n := int64(1)
@@ -122,9 +124,29 @@ func (ev *Evaluator) sizeOf(v any) int64 {
 	return 8
 }
 
+// sizeMemo is one remembered size: of v, at address key.
+type sizeMemo struct {
+	key uintptr
+	n   int64
+	v   any // nil when none
+}
+
+// sized returns the size remembered for the list or map at address key.
+func (ev *Evaluator) sized(key uintptr) (int64, bool) {
+	if ev.first.v != nil && ev.first.key == key {
+		return ev.first.n, true
+	}
+	n, ok := ev.sizes[key]
+	return n, ok
+}
+
 // remember records the size n of v, whose address is key, and keeps v so
 // that its address is not reused while the evaluator lives.
 func (ev *Evaluator) remember(key uintptr, n int64, v any) {
+	if ev.first.v == nil {
+		ev.first = sizeMemo{key: key, n: n, v: v}
+		return
+	}
 	if ev.sizes == nil {
 		ev.sizes = map[uintptr]int64{}
 	}

@@ -58,6 +58,29 @@ func DiffInputs(s *schemas.Schema, prior, desired map[string]any, ignore []specs
 	return changed
 }
 
+// DiffManaged is DiffInputs of the managed inputs of attrs (see
+// ManagedInputs) with desired and no ignoreChanges, without making the
+// map of the managed inputs.
+func DiffManaged(s *schemas.Schema, attrs, desired, applied map[string]any, sl value.Sealer) []string {
+	var changed []string
+	for k, pr := range s.Root.Properties {
+		if pr.ReadOnly {
+			continue
+		}
+		var prior any // absent unless managed
+		if _, want := desired[k]; want {
+			prior = attrs[k]
+		} else if _, had := applied[k]; had {
+			prior = attrs[k]
+		}
+		if !value.Equal(pr, desired[k], prior, sl) {
+			changed = append(changed, k)
+		}
+	}
+	sort.Strings(changed)
+	return changed
+}
+
 // ApplyIgnore copies the prior value at an ignoreChanges path into desired.
 // Paths are a top-level field, optionally followed by one map key
 // (tags["env"] or tags.env); anything deeper ignores the whole field.

@@ -57,7 +57,8 @@ type planner struct {
 	spec    *specs.Spec
 	reg     resources.Registry
 	opts    Options
-	prior   map[string]*state.Record // into the records read from state
+	records []state.Record           // read from state
+	prior   map[string]*state.Record // into records, by name
 	lineage string
 	key     []byte // the state's key for digests of secrets
 	env     eval.Env
@@ -151,7 +152,7 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
 	}
 	g := spec.Graph()
-	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, prior: make(map[string]*state.Record, len(records)),
+	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, records: records, prior: make(map[string]*state.Record, len(records)),
 		results: make(map[string]*nodeResult, len(g.Order())), lineage: meta.Lineage, key: key}
 	for i := range records {
 		p.prior[records[i].Name] = &records[i]
@@ -287,7 +288,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		p.set(v.Name, &nodeResult{value: value.Unknown{}, change: c})
 		return nil
 	}
-	if msg := p.validateValues(inv.Function, inv.Args, args.(map[string]any), "fn::invoke "+inv.Function); msg {
+	if msg := p.validateValues(inv.Function, inv.Args, args.(map[string]any), func() string { return "fn::invoke " + inv.Function }); msg {
 		return errReported
 	}
 	plain, secret := value.Reveal(args)
@@ -315,7 +316,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 // validateValues checks evaluated inputs against the schema and reports
 // violations at the positions of the expressions. It reports whether any
 // was found.
-func (p *planner) validateValues(token string, obj *specs.Object, vals map[string]any, what string) bool {
+func (p *planner) validateValues(token string, obj *specs.Object, vals map[string]any, what func() string) bool {
 	s, ok := schemas.Lookup(token)
 	if !ok {
 		return false
@@ -409,8 +410,10 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
-	desired := r.Schema.ApplyDefaults(val.(map[string]any))
-	if p.validateValues(r.Type, r.Properties, desired, fmt.Sprintf("%s %q", r.Type, r.Name)) {
+	// The value is the evaluator's new map, ours to fill.
+	desired := val.(map[string]any)
+	r.Schema.FillDefaults(desired)
+	if p.validateValues(r.Type, r.Properties, desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
 		return errReported
 	}
 	desired = eval.Normalize(p.reg, r.Type, desired)
@@ -497,7 +500,12 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 // plans nothing, an update in place, or a replacement, with its reason.
 func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Record, opts eval.Options, before, desired map[string]any) error {
 	c.Options = optionChanges(prior, opts)
-	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
+	var changed []string
+	if len(r.Options.IgnoreChanges) == 0 {
+		changed = eval.DiffManaged(r.Schema, before, desired, prior.Inputs, p.sealer(r.Name))
+	} else {
+		changed = eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, before, desired, prior.Inputs), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
+	}
 	reason, paths := replaceReason(r, changed)
 	switch {
 	case len(paths) > 0:
@@ -641,15 +649,14 @@ func (p *planner) evalOptions(r *specs.Resource, ev *eval.Evaluator) (eval.Optio
 // order.
 func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 	var gone []state.Record
-	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
-		rec := *p.prior[name]
+	for _, rec := range p.records { // in any order: reverseDeleteOrder sorts them
 		if rec.Kind != kind.Resource || rec.ID == "" && len(rec.Deposed) == 0 {
 			continue
 		}
-		if r, declared := p.spec.Resources[name]; declared && !p.opts.Destroy && r.Get == nil && r.Type == rec.Type {
+		if r, declared := p.spec.Resources[rec.Name]; declared && !p.opts.Destroy && r.Get == nil && r.Type == rec.Type {
 			continue
 		}
-		if !p.sel.mayDelete(name) {
+		if !p.sel.mayDelete(rec.Name) {
 			continue // not targeted
 		}
 		gone = append(gone, rec)

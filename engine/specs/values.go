@@ -22,18 +22,23 @@ import (
 // literals of obj against s, finding nothing wrong, only the values that
 // are not those literals are validated: the computed ones and the
 // defaults, each against the schema at its path (schemas.ValidateParts).
-// what names the object in messages, as for Violations.
-func ValueViolations(s *schemas.Schema, obj *Object, vals map[string]any, what string) diag.Diagnostics {
+// what names the object in messages, as for Violations; it is called only
+// when there is a message.
+func ValueViolations(s *schemas.Schema, obj *Object, vals map[string]any, what func() string) diag.Diagnostics {
 	if ds, ok := violationsApart(s, obj, vals, what); ok {
 		return ds
 	}
 	inst, dyn := knownValue(vals)
-	return Violations(s, obj, inst, dyn, what)
+	vs := s.Validate(inst)
+	if len(vs) == 0 {
+		return nil
+	}
+	return diagnose(s, obj, vs, dyn, what())
 }
 
 // violationsApart is ValueViolations when it can validate only what is
 // not a literal Load validated, and reports false when it cannot.
-func violationsApart(s *schemas.Schema, obj *Object, vals map[string]any, what string) (diag.Diagnostics, bool) {
+func violationsApart(s *schemas.Schema, obj *Object, vals map[string]any, what func() string) (diag.Diagnostics, bool) {
 	if obj == nil || obj.validated != s {
 		return nil, false
 	}
@@ -59,7 +64,10 @@ func violationsApart(s *schemas.Schema, obj *Object, vals map[string]any, what s
 	if !ok {
 		return nil, false
 	}
-	return diagnose(s, obj, vs, dyn, what), true
+	if len(vs) == 0 {
+		return nil, true
+	}
+	return diagnose(s, obj, vs, dyn, what()), true
 }
 
 // computedParts appends to out the values of v, the value of e at path,

@@ -44,11 +44,11 @@ func TestValueViolationsAgree(t *testing.T) {
 				checked++
 				inst, dyn := knownValue(vals)
 				want := Violations(s, obj, inst, dyn, "the object")
-				got := ValueViolations(s, obj, vals, "the object")
+				got := ValueViolations(s, obj, vals, func() string { return "the object" })
 				if len(want) > 0 {
 					found++
 				}
-				if _, ok := violationsApart(s, obj, vals, "the object"); ok {
+				if _, ok := violationsApart(s, obj, vals, func() string { return "the object" }); ok {
 					apart++
 				}
 				if show(got) != show(want) {
