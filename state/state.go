@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -308,30 +309,56 @@ func (s *Store) Get(name string) (Record, bool, error) {
 func (s *Store) List() ([]Record, error) {
 	var rs []Record
 	err := s.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRecords)
-		// Counted first, so that the records are put in place once: a
-		// Record is large, and a state may hold tens of thousands.
-		n := 0
-		c := b.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			n++
-		}
-		if n > 0 {
-			rs = make([]Record, 0, n)
-		}
-		return b.ForEach(func(k, v []byte) error {
-			r, err := readValue(bucketRecords, k, v, decodeRecord)
-			if err != nil {
-				return corruptData(err)
-			}
-			rs = append(rs, r)
+		var keys, values [][]byte // valid until the transaction ends
+		if err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			keys, values = append(keys, k), append(values, v)
 			return nil
+		}); err != nil {
+			return err
+		}
+		// Decoding is most of the work: on every CPU, in order.
+		rs = make([]Record, len(keys))
+		errs := make([]error, len(keys))
+		inParallel(len(keys), func(i int) {
+			rs[i], errs[i] = readValue(bucketRecords, keys[i], values[i], decodeRecord)
 		})
+		for _, err := range errs {
+			if err != nil {
+				return corruptData(err) // the first in key order, as one by one
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list state: %w", err)
 	}
+	if len(rs) == 0 {
+		rs = nil
+	}
 	return rs, nil
+}
+
+// inParallel calls fn(i) for each i in [0, n), on as many goroutines as
+// there are CPUs when n is large enough for it to pay, and returns when
+// all calls have.
+func inParallel(n int, fn func(i int)) {
+	const minPerWorker = 256
+	workers := min(runtime.GOMAXPROCS(0), n/minPerWorker)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Version returns the record named name as it stood at serial: the latest

@@ -462,9 +462,9 @@ func (p *planner) planCreate(r *specs.Resource, c *plan.Change, desired map[stri
 // the record's, or with refresh, the cloud's, its drift noted in c. An
 // object deleted outside reconcile is planned as a create.
 func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Change, prior state.Record, desired map[string]any) (map[string]any, error) {
-	before := eval.Merge(prior.Inputs, prior.Outputs)
-	before["id"] = prior.ID
 	if !p.opts.Refresh || prior.Tainted != "" {
+		before := eval.Merge(prior.Inputs, prior.Outputs)
+		before["id"] = prior.ID
 		return before, nil
 	}
 	d := p.reg.Drivers[r.Type]
@@ -492,7 +492,7 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 	// The cloud echoes secret inputs in clear: seal them as state does, so
 	// that they compare but are never shown or saved. Map entries the cloud
 	// adds by itself are its own business.
-	before = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
+	before := value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
 	return eval.WithoutVendorKeys(d, before, desired, prior.Inputs), nil
 }
 

@@ -13,7 +13,9 @@ import (
 var _ resources.BulkReader = (*Driver)(nil)
 
 // listPageLimit is how many endpoints one ListEndpoints page asks for: the
-// API's largest page.
+// largest page of OCI's list calls (and of the emulator). Should the API
+// answer fewer, more pages are read (within ReadMany's bound, then Read
+// takes over); should it refuse the limit, Read reads every endpoint.
 const listPageLimit = 1000
 
 // BulkOmitted names timeUpdated: ListEndpoints answers an EndpointSummary
