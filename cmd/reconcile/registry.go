@@ -16,8 +16,8 @@ import (
 	"reconcile/resources/aiendpoint"
 	"reconcile/resources/emulator/server"
 	"reconcile/resources/endpointsiam"
-	"reconcile/resources/httpretry"
 	"reconcile/resources/gcpiam"
+	"reconcile/resources/httpretry"
 	"reconcile/resources/restrictionpolicy"
 )
 

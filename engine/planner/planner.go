@@ -64,8 +64,8 @@ type planner struct {
 	env     eval.Env
 	invoke  func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
 
-	sel *selection // what Targets and Replace select
-	bulk    *refresh.Bulk // with Refresh: what the bulk reads found
+	sel  *selection    // what Targets and Replace select
+	bulk *refresh.Bulk // with Refresh: what the bulk reads found
 
 	mu      sync.Mutex
 	results map[string]*nodeResult
