@@ -172,6 +172,10 @@ func TestDefaultLimit(t *testing.T) {
 			}
 		}
 	}
+	// The map above is walked in any order: make the file too large again.
+	if err := os.Truncate(path, boundedfile.DefaultLimit+1); err != nil {
+		t.Fatal(err)
+	}
 	if err := boundedfile.Check(path, 0); err == nil || !strings.HasSuffix(err.Error(), "over the limit of 8388608 bytes (8 MiB)") {
 		t.Errorf("Check = %v, want the limit of 8 MiB", err)
 	}
