@@ -354,7 +354,8 @@ func TestIamInputErrors(t *testing.T) {
 // met a newer etag is read again and retried, so every member is there at
 // the end. Writers sharing a client take turns instead.
 func TestConcurrentWriters(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it changes the package's backoff, which the other
+	// tests read; the parallel tests run once it has ended.
 	defer endpointsiam.SetConflictBackoff(time.Millisecond, 20*time.Millisecond)()
 	var conflicts atomic.Int32
 	e := newEnv(t, func(h http.Handler) http.Handler {
@@ -522,7 +523,8 @@ func TestBindingDescribesMembers(t *testing.T) {
 // is stale now (409), so the write is read again, found done, and the
 // create succeeds without writing twice.
 func TestWriteLandedButAnswerLost(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it changes the package's backoff, which the other
+	// tests read; the parallel tests run once it has ended.
 	defer endpointsiam.SetConflictBackoff(time.Millisecond, 10*time.Millisecond)()
 	var sets, lost atomic.Int32
 	e := newEnv(t, func(h http.Handler) http.Handler {
