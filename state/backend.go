@@ -1,5 +1,7 @@
 package state
 
+import "fmt"
+
 // Backend is a state as the engine reads and writes it: a local bbolt file
 // (Store) or a stack on etcd (etcdstate.Store), with one model and one set
 // of guarantees. Every write is durable when it returns, and
@@ -54,3 +56,27 @@ type Backend interface {
 }
 
 var _ Backend = (*Store)(nil)
+
+// View is what planning and drift start from: the state's lineage and
+// serial, its records sorted by name, and its key.
+type View struct {
+	Meta    Meta
+	Records []Record
+	Key     []byte
+}
+
+// ReadView reads the View of b; an error says the state could not be read.
+func ReadView(b Backend) (View, error) {
+	var v View
+	var err error
+	if v.Meta, err = b.Meta(); err != nil {
+		return v, fmt.Errorf("read state: %w", err)
+	}
+	if v.Records, err = b.List(); err != nil {
+		return v, fmt.Errorf("read state: %w", err)
+	}
+	if v.Key, err = b.SecretKey(); err != nil {
+		return v, fmt.Errorf("read state: %w", err)
+	}
+	return v, nil
+}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -175,24 +174,6 @@ func TestValueRoundTrip(t *testing.T) {
 	}
 }
 
-func TestPutRefusesBadInput(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	for name, r := range map[string]Record{
-		"empty name":       {Name: ""},
-		"zero byte":        {Name: "a\x00b"},
-		"unencodable":      {Name: "ch", Inputs: map[string]any{"c": make(chan int)}},
-		"not a JSON value": {Name: "nan", Outputs: map[string]any{"f": math.NaN()}},
-	} {
-		if got, err := s.Put(r); err == nil {
-			t.Errorf("%s: Put(%q) = %+v, nil, want an error", name, r.Name, got)
-		}
-	}
-	if got := mustSerial(t, s); got != 0 {
-		t.Errorf("serial after refused puts = %d, want 0", got)
-	}
-}
-
 func TestListSorted(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -209,35 +190,6 @@ func TestListSorted(t *testing.T) {
 	want := []string{"Mid", "alpha", "alpha2", "beta", "zeta"}
 	if got := names(rs); !reflect.DeepEqual(got, want) {
 		t.Errorf("List() names = %q, want %q", got, want)
-	}
-}
-
-func TestDelete(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	mustPut(t, s, Record{Name: "a", Kind: kind.Resource})
-	mustPut(t, s, Record{Name: "b", Kind: kind.Lookup})
-	if err := s.Delete("a"); err != nil {
-		t.Fatalf("Delete(%q) = %v", "a", err)
-	}
-	if _, ok, _ := s.Get("a"); ok {
-		t.Errorf("Get(%q) after Delete found a record", "a")
-	}
-	if got := mustSerial(t, s); got != 3 {
-		t.Errorf("serial after 2 puts and a delete = %d, want 3", got)
-	}
-	err := s.Delete("a")
-	if !errors.Is(err, ErrNoRecord) {
-		t.Errorf("second Delete(%q) = %v, want ErrNoRecord", "a", err)
-	}
-	if err != nil && !strings.Contains(err.Error(), `"a"`) {
-		t.Errorf("Delete(%q) error %q does not name the record", "a", err)
-	}
-	if got := mustSerial(t, s); got != 3 {
-		t.Errorf("serial after a refused delete = %d, want 3", got)
-	}
-	if rs, _ := s.List(); !reflect.DeepEqual(names(rs), []string{"b"}) {
-		t.Errorf("List() after Delete = %q, want [b]", names(rs))
 	}
 }
 
@@ -464,44 +416,6 @@ func TestHistory(t *testing.T) {
 	}
 }
 
-func TestIntents(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	for _, in := range []Intent{
-		{Name: "b", Type: "oci:AiLanguage:Endpoint", Token: "t1", Inputs: map[string]any{"inferenceUnits": 2}},
-		{Name: "a", Type: "datadog:RestrictionPolicy", Token: "t2"},
-		{Name: "b", Type: "oci:AiLanguage:Endpoint", Token: "t3", Inputs: map[string]any{"inferenceUnits": 3}},
-	} {
-		if err := s.PutIntent(in); err != nil {
-			t.Fatalf("PutIntent(%+v) = %v", in, err)
-		}
-	}
-	ins, err := s.Intents()
-	if err != nil {
-		t.Fatalf("Intents() = %v", err)
-	}
-	if len(ins) != 2 || ins[0].Name != "a" || ins[1].Name != "b" || ins[1].Token != "t3" {
-		t.Fatalf("Intents() = %+v, want a, then b with the second token", ins)
-	}
-	if got := ins[1].Inputs["inferenceUnits"]; got != int64(3) {
-		t.Errorf("Intents()[1].Inputs[inferenceUnits] = %#v, want int64(3)", got)
-	}
-	if ins[0].Time.IsZero() {
-		t.Errorf("Intents()[0].Time is zero, want the time of PutIntent")
-	}
-	for _, name := range []string{"b", "b", "never"} {
-		if err := s.ClearIntent(name); err != nil {
-			t.Errorf("ClearIntent(%q) = %v, want nil", name, err)
-		}
-	}
-	if ins, _ := s.Intents(); len(ins) != 1 || ins[0].Name != "a" {
-		t.Errorf("Intents() after clearing b = %+v, want only a", ins)
-	}
-	if err := s.PutIntent(Intent{Name: ""}); err == nil {
-		t.Errorf("PutIntent with an empty name = nil, want an error")
-	}
-}
-
 func TestReadOnlyRefusesWrites(t *testing.T) {
 	t.Parallel()
 	for name, path := range map[string]func(t *testing.T) string{
@@ -584,23 +498,6 @@ func TestFileModes(t *testing.T) {
 	openStore(t, path, Options{}).Close()
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode of %q after a writer opened it at 0644 = %v (%v), want 0600", path, fi.Mode(), err)
-	}
-}
-
-func TestClosed(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	if err := s.Close(); err != nil {
-		t.Fatalf("Close() = %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close() = %v, want nil", err)
-	}
-	if _, err := s.Put(Record{Name: "a"}); err == nil {
-		t.Errorf("Put after Close = nil, want an error")
-	}
-	if _, err := s.List(); err == nil {
-		t.Errorf("List after Close = nil, want an error")
 	}
 }
 

@@ -305,12 +305,12 @@ func (s *Store) Rename(oldName, newName string) error {
 			return err
 		}
 		r.Name, r.Serial, r.UpdatedAt = newName, serial, at
-		r.Dependencies = renameDep(r.Dependencies, oldName, newName)
+		r.Dependencies = RenameDep(r.Dependencies, oldName, newName)
 		if err := putVersion(tx, r); err != nil {
 			return err
 		}
 		for _, d := range dependents {
-			d.Dependencies = renameDep(d.Dependencies, oldName, newName)
+			d.Dependencies = RenameDep(d.Dependencies, oldName, newName)
 			d.Serial, d.UpdatedAt = serial, at
 			if err := putVersion(tx, d); err != nil {
 				return err
@@ -324,9 +324,10 @@ func (s *Store) Rename(oldName, newName string) error {
 	return nil
 }
 
-// renameDep returns deps with oldName replaced by newName, dropping any
-// duplicate that creates.
-func renameDep(deps []string, oldName, newName string) []string {
+// RenameDep returns deps with oldName replaced by newName, dropping any
+// duplicate that creates: how a rename rewrites the dependencies of the
+// records, in every Backend.
+func RenameDep(deps []string, oldName, newName string) []string {
 	if !slices.Contains(deps, oldName) {
 		return deps
 	}

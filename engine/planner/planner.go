@@ -139,18 +139,11 @@ func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources
 }
 
 func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*plan.Plan, diag.Diagnostics) {
-	meta, err := st.Meta()
+	v, err := state.ReadView(st)
 	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "%v", err)}
 	}
-	records, err := st.List()
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
-	}
-	key, err := st.SecretKey()
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
-	}
+	meta, records, key := v.Meta, v.Records, v.Key
 	g := spec.Graph()
 	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, records: records, prior: make(map[string]*state.Record, len(records)),
 		results: make(map[string]*nodeResult, len(g.Order())), lineage: meta.Lineage, key: key}

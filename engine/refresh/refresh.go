@@ -28,18 +28,11 @@ import (
 // cloud adds by itself (resources.VendorKeys) and fields named by
 // ignoreChanges in spec (which may be nil) are left out.
 func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*report.Drift, error) {
-	meta, err := st.Meta()
+	v, err := state.ReadView(st)
 	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
+		return nil, err
 	}
-	recs, err := st.List()
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
-	key, err := st.SecretKey()
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
+	meta, recs, key := v.Meta, v.Records, v.Key
 	rep := &report.Drift{Lineage: meta.Lineage, Serial: meta.Serial}
 	refreshed := refreshRecords(ctx, spec, reg, key, recs, parallelism)
 	if ctx.Err() != nil {
@@ -284,18 +277,11 @@ func GetDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any) 
 // refresh-only plan never creates, updates or deletes anything in the
 // cloud. A node that cannot be read is an error diagnostic.
 func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, parallelism int) (*plan.Plan, diag.Diagnostics) {
-	meta, err := st.Meta()
+	v, err := state.ReadView(st)
 	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
+		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "%v", err)}
 	}
-	recs, err := st.List()
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
-	}
-	key, err := st.SecretKey()
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "read state: %v", err)}
-	}
+	meta, recs, key := v.Meta, v.Records, v.Key
 	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, RefreshOnly: true}
 	var diags diag.Diagnostics
 	for _, r := range refreshRecords(ctx, spec, reg, key, recs, parallelism) {

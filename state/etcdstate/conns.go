@@ -133,50 +133,50 @@ func (w *connWatch) explain(err error, opts Options) error {
 		invalid x509.CertificateInvalidError
 		op      *net.OpError
 	)
-	var what, todo string
+	var what, advice string
 	switch {
 	case f.handshake && errors.As(f.err, &verify):
-		what, todo = "etcd's certificate does not verify", ""
+		what, advice = "etcd's certificate does not verify", ""
 		switch {
 		case errors.As(f.err, &unknown) && opts.CAFile != "":
 			what = "etcd's certificate is not signed by the CA of the CA file " + opts.CAFile
-			todo = "give the certificate of the CA that signed etcd's as the CA file"
+			advice = "give the certificate of the CA that signed etcd's as the CA file"
 		case errors.As(f.err, &unknown):
 			what = "etcd's certificate is not signed by a CA this system trusts"
-			todo = "give the certificate of the CA that signed etcd's as the CA file"
+			advice = "give the certificate of the CA that signed etcd's as the CA file"
 		case errors.As(f.err, &host):
 			what = "etcd's certificate is not valid for " + hostOf(f.addr)
-			todo = "use an endpoint its certificate names"
+			advice = "use an endpoint its certificate names"
 		case errors.As(f.err, &invalid) && invalid.Reason == x509.Expired:
 			what = "etcd's certificate, or its CA's, has expired or is not valid yet"
-			todo = "renew it, or set the clocks right"
+			advice = "renew it, or set the clocks right"
 		}
 		what = fmt.Sprintf("the TLS handshake with etcd at %s failed: %s", f.addr, what)
 	case f.handshake && errors.As(f.err, &header):
 		what = fmt.Sprintf("etcd at %s does not speak TLS there", f.addr)
-		todo = "leave TLS off, or use the endpoint where etcd serves TLS"
+		advice = "leave TLS off, or use the endpoint where etcd serves TLS"
 	case f.handshake && (errors.Is(f.err, io.EOF) || errors.Is(f.err, syscall.ECONNRESET)):
 		// What etcd without TLS does with a TLS hello.
 		what = fmt.Sprintf("etcd at %s closed the connection during the TLS handshake", f.addr)
-		todo = "if etcd does not serve TLS there, leave TLS off, or use the endpoint where it does"
+		advice = "if etcd does not serve TLS there, leave TLS off, or use the endpoint where it does"
 	case !f.handshake && errors.As(f.err, &op) && op.Op == "remote error":
 		// etcd checks the client's certificate once the handshake is
 		// done, as TLS 1.3 has it, and refuses it with an alert read
 		// after the handshake.
 		if opts.CertFile == "" {
 			what = fmt.Sprintf("etcd at %s requires a client certificate, and none was given", f.addr)
-			todo = "give a client certificate signed by a CA etcd trusts, and its key"
+			advice = "give a client certificate signed by a CA etcd trusts, and its key"
 		} else {
 			what = fmt.Sprintf("etcd at %s refused the client certificate %s", f.addr, opts.CertFile)
-			todo = "give one signed by a CA etcd trusts, valid now, for client authentication"
+			advice = "give one signed by a CA etcd trusts, valid now, for client authentication"
 		}
 	case !f.handshake && !tlsOn:
 		what = fmt.Sprintf("etcd at %s closed the connection without answering", f.addr)
-		todo = "if etcd serves its clients over TLS, turn TLS on, with the certificate of the CA that signed etcd's as the CA file"
+		advice = "if etcd serves its clients over TLS, turn TLS on, with the certificate of the CA that signed etcd's as the CA file"
 	default:
 		return fmt.Errorf("%w (the last connection to etcd at %s failed: %v)", err, f.addr, f.err)
 	}
-	return &tlsConnError{err: err, what: what, cause: f.err, todo: todo}
+	return &tlsConnError{err: err, what: what, cause: f.err, advice: advice}
 }
 
 // noAnswer reports whether err is that of a request that got no answer:
@@ -200,16 +200,16 @@ func hostOf(addr string) string {
 // tlsConnError is the error of a request that got no answer as its
 // connection to etcd failed for a reason of TLS.
 type tlsConnError struct {
-	err   error  // the request's
-	what  string // what went wrong
-	cause error  // the connection's error
-	todo  string // what to do about it, if known
+	err    error  // the request's
+	what   string // what went wrong
+	cause  error  // the connection's error
+	advice string // what to do about it, if known
 }
 
 func (e *tlsConnError) Error() string {
 	s := fmt.Sprintf("%v: %v: %s (%v)", e.err, ErrTLS, e.what, e.cause)
-	if e.todo != "" {
-		s += ": " + e.todo
+	if e.advice != "" {
+		s += ": " + e.advice
 	}
 	return s
 }

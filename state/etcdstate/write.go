@@ -381,12 +381,12 @@ func (s *Store) Rename(oldName, newName string) error {
 		at := now()
 		s.deleteVersion(t, oldName, t.serial)
 		r.Name, r.Serial, r.UpdatedAt = newName, t.serial, at
-		r.Dependencies = renameDep(r.Dependencies, oldName, newName)
+		r.Dependencies = state.RenameDep(r.Dependencies, oldName, newName)
 		if err := s.putVersion(t, r); err != nil {
 			return nil, err
 		}
 		for _, d := range dependents {
-			d.Dependencies = renameDep(d.Dependencies, oldName, newName)
+			d.Dependencies = state.RenameDep(d.Dependencies, oldName, newName)
 			d.Serial, d.UpdatedAt = t.serial, at
 			if err := s.putVersion(t, d); err != nil {
 				return nil, err
@@ -398,24 +398,6 @@ func (s *Store) Rename(oldName, newName string) error {
 		return fmt.Errorf("rename %q to %q: %w", oldName, newName, err)
 	}
 	return nil
-}
-
-// renameDep returns deps with oldName replaced by newName, dropping any
-// duplicate that creates.
-func renameDep(deps []string, oldName, newName string) []string {
-	if !slices.Contains(deps, oldName) {
-		return deps
-	}
-	out := make([]string, 0, len(deps))
-	for _, d := range deps {
-		if d == oldName {
-			d = newName
-		}
-		if !slices.Contains(out, d) {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // AddHistory appends e to the history, as state.Store.AddHistory does. A
