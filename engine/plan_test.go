@@ -367,10 +367,10 @@ func TestPlanFileEditedIsRefused(t *testing.T) {
 	}
 	good := buf.Bytes()
 	edits := map[string][]byte{
-		"update made a delete": bytes.Replace(good, []byte(`"action": "update"`), []byte(`"action": "delete"`), 1),
-		"no-op made a replace": bytes.Replace(good, []byte(`"action": "no-op"`), []byte(`"action": "replace"`), 1),
+		"update made a delete": bytes.Replace(good, []byte(`"action":"update"`), []byte(`"action":"delete"`), 1),
+		"no-op made a replace": bytes.Replace(good, []byte(`"action":"no-op"`), []byte(`"action":"replace"`), 1),
 		"a value changed":      bytes.Replace(good, []byte(`"a2"`), []byte(`"a3"`), 1),
-		"whitespace added":     bytes.Replace(good, []byte(`"changes": [`), []byte(`"changes":  [`), 1),
+		"whitespace added":     bytes.Replace(good, []byte(`"changes":[`), []byte(`"changes": [`), 1),
 		"signature replaced":   bytes.Replace(good, []byte(`"mac": "hmac-sha256:`), []byte(`"mac": "hmac-sha256:00`), 1),
 	}
 	for name, data := range edits {
@@ -495,19 +495,51 @@ outputs:
 	}
 }
 
+// A no-op change's after, the same as its before, is written once and
+// reads back as it was; an update's both are written.
+func TestPlanFileNoOpWrittenOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a"), endpoint("b", "b", "inferenceUnits: 2")))
+	p := h.plan(resourcesOf(endpoint("a", "a2"), endpoint("b", "b", "inferenceUnits: 2")), planner.Options{})
+	var buf bytes.Buffer
+	if err := plan.WriteFile(&buf, plan.File{Plan: p, Backend: h.path}, "test", h.stateKey()); err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(buf.Bytes(), []byte(`"afterIsBefore":true`)); n != 1 {
+		t.Errorf("afterIsBefore written %d times, want once (b's no-op):\n%s", n, buf.Bytes())
+	}
+	got, err := plan.ReadFile(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if actions(got.Plan) != actions(p) {
+		t.Fatalf("read back actions = %q, want %q", actions(got.Plan), actions(p))
+	}
+	for i, c := range p.Changes {
+		g := got.Plan.Changes[i]
+		if !value.Same(g.Before, c.Before) || !value.Same(g.After, c.After) {
+			t.Errorf("%s: read back before %v after %v, want %v and %v", c.Addr, g.Before, g.After, c.Before, c.After)
+		}
+	}
+}
+
 func TestReadPlanFileRejects(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
 		data string
 		want string
 	}{
-		"not JSON":      {data: "resources: {}", want: "not a reconcile plan file"},
-		"no spec hash":  {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"changes":[]}}`, want: "not a reconcile plan file"},
-		"newer format":  {data: `{"version":99,"specHash":"h"}`, want: "newer than this reconcile"},
-		"bad action":    {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}}`, want: `unknown action "explode"`},
-		"no address":    {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"specHash":"h","changes":[{"action":"create"}]}}`, want: "no address"},
-		"older format":  {data: `{"version":1,"specHash":"h","changes":[]}`, want: "written by an older reconcile"},
-		"a state file?": {data: "\x00\x00\x00", want: "not a reconcile plan file"},
+		"not JSON":             {data: "resources: {}", want: "not a reconcile plan file"},
+		"no spec hash":         {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"changes":[]}}`, want: "not a reconcile plan file"},
+		"newer format":         {data: `{"version":99,"specHash":"h"}`, want: "newer than this reconcile"},
+		"bad action":           {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}}`, want: `unknown action "explode"`},
+		"no address":           {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"action":"create"}]}}`, want: "no address"},
+		"older format":         {data: `{"version":1,"specHash":"h","changes":[]}`, want: "written by an older reconcile"},
+		"format 3":             {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"specHash":"h","changes":[]}}`, want: "written by an older reconcile"},
+		"after given twice":    {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"create","afterIsBefore":true,"after":{"x":1}}]}}`, want: "afterIsBefore"},
+		"before not an object": {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"no-op","before":"x"}]}}`, want: "not an object"},
+		"a state file?":        {data: "\x00\x00\x00", want: "not a reconcile plan file"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -2,7 +2,9 @@ package schemas
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -213,6 +215,21 @@ func Canonical(token string) (string, bool) {
 func Tokens() []string {
 	return slices.Clone(reg().tokens)
 }
+
+// Digest is a digest of every embedded schema: specs that are valid under
+// schemas of one digest are valid under all schemas of that digest.
+func Digest() string { return digest() }
+
+var digest = sync.OnceValue(func() string {
+	names, _ := fs.Glob(files, "*.json") // sorted
+	h := sha256.New()
+	for _, name := range names {
+		raw, _ := files.ReadFile(name)
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(raw))
+		h.Write(raw)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
 
 // Document returns the schema of a spec document.
 func Document() *Schema {

@@ -103,6 +103,10 @@ type cli struct {
 	// secretsOnStdout leaves stdout out of the redaction of the specs'
 	// secrets: 'output --show-secrets' prints them there by request.
 	secretsOnStdout bool
+	// planSpecHash is the spec hash of the plan file being applied: specs
+	// with that hash were validated when the plan was made (the signature,
+	// checked before anything is applied, vouches for it).
+	planSpecHash string
 }
 
 type command struct {

@@ -222,7 +222,7 @@ func (c *cli) savePlan(path string, pl *plan.Plan, spec *specs.Spec, st store) e
 		}
 	}
 	var buf bytes.Buffer
-	if err := plan.WriteFile(&buf, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg}, version, key); err != nil {
+	if err := plan.WriteFile(&buf, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg, Schemas: schemas.Digest()}, version, key); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	return writeFileAtomic(path, buf.Bytes(), 0o600)
@@ -404,6 +404,9 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 		return nil, fmt.Errorf("read plan file %s: %v", path, err)
 	}
 	c.g.specPath = p.SpecPath
+	if p.Schemas == schemas.Digest() {
+		c.planSpecHash = p.Plan.SpecHash
+	}
 	if err := c.usePlanTarget(&p); err != nil {
 		return nil, fmt.Errorf("plan file %s: %v", path, err)
 	}

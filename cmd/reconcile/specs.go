@@ -100,7 +100,7 @@ func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 	// must not demand config values, secrets least of all, that they
 	// never use.
 	lenient := c.cmd == "destroy" || c.cmd == "drift" || c.cmd == "graph"
-	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack}
+	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack, Checked: c.planSpecHash}
 	if !lenient {
 		if opts.StackConfig, err = ws.stackConfig(); err != nil {
 			return nil, nil, err

@@ -127,7 +127,7 @@ func TestE2EPlanFileEditedIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := bytes.Replace(data, []byte(`"action": "no-op"`), []byte(`"action": "delete"`), 1)
+	edited := bytes.Replace(data, []byte(`"action":"no-op"`), []byte(`"action":"delete"`), 1)
 	if bytes.Equal(edited, data) {
 		t.Fatalf("the plan has no no-op to edit:\n%s", data)
 	}

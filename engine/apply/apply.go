@@ -276,8 +276,9 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 		// A targeted plan planned its targets and what they depend on;
 		// nothing else runs.
 		targeted := g.Closure(pl.Targets)
+		needed := a.needed()
 		for _, name := range g.Order() {
-			if len(pl.Targets) > 0 && !targeted[name] {
+			if len(pl.Targets) > 0 && !targeted[name] || !needed[name] {
 				continue
 			}
 			nodes = append(nodes, name)
@@ -306,6 +307,45 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 		}
 	}
 	return nodes, deps
+}
+
+// needed returns the nodes of the specs an apply runs: all but the no-op
+// resources that are idle (see idle) and that no node that runs, and no
+// stack output, reads. An apply of a few changes to a large state does
+// work in proportion to the changes.
+func (a *applier) needed() map[string]bool {
+	g := a.spec.Graph()
+	var roots []string
+	for _, name := range g.Order() {
+		if !a.idle(name) {
+			roots = append(roots, name)
+		}
+	}
+	for name := range a.spec.Outputs {
+		roots = append(roots, a.spec.OutputDeps(name)...)
+	}
+	return g.Closure(roots)
+}
+
+// idle reports whether name is a resource whose change is a no-op and
+// whose record keepResource would write unchanged: no earlier replacement
+// left anything deposed to delete, no secret is to be sealed, and the
+// plan's view of it gives the outputs, dependencies and options that state
+// holds.
+func (a *applier) idle(name string) bool {
+	r, ok := a.spec.Resources[name]
+	if !ok || r.Get != nil {
+		return false
+	}
+	c, ok := a.changes[name]
+	if !ok || c.Action != plan.NoOp || len(c.Options) > 0 {
+		return false
+	}
+	prior, ok := a.prior[name]
+	return ok && prior.Kind == kind.Resource && prior.Type == r.Type && prior.Tainted == "" && len(prior.Deposed) == 0 &&
+		!value.ContainsSecret(c.After) && !value.ContainsSecret(prior.Inputs) &&
+		value.Same(prior.Outputs, eval.Outputs(c.Before, prior.Inputs)) &&
+		value.Same(prior.Dependencies, a.resourceDeps(name))
 }
 
 func (a *applier) run(ctx context.Context, node string) error {

@@ -27,6 +27,8 @@ func FuzzReadPlanFile(f *testing.F) {
 			After: map[string]any{"resourceId": "dashboard:x", "bindings": []any{map[string]any{"relation": "editor", "principals": []any{"org:1"}}}}},
 		{Addr: "old", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: plan.Delete, ID: "ocid1.old"},
 		{Addr: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Action: plan.Read, Deferred: true},
+		{Addr: "same", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: plan.NoOp, ID: "dashboard:y",
+			Before: map[string]any{"resourceId": "dashboard:y", "n": int64(2)}, After: map[string]any{"resourceId": "dashboard:y", "n": int64(2)}},
 	}}
 	var buf bytes.Buffer
 	key := []byte("a fuzzing key of thirty-two bytes")
@@ -34,10 +36,12 @@ func FuzzReadPlanFile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
-	f.Add(bytes.Replace(buf.Bytes(), []byte(`"version": 3`), []byte(`"version": 99`), 1))
+	f.Add(bytes.Replace(buf.Bytes(), []byte(`"version": 4`), []byte(`"version": 99`), 1))
 	for _, s := range []string{"", "{}", "null", `{"version":1,"specHash":"x"}`, `{"version":1,"specHash":"x","changes":[{"addr":"a","action":"nope"}]}`,
 		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"n":1e400,"u":{"$unknown":true}}}]}`,
-		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"a":[[[[[[{"$secret":"x"}]]]]]]}}]}`} {
+		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"a":[[[[[[{"$secret":"x"}]]]]]]}}]}`,
+		`{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"no-op","before":{"x":1},"afterIsBefore":true}],"outputs":{"o":1e400}}}`,
+		`{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"update","drift":[{"path":"x","live":{"$unknown":true}}]}]}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -14,11 +14,12 @@ import (
 
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
+	"reconcile/internal/jsonfast"
 	"reconcile/kind"
 )
 
 // FileVersion is the format version of saved plans.
-const FileVersion = 3
+const FileVersion = 4
 
 // maxPlanFile bounds what ReadFile accepts.
 const maxPlanFile = 256 << 20
@@ -45,6 +46,8 @@ type File struct {
 	// absolute path of a local backend's default-stack file, or an etcd
 	// URL (never with credentials); Stack is the stack.
 	Backend, Stack string
+	// Schemas is the schemas.Digest of the build that made the plan.
+	Schemas string
 
 	body []byte // the signed bytes, as read
 	mac  string // the signature, as read
@@ -100,6 +103,7 @@ type planFileJSON struct {
 	Lineage   string            `json:"lineage"`
 	Serial    int64             `json:"serial"`
 	SpecHash  string            `json:"specHash"`
+	Schemas   string            `json:"schemas,omitempty"`
 	Destroy   bool              `json:"destroy,omitempty"`
 	// RefreshOnly marks a plan made with --refresh-only.
 	RefreshOnly bool `json:"refreshOnly,omitempty"`
@@ -112,17 +116,20 @@ type planFileJSON struct {
 }
 
 type changeJSON struct {
-	Addr                string         `json:"addr"`
-	Type                string         `json:"type"`
-	Kind                kind.Kind      `json:"kind"`
-	Action              string         `json:"action"`
-	Reason              string         `json:"reason,omitempty"`
-	ReasonDetail        string         `json:"reasonDetail,omitempty"`
-	ReasonFields        []string       `json:"reasonFields,omitempty"`
-	ID                  string         `json:"id,omitempty"`
-	ImportID            string         `json:"importId,omitempty"`
-	Before              map[string]any `json:"before,omitempty"`
-	After               map[string]any `json:"after,omitempty"`
+	Addr         string         `json:"addr"`
+	Type         string         `json:"type"`
+	Kind         kind.Kind      `json:"kind"`
+	Action       string         `json:"action"`
+	Reason       string         `json:"reason,omitempty"`
+	ReasonDetail string         `json:"reasonDetail,omitempty"`
+	ReasonFields []string       `json:"reasonFields,omitempty"`
+	ID           string         `json:"id,omitempty"`
+	ImportID     string         `json:"importId,omitempty"`
+	Before       map[string]any `json:"before,omitempty"`
+	After        map[string]any `json:"after,omitempty"`
+	// AfterIsBefore stands for an After that is the same as Before, as
+	// most are in a no-op change: it is written once.
+	AfterIsBefore       bool           `json:"afterIsBefore,omitempty"`
 	ReplacePaths        []string       `json:"replacePaths,omitempty"`
 	DeleteBeforeReplace bool           `json:"deleteBeforeReplace,omitempty"`
 	Deferred            bool           `json:"deferred,omitempty"`
@@ -136,6 +143,63 @@ type changeJSON struct {
 	DeletedID      string           `json:"deletedId,omitempty"`
 }
 
+// planFileIn is planFileJSON as ReadFile reads it: the values of changes
+// are decoded apart, most by jsonfast.
+type planFileIn struct {
+	planFileJSON
+	Changes []changeIn      `json:"changes"`
+	Outputs json.RawMessage `json:"outputs,omitempty"`
+}
+
+type changeIn struct {
+	changeJSON
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+	Drift  []fieldDriftIn  `json:"drift,omitempty"`
+}
+
+type fieldDriftIn struct {
+	Path    string          `json:"path"`
+	Applied json.RawMessage `json:"applied"`
+	Live    json.RawMessage `json:"live"`
+}
+
+// decodeAny decodes a value of a plan file: its numbers checked and made
+// int64 or float64, its unknown marks value.Unknown.
+func decodeAny(raw json.RawMessage) (any, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	v, ok := jsonfast.Decode(raw)
+	if !ok {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkNumbers(v); err != nil {
+		return nil, err
+	}
+	return decodeValue(v), nil
+}
+
+// decodeMap decodes an object of a plan file, as decodeAny does: nil when
+// absent or null.
+func decodeMap(raw json.RawMessage) (map[string]any, error) {
+	v, err := decodeAny(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch m := v.(type) {
+	case map[string]any:
+		return m, nil
+	case nil:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("a value is not an object")
+}
+
 type fieldDriftJSON struct {
 	Path    string `json:"path"`
 	Applied any    `json:"applied"`
@@ -147,7 +211,7 @@ type fieldDriftJSON struct {
 // never the value) and unknown values marked.
 func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 	out := planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
-		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets}
+		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Schemas: pf.Schemas, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets}
 	for _, c := range pf.Plan.Changes {
 		sl := value.Sealer{Key: stateKey, Name: c.Addr}
 		cj := changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
@@ -155,6 +219,9 @@ func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sl), After: encodeValues(c.After, sl),
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
 			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
+		if c.Action == NoOp && cj.Before != nil && value.Same(cj.Before, cj.After) {
+			cj.After, cj.AfterIsBefore = nil, true
+		}
 		for _, d := range c.Drift {
 			cj.Drift = append(cj.Drift, fieldDriftJSON{Path: d.Path, Applied: encodeValue(value.Seal(d.Applied, sl)), Live: encodeValue(value.Seal(d.Live, sl))})
 		}
@@ -163,14 +230,13 @@ func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 	if pf.Plan.Outputs != nil {
 		out.Outputs = encodeValues(pf.Plan.Outputs, value.Sealer{Key: stateKey})
 	}
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetIndent(" ", " ")
-	if err := enc.Encode(out); err != nil {
+	// The plan is written compact, on one line: a plan file is read by
+	// 'reconcile show', and its size is most of what reading it costs.
+	signed, err := json.Marshal(out)
+	if err != nil {
 		return err
 	}
-	signed := bytes.TrimSpace(body.Bytes())
-	_, err := fmt.Fprintf(w, "{\n \"format\": %q,\n \"version\": %d,\n \"mac\": %q,\n \"plan\": %s\n}\n",
+	_, err = fmt.Fprintf(w, "{\n \"format\": %q,\n \"version\": %d,\n \"mac\": %q,\n \"plan\": %s\n}\n",
 		planFormatName, FileVersion, planMAC(stateKey, signed), signed)
 	return err
 }
@@ -250,21 +316,20 @@ func ReadFile(r io.Reader) (File, error) {
 		return File{}, fmt.Errorf("%w: format %q", ErrNotPlanFile, env.Format)
 	case env.Version < FileVersion:
 		return File{}, fmt.Errorf("plan file format %d was written by an older reconcile, which this one (format %d) does not apply: make a new plan", env.Version, FileVersion)
-	case env.Version > FileVersion:
-		return File{}, fmt.Errorf("plan file format %d is newer than this reconcile understands (%d): upgrade reconcile", env.Version, FileVersion)
 	case len(env.Plan) == 0 || env.MAC == "":
 		return File{}, fmt.Errorf("%w: no plan or no signature", ErrNotPlanFile)
 	}
-	dec := json.NewDecoder(bytes.NewReader(env.Plan))
-	dec.UseNumber()
-	var in planFileJSON
-	if err := dec.Decode(&in); err != nil {
+	// Every value in the plan is a json.RawMessage here, decoded by
+	// decodeAny, so that Unmarshal needs no UseNumber.
+	var in planFileIn
+	if err := json.Unmarshal(env.Plan, &in); err != nil {
 		return File{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
 	}
 	if in.Version != FileVersion || in.SpecHash == "" {
 		return File{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
 	}
-	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly, Targets: in.Targets}
+	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly, Targets: in.Targets,
+		Changes: make([]Change, 0, len(in.Changes))}
 	for i, c := range in.Changes {
 		act, ok := ParseAction(c.Action)
 		if !ok {
@@ -284,37 +349,37 @@ func ReadFile(r io.Reader) (File, error) {
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
 			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
 		for _, d := range c.Drift {
-			if err := checkNumbers(d.Applied); err != nil {
+			applied, err := decodeAny(d.Applied)
+			if err != nil {
 				return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 			}
-			if err := checkNumbers(d.Live); err != nil {
+			live, err := decodeAny(d.Live)
+			if err != nil {
 				return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 			}
-			ch.Drift = append(ch.Drift, FieldDrift{Path: d.Path, Applied: decodeValue(d.Applied), Live: decodeValue(d.Live)})
+			ch.Drift = append(ch.Drift, FieldDrift{Path: d.Path, Applied: applied, Live: live})
 		}
-		if err := checkNumbers(c.Before); err != nil {
+		var err error
+		if ch.Before, err = decodeMap(c.Before); err != nil {
 			return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 		}
-		if err := checkNumbers(c.After); err != nil {
+		if ch.After, err = decodeMap(c.After); err != nil {
 			return File{}, fmt.Errorf("%w: change %d (%s): %v", ErrNotPlanFile, i, c.Addr, err)
 		}
-		if c.Before != nil {
-			ch.Before = decodeValue(c.Before).(map[string]any)
-		}
-		if c.After != nil {
-			ch.After = decodeValue(c.After).(map[string]any)
-		} else if act == Refresh {
+		switch {
+		case c.AfterIsBefore && c.After != nil:
+			return File{}, fmt.Errorf("%w: change %d (%s): both after and afterIsBefore", ErrNotPlanFile, i, c.Addr)
+		case c.AfterIsBefore:
+			ch.After = ch.Before // read only from here on
+		case ch.After == nil && act == Refresh:
 			ch.DeletedOutside, ch.DeletedID = true, ch.ID // the object is gone: it leaves state
 		}
 		p.Changes = append(p.Changes, ch)
 	}
-	if in.Outputs != nil {
-		if err := checkNumbers(in.Outputs); err != nil {
-			return File{}, fmt.Errorf("%w: outputs: %v", ErrNotPlanFile, err)
-		}
-		p.Outputs = decodeValue(in.Outputs).(map[string]any)
+	if p.Outputs, err = decodeMap(in.Outputs); err != nil {
+		return File{}, fmt.Errorf("%w: outputs: %v", ErrNotPlanFile, err)
 	}
-	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
+	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Schemas: in.Schemas, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
 }
 
 // Shown returns a copy of the plan of pf as renderers take it: the plan

@@ -173,6 +173,10 @@ func (l *loader) checkInvokes(e Expr) {
 // computed from expressions are checked at plan time, when they are known
 // (ValueViolations); obj remembers that its literals fit s.
 func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
+	if l.checked {
+		obj.validated = s
+		return
+	}
 	inst, dyn := staticValue(obj)
 	m, _ := inst.(map[string]any)
 	if s.AcceptsFlat(m, dyn) {

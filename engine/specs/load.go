@@ -50,6 +50,8 @@ type loader struct {
 	// broken names were declared but could not be loaded (an error has been
 	// reported): references to them are not checked further.
 	broken map[string]bool
+	// checked is set when the specs' Hash is LoadOptions.Checked.
+	checked bool
 	// partial is set when part of the input could not be read at all, so
 	// that names it may have declared are unknown: unknown references are
 	// then not reported, since they would only repeat that error.
@@ -100,6 +102,12 @@ type LoadOptions struct {
 	// evaluate the specs' inputs (destroy, drift): they must not demand
 	// values, secrets least of all, that they do not use.
 	UnsetConfigUnknown bool
+	// Checked is the Hash of specs known to be valid under the schemas
+	// of this build (schemas.Digest), as those a signed plan file made
+	// with these schemas was made from: when the specs loaded have this
+	// Hash, the literal values of resources and lookups are taken as valid
+	// without validating them again. Everything else is checked as always.
+	Checked string
 }
 
 // StackValue is a config value from a stack's settings.
@@ -148,7 +156,6 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 		l.spec.Stack = "default"
 	}
 	l.resolveConfig(overrides)
-	l.check()
 	keys := make([]string, 0, len(l.spec.Values))
 	for k := range l.spec.Values {
 		keys = append(keys, k)
@@ -161,6 +168,8 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 	// must not change the digest when the specs are read from elsewhere.
 	fmt.Fprintf(h, "project\x00%s\x00stack\x00%s\x00", opts.Project, opts.Stack)
 	l.spec.Hash = hex.EncodeToString(h.Sum(nil))
+	l.checked = opts.Checked != "" && opts.Checked == l.spec.Hash && !l.diags.HasErrors()
+	l.check()
 	ds := l.diags.Sort()
 	if ds.HasErrors() {
 		return nil, ds
