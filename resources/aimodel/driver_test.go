@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"reconcile/resources"
-	"reconcile/resources/aimodel"
 	"reconcile/resources/ailanguage/ailanguagetest"
+	"reconcile/resources/aimodel"
 )
 
 type attrs = resources.Attrs
