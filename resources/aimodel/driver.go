@@ -145,8 +145,7 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 }
 
 // Delete deletes the model and waits until it is DELETED or gone; one
-// already gone is not an error. OCI refuses to delete a model that an
-// endpoint deploys: delete the endpoint first.
+// already gone is not an error.
 func (d *Driver) Delete(ctx context.Context, id string) error {
 	return d.obj.DeleteObject(ctx, id)
 }

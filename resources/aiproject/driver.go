@@ -148,8 +148,7 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 }
 
 // Delete deletes the project and waits until it is DELETED or gone; one
-// already gone is not an error. OCI refuses to delete a project that
-// holds models: delete them first.
+// already gone is not an error.
 func (d *Driver) Delete(ctx context.Context, id string) error {
 	return d.obj.DeleteObject(ctx, id)
 }

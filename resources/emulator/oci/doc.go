@@ -84,10 +84,9 @@
 //     needs a trainingDataset (400 InvalidParameter). A model can be made
 //     only in an ACTIVE project (409 IncorrectState otherwise; an unknown
 //     project is 400 RelatedResourceNotAuthorizedOrNotFound).
-//   - Deleting a project that holds models not DELETED, or a model that an
-//     endpoint not DELETED deploys, is 409 Conflict naming one of them
-//     (OCI documents no answer). Deleting a model still training cancels
-//     the training.
+//   - Deleting a project that holds models, or a model that an endpoint
+//     deploys, is accepted (OCI documents no refusal; the endpoint stays
+//     as it is). Deleting a model still training cancels the training.
 //   - The tenancy has the Oracle-Tags tag defaults every tenancy made since
 //     2019 has: CreateEndpoint adds the defined tags Oracle-Tags.CreatedBy
 //     (the caller's user OCID) and Oracle-Tags.CreatedOn (the time, as

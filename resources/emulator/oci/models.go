@@ -374,19 +374,7 @@ func (e *Emulator) deleteModel(r *http.Request, args []string, _ []byte) (*respo
 		case stateUpdating:
 			return modelKind.busy(rec)
 		}
-		// A model deployed by an endpoint cannot be deleted; one still
-		// training can (the training is cancelled).
-		var users []string
-		if err := e.eachEndpoint(tx, now, func(ep *endpointRecord) {
-			if ep.View.ModelID == rec.ID && ep.View.LifecycleState != stateDeleted {
-				users = append(users, ep.View.ID)
-			}
-		}); err != nil {
-			return err
-		}
-		if len(users) > 0 {
-			return errorf(http.StatusConflict, "Conflict", "model %s is deployed by %d endpoint(s) (%s); delete them first", rec.ID, len(users), users[0])
-		}
+		// Deleting a model still training cancels the training.
 		if p := rec.Pending; p != nil && p.WorkRequestID != "" {
 			if err := finishWorkRequest(tx, p.WorkRequestID, now, "the training was cancelled: the model was deleted"); err != nil {
 				return err

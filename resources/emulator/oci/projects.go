@@ -212,18 +212,6 @@ func (e *Emulator) deleteProject(r *http.Request, args []string, _ []byte) (*res
 		case stateCreating, stateUpdating:
 			return projectKind.busy(rec)
 		}
-		// A project holding models cannot be deleted.
-		var held []string
-		if err := modelKind.each(tx, now, func(m *modelRecord) {
-			if m.ProjectID == rec.ID && m.LifecycleState != stateDeleted {
-				held = append(held, m.ID)
-			}
-		}); err != nil {
-			return err
-		}
-		if len(held) > 0 {
-			return errorf(http.StatusConflict, "Conflict", "project %s still holds %d model(s) (%s); delete them first", rec.ID, len(held), held[0])
-		}
 		wr, err := e.start(tx, bucketProjects, entityProject, rec, stateDeleting, opDelete, "DELETE_PROJECT", now, delay, "")
 		if err != nil {
 			return err
