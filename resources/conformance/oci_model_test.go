@@ -96,8 +96,14 @@ func TestOCIProjectModelLifecycle(t *testing.T) {
 	// model still UPDATING until it settles.
 	for _, del := range []func() error{
 		func() error { _, err := c.DeleteModel(ctx, ailanguage.DeleteModelRequest{ModelId: m.Id}); return err },
-		func() error { _, err := c.DeleteModel(ctx, ailanguage.DeleteModelRequest{ModelId: failed.Id}); return err },
-		func() error { _, err := c.DeleteProject(ctx, ailanguage.DeleteProjectRequest{ProjectId: p.Id}); return err },
+		func() error {
+			_, err := c.DeleteModel(ctx, ailanguage.DeleteModelRequest{ModelId: failed.Id})
+			return err
+		},
+		func() error {
+			_, err := c.DeleteProject(ctx, ailanguage.DeleteProjectRequest{ProjectId: p.Id})
+			return err
+		},
 	} {
 		if err := del(); err != nil {
 			t.Errorf("delete: %v", err)
