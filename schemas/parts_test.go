@@ -113,7 +113,10 @@ func TestValidatePartsAgreesWithValidate(t *testing.T) {
 				}
 			}
 			t.Logf("%d cases met the precondition, %d validated apart, %d of them with violations", checked, apart, found)
-			if apart < *partsRounds/200 && len(s.Inputs()) > 0 {
+			// A schema with deeply nested required objects (a model's
+			// datasets) makes few random instances meet the precondition:
+			// of those that do, half must be validated apart.
+			if apart < min(*partsRounds/200, checked/2) && len(s.Inputs()) > 0 {
 				t.Errorf("only %d cases validated apart", apart)
 			}
 		})

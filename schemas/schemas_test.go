@@ -41,8 +41,8 @@ func TestEmbeddedFilesCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 13 {
-		t.Errorf("embedded files = %q, want 13", names)
+	if len(names) != 15 {
+		t.Errorf("embedded files = %q, want 15", names)
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
@@ -125,6 +125,12 @@ func TestLookup(t *testing.T) {
 		{endpoint, endpoint, Resource},
 		{"oci:AiLanguage/endpoint:Endpoint", endpoint, Resource},
 		{"oci:ai_language:Endpoint", endpoint, Resource},
+		{"oci:AiLanguage:Project", "oci:AiLanguage:Project", Resource},
+		{"oci:AiLanguage/project:Project", "oci:AiLanguage:Project", Resource},
+		{"oci:ai_language:Project", "oci:AiLanguage:Project", Resource},
+		{"oci:AiLanguage:Model", "oci:AiLanguage:Model", Resource},
+		{"oci:AiLanguage/model:Model", "oci:AiLanguage:Model", Resource},
+		{"oci:ai_language:Model", "oci:AiLanguage:Model", Resource},
 		{svcIAM, svcIAM, Function},
 		{"gcp:endpoints/getServiceIamPolicy:getServiceIamPolicy", svcIAM, Function},
 		{consIAM, consIAM, Function},
@@ -164,7 +170,7 @@ func TestTokens(t *testing.T) {
 		"gcp:endpoints:ConsumersIamBinding", "gcp:endpoints:ConsumersIamMember", "gcp:endpoints:ConsumersIamPolicy",
 		"gcp:endpoints:ServiceIamBinding", "gcp:endpoints:ServiceIamMember", "gcp:endpoints:ServiceIamPolicy",
 		"gcp:endpoints:getServiceConsumersIamPolicy", "gcp:endpoints:getServiceIamPolicy", "gcp:organizations:getIAMPolicy",
-		"oci:AiLanguage:Endpoint"}
+		"oci:AiLanguage:Endpoint", "oci:AiLanguage:Model", "oci:AiLanguage:Project"}
 	got := Tokens()
 	if !slices.Equal(got, want) {
 		t.Errorf("Tokens() = %q, want %q", got, want)

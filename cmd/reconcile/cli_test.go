@@ -149,6 +149,8 @@ var wantTypes = map[string]string{
 	"gcp:endpoints:ConsumersIamMember":           "resource",
 	"gcp:organizations:getIAMPolicy":             "function",
 	"oci:AiLanguage:Endpoint":                    "resource",
+	"oci:AiLanguage:Project":                     "resource",
+	"oci:AiLanguage:Model":                       "resource",
 	"datadog:RestrictionPolicy":                  "resource",
 	"datadog:getCurrentUser":                     "function",
 }
@@ -183,6 +185,8 @@ func TestCLISchemaType(t *testing.T) {
 	for arg, token := range map[string]string{
 		"oci:ai_language:Endpoint":                          "oci:AiLanguage:Endpoint",
 		"oci:AiLanguage/endpoint:Endpoint":                  "oci:AiLanguage:Endpoint",
+		"oci:AiLanguage/model:Model":                        "oci:AiLanguage:Model",
+		"oci:ai_language:Project":                           "oci:AiLanguage:Project",
 		"datadog:index/restrictionPolicy:RestrictionPolicy": "datadog:RestrictionPolicy",
 		"gcp:endpoints:getServiceIamPolicy":                 "gcp:endpoints:getServiceIamPolicy",
 		"datadog:getCurrentUser":                            "datadog:getCurrentUser",

@@ -185,8 +185,8 @@ func TestE2EDriftNoneAfterApplyExamples(t *testing.T) {
 	}
 
 	r := w.must(0, "drift")
-	wantStdout(t, r, "No drift: 9 resources and lookups match what was last applied.")
-	if d := w.driftJSON(0); d.HasDrift || d.Checked != 9 || len(d.Errors) != 0 {
+	wantStdout(t, r, "No drift: 12 resources and lookups match what was last applied.")
+	if d := w.driftJSON(0); d.HasDrift || d.Checked != 12 || len(d.Errors) != 0 {
 		t.Errorf("drift json right after apply: %+v", d)
 	}
 	r = w.must(0, "drift", "--output", "markdown")

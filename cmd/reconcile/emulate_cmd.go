@@ -12,7 +12,7 @@ var emulateCmd = &command{
 	name: "emulate", args: "[--listen ADDR] [--data DIR] [--seed FILE] [--datadog-rate-limit N]",
 	summary: "Serve a local emulator of the OCI, GCP and Datadog APIs until stopped.",
 	detail: `The emulator speaks the real wire protocols under the real path prefixes:
-  /20221001/...  OCI AI Language (endpoints, work requests, models, projects)
+  /20221001/...  OCI AI Language (projects, models, endpoints, work requests)
   /v1/...        GCP Service Management (services, getIamPolicy, setIamPolicy)
   /api/v2/...    Datadog (restriction_policy, current_user)
 It listens on loopback only and keeps its data in DIR/emulator.db, so it
@@ -24,7 +24,12 @@ ACTIVE trained model and a FAILED one; services orders.endpoints.acme-prod.cloud
 (with an IAM policy) and inventory.endpoints.acme-prod.cloud.goog, consumer project
 acme-consumer; a Datadog current user in an org. As in a real tenancy, OCI adds
 the defined tags Oracle-Tags.CreatedBy and Oracle-Tags.CreatedOn to every new
-endpoint, and keeps them when an update replaces definedTags.
+project, model and endpoint, and keeps them when an update replaces
+definedTags; defined tags must name a tag namespace and key of the tenancy
+(Oracle-Tags, Operations: CostCenter, Environment, Owner; Finance: Budget,
+Project), or the create is refused with 400 as OCI does. New objects carry the
+system tag orcl-cloud.free-tier-retained (an Always Free tenancy). Creating a
+model trains it: it stays CREATING for trainingDelayMs (1s by default).
 
 --seed FILE adds objects from a JSON file, for example:
   {"oci": {
@@ -78,12 +83,18 @@ Admin API (for tests):
   PUT /_emulator/settings     {"latencyMs": 50, "faultRate": 0.2,
                                "faultStatuses": [429, 500, 503, 0],
                                "createDelayMs": 2000, "updateDelayMs": 1000,
-                               "deleteDelayMs": 1000, "datadogRateLimit": 1000}
+                               "deleteDelayMs": 1000, "datadogRateLimit": 1000,
+                               "trainingDelayMs": 1000, "trainingFailure": ""}
                               latency is added to every cloud call; a share
                               faultRate of calls fails with one of
                               faultStatuses (0 drops the connection); the
-                              delays set how long an endpoint stays
-                              CREATING, UPDATING and DELETING;
+                              delays set how long an endpoint or project stays
+                              CREATING, UPDATING and DELETING (and a model
+                              UPDATING and DELETING); trainingDelayMs how long
+                              a model trains (0 or left out: 1000; negative:
+                              no delay); a trainingFailure text makes every
+                              training started afterwards end FAILED with it
+                              as the model's lifecycleDetails;
                               datadogRateLimit is how many Datadog calls a
                               minute each route takes before answering 429
                               (0 or left out: the --datadog-rate-limit the

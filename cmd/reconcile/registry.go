@@ -14,6 +14,9 @@ import (
 
 	"reconcile/resources"
 	"reconcile/resources/aiendpoint"
+	"reconcile/resources/ailanguage"
+	"reconcile/resources/aimodel"
+	"reconcile/resources/aiproject"
 	"reconcile/resources/emulator/server"
 	"reconcile/resources/endpointsiam"
 	"reconcile/resources/gcpiam"
@@ -63,12 +66,14 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 	if gcp.AccessToken == "" {
 		gcp.AccessToken = os.Getenv("GOOGLE_OAUTH_ACCESS_TOKEN")
 	}
-	oci := aiendpoint.New(aiendpoint.Config{ConfigFile: t.ociConfigFile, Provider: t.ociProvider, Host: t.ociHost, HTTPClient: client()})
+	ociCfg := ailanguage.Config{ConfigFile: t.ociConfigFile, Provider: t.ociProvider, Host: t.ociHost, HTTPClient: client()}
 	iam := endpointsiam.NewClient(gcp) // one client: one lock per IAM policy for all six
 	reg := resources.Registry{
 		Drivers: map[string]resources.Driver{
-			aiendpoint.Token:                             oci,
-			restrictionpolicy.Token:                      restrictionpolicy.New(dd),
+			aiendpoint.Token:        aiendpoint.New(ociCfg),
+			aiproject.Token:         aiproject.New(ociCfg),
+			aimodel.Token:           aimodel.New(ociCfg),
+			restrictionpolicy.Token: restrictionpolicy.New(dd),
 			endpointsiam.ServiceIamPolicyResourceToken:   endpointsiam.NewServicePolicy(iam),
 			endpointsiam.ServiceIamBindingToken:          endpointsiam.NewServiceBinding(iam),
 			endpointsiam.ServiceIamMemberToken:           endpointsiam.NewServiceMember(iam),

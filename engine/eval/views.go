@@ -219,22 +219,48 @@ func DescribeValue(v any) string {
 	return value.Describe(v)
 }
 
-// Normalize applies the driver's Normalizer, when it has one, to desired
-// inputs that are known and hold no secret.
+// Normalize applies the driver's Normalizer, when it has one, to the
+// top-level desired inputs that are known and hold no secret; the others
+// are left as they are. A plan and the apply that follows it normalize the
+// same known fields the same way, whichever others are still unknown (a
+// model's modelDetails while its projectId is known only after apply).
 func Normalize(reg resources.Registry, token string, desired map[string]any) map[string]any {
 	d, ok := reg.Drivers[token]
 	if !ok {
 		return desired
 	}
 	n, ok := d.(resources.Normalizer)
-	if !ok || value.ContainsUnknown(desired) {
+	if !ok {
 		return desired
 	}
-	plain, secret := value.Reveal(desired)
-	if secret {
-		return desired
+	plain := make(map[string]any, len(desired))
+	var held map[string]any // fields unknown or holding a secret
+	for k, v := range desired {
+		if value.ContainsUnknown(v) {
+			if held == nil {
+				held = map[string]any{}
+			}
+			held[k] = v
+			continue
+		}
+		p, secret := value.Reveal(v)
+		if secret {
+			if held == nil {
+				held = map[string]any{}
+			}
+			held[k] = v
+			continue
+		}
+		plain[k] = p
 	}
-	return map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(plain.(map[string]any)))))
+	out := map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(plain))))
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range held {
+		out[k] = v
+	}
+	return out
 }
 
 // CreatedView is what references to a resource being created see: its

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/oracle/oci-go-sdk/v65/ailanguage"
+	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
 	"reconcile/resources"
@@ -97,12 +97,12 @@ func (d *Driver) listLimit() int {
 // limit endpoints, and calls found with the attributes of each of ids it
 // finds there, not DELETED, until it has found them all. A failed list
 // ends it.
-func listCompartment(ctx context.Context, c ailanguage.AIServiceLanguageClient, comp string, ids map[string]bool, limit, maxPages int, found func(string, resources.Attrs)) {
+func listCompartment(ctx context.Context, c sdkClient, comp string, ids map[string]bool, limit, maxPages int, found func(string, resources.Attrs)) {
 	left := len(ids)
 	seen := map[string]bool{}
 	var page *string
 	for range max(maxPages, 1) {
-		resp, err := c.ListEndpoints(sdkCtx(ctx), ailanguage.ListEndpointsRequest{
+		resp, err := c.ListEndpoints(sdkCtx(ctx), oci.ListEndpointsRequest{
 			CompartmentId: &comp, Limit: common.Int(limit), Page: page,
 		})
 		if err != nil {
@@ -110,7 +110,7 @@ func listCompartment(ctx context.Context, c ailanguage.AIServiceLanguageClient, 
 		}
 		for _, s := range resp.Items {
 			id := deref(s.Id)
-			if !ids[id] || seen[id] || deref(s.CompartmentId) != comp || s.LifecycleState == ailanguage.EndpointLifecycleStateDeleted {
+			if !ids[id] || seen[id] || deref(s.CompartmentId) != comp || s.LifecycleState == oci.EndpointLifecycleStateDeleted {
 				continue
 			}
 			seen[id] = true
@@ -126,8 +126,8 @@ func listCompartment(ctx context.Context, c ailanguage.AIServiceLanguageClient, 
 
 // fromSummary is the Endpoint that s summarises, without its timeUpdated,
 // which a summary does not hold.
-func fromSummary(s ailanguage.EndpointSummary) ailanguage.Endpoint {
-	return ailanguage.Endpoint{
+func fromSummary(s oci.EndpointSummary) oci.Endpoint {
+	return oci.Endpoint{
 		Id:               s.Id,
 		DisplayName:      s.DisplayName,
 		CompartmentId:    s.CompartmentId,

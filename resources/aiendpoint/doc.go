@@ -15,15 +15,14 @@
 // timeCreated and timeUpdated (RFC 3339).
 //
 // Credentials come from the OCI config file (~/.oci/config, profile from
-// OCI_CLI_PROFILE or DEFAULT), the region from the profile or OCI_REGION.
-// The SDK reads the config file and the key it names whole, so the driver
-// first checks that they are regular files of bounded size (1 MiB, 64 KiB):
-// a path to a FIFO or /dev/zero fails at once. Configuration errors match
-// resources.ErrRefused: no request is sent.
-// The SDK's own retries and circuit breaker are turned off; an
-// httpretry.Transport retries 429, 5xx except 501, 409 IncorrectState and
-// LockConflict, and connection errors instead, until the context's
-// deadline. Create, Update and Delete wait for the asynchronous operation
+// OCI_CLI_PROFILE or DEFAULT), the region from the profile or OCI_REGION,
+// through the client of reconcile/resources/ailanguage, which the drivers
+// of AI Language projects and models share: it checks the files the SDK
+// reads whole (a path to a FIFO or /dev/zero fails at once), and turns the
+// SDK's own retries and circuit breaker off for an httpretry.Transport
+// that retries 429, 5xx except 501, 409 IncorrectState and LockConflict,
+// and connection errors, until the context's deadline. Configuration
+// errors match resources.ErrRefused: no request is sent. Create, Update and Delete wait for the asynchronous operation
 // to finish, polling the work request and the endpoint, within the
 // context's deadline or DefaultTimeout. Create's errors say what it made
 // (see Driver.Create): refused, an endpoint made but unusable (FAILED), or

@@ -2,24 +2,14 @@ package aiendpoint
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/oracle/oci-go-sdk/v65/ailanguage"
-	"github.com/oracle/oci-go-sdk/v65/common"
+	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 
 	"reconcile/resources"
-	"reconcile/resources/httpretry"
+	"reconcile/resources/ailanguage"
 )
 
 // DefaultTimeout bounds a create, update or delete, including the wait for
@@ -28,60 +18,24 @@ import (
 // engine passes a custom timeout as the context's deadline.
 const DefaultTimeout = 20 * time.Minute
 
-const defaultPollInterval = 2 * time.Second
-
-// Bounds of the local files the OCI SDK reads whole: a config file and the
-// key it names are a few kilobytes.
-const (
-	maxConfigFile = 1 << 20
-	maxKeyFile    = 64 << 10
-)
-
 // Config says where the driver finds its credentials and the API.
-type Config struct {
-	// ConfigFile is the OCI config file; empty means $OCI_CLI_CONFIG_FILE,
-	// else ~/.oci/config.
-	ConfigFile string
-	// Profile is the profile of ConfigFile; empty means $OCI_CLI_PROFILE,
-	// else DEFAULT.
-	Profile string
-	// Provider, when set, supplies the credentials instead of ConfigFile
-	// and Profile, so that a key need not be written to disk (an emulator's
-	// credentials fetched over HTTP).
-	Provider common.ConfigurationProvider
-	// Host overrides the service's scheme and host (no path), for example an
-	// emulator's URL. Empty means the regional endpoint.
-	Host string
-	// Region overrides the profile's region; empty means $OCI_REGION, else
-	// the profile's.
-	Region string
-	// HTTPClient, when set, performs the requests; its Transport is wrapped
-	// with the driver's retries. Share one among the drivers of a run, its
-	// Transport from httpretry.NewBaseTransport(parallelism), so that
-	// connections are reused. Nil (or a nil Transport) means a transport
-	// of httpretry.NewBaseTransport of the driver's own.
-	HTTPClient *http.Client
-	// PollInterval is the pause between two polls of an asynchronous
-	// operation; zero means 2s.
-	PollInterval time.Duration
-}
+type Config = ailanguage.Config
 
 // Token is the type token of the resources Driver manages, as the schemas
 // name it.
 const Token = "oci:AiLanguage:Endpoint"
 
+// name prefixes the driver's errors.
+const name = "aiendpoint"
+
 // Driver manages oci:AiLanguage:Endpoint resources through the official OCI
 // Go SDK. It connects on first use, so that a program that never touches an
 // OCI resource needs no OCI configuration. It is safe for concurrent use.
 type Driver struct {
-	cfg Config
+	c *ailanguage.Client
 	// pageLimit is how many endpoints a ListEndpoints page of ReadMany
 	// asks for; 0 means listPageLimit. Tests lower it.
 	pageLimit int
-
-	once   sync.Once
-	client ailanguage.AIServiceLanguageClient // set by once; not to be used before sdk()
-	err    error                              // set by once
 }
 
 var (
@@ -93,217 +47,18 @@ var (
 
 // New returns a driver for cfg. It reads no file and makes no request until
 // the first call.
-func New(cfg Config) *Driver { return &Driver{cfg: cfg} }
+func New(cfg Config) *Driver { return &Driver{c: ailanguage.NewClient(name, cfg)} }
 
-func (d *Driver) sdk() (ailanguage.AIServiceLanguageClient, error) {
-	d.once.Do(func() { d.client, d.err = d.connect() })
-	return d.client, d.err
-}
+func (d *Driver) sdk() (sdkClient, error) { return d.c.SDK() }
 
-// connect makes the SDK client. Its errors are configuration errors: they
-// match resources.ErrRefused, as no request can be sent.
-func (d *Driver) connect() (ailanguage.AIServiceLanguageClient, error) {
-	c, err := d.connectSDK()
-	return c, resources.Refused(err)
-}
+// sdkClient is the official SDK's client.
+type sdkClient = oci.AIServiceLanguageClient
 
-func (d *Driver) connectSDK() (ailanguage.AIServiceLanguageClient, error) {
-	var none ailanguage.AIServiceLanguageClient
-	if d.cfg.Provider != nil {
-		return d.newClient(d.cfg.Provider, "the given credentials")
-	}
-	file := d.cfg.ConfigFile
-	if file == "" {
-		file = os.Getenv("OCI_CLI_CONFIG_FILE")
-	}
-	if file == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return none, fmt.Errorf("aiendpoint: locate the OCI config file: %w", err)
-		}
-		file = filepath.Join(home, ".oci", "config")
-	}
-	profile := d.cfg.Profile
-	if profile == "" {
-		profile = os.Getenv("OCI_CLI_PROFILE")
-	}
-	if profile == "" {
-		profile = "DEFAULT"
-	}
-	// The SDK reads the config file and the key it names whole, and would
-	// hang on a FIFO or fill memory from /dev/zero: check them first.
-	if err := checkConfigFiles(file, profile); err != nil {
-		return none, err
-	}
-	if profile != "DEFAULT" {
-		// The SDK falls back to DEFAULT silently; a misspelt profile must not.
-		p, _ := common.ConfigurationProviderFromFileWithProfile(file, profile, "")
-		if _, err := p.TenancyOCID(); err != nil {
-			return none, fmt.Errorf("aiendpoint: OCI config %q: profile %q: %w", file, profile, err)
-		}
-	}
-	return d.newClient(common.CustomProfileConfigProvider(file, profile), fmt.Sprintf("OCI config %q profile %q", file, profile))
-}
-
-// newClient makes the SDK client for provider, described by what in errors.
-func (d *Driver) newClient(provider common.ConfigurationProvider, what string) (ailanguage.AIServiceLanguageClient, error) {
-	var none ailanguage.AIServiceLanguageClient
-	if err := checkSDKFiles(); err != nil {
-		return none, err
-	}
-	region := d.cfg.Region
-	if region == "" {
-		region = os.Getenv("OCI_REGION")
-	}
-	if region != "" {
-		provider = regionOverride{provider, region}
-	}
-	c, err := ailanguage.NewAIServiceLanguageClientWithConfigurationProvider(provider)
-	if err != nil {
-		return none, fmt.Errorf("aiendpoint: %s: %w", what, err)
-	}
-	if d.cfg.Host != "" {
-		c.Host = strings.TrimRight(d.cfg.Host, "/")
-	}
-	// Retries are httpretry's job: turn off the SDK's own, and its circuit
-	// breaker, which would otherwise open on the faults an emulator injects.
-	noRetry := common.NoRetryPolicy()
-	c.Configuration.RetryPolicy = &noRetry
-	c.Configuration.CircuitBreaker = nil
-	c.HTTPClient = d.httpClient()
-	return c, nil
-}
-
-// regionOverride replaces the region of a configuration provider.
-type regionOverride struct {
-	common.ConfigurationProvider
-	region string
-}
-
-func (p regionOverride) Region() (string, error) { return p.region, nil }
-
-// attemptTimeout bounds one HTTP attempt. It is not an http.Client
-// Timeout, which would bound the retries too and end them long before the
-// operation's deadline.
-const attemptTimeout = 5 * time.Minute
-
-func (d *Driver) httpClient() *http.Client {
-	hc := &http.Client{}
-	if d.cfg.HTTPClient != nil {
-		cp := *d.cfg.HTTPClient
-		hc = &cp
-	}
-	base := hc.Transport
-	if base == nil {
-		base = httpretry.NewBaseTransport(0)
-	}
-	hc.Transport = callerContext{&httpretry.Transport{Base: base, Retryable: retryable, Service: "oci", AttemptTimeout: attemptTimeout}}
-	return hc
-}
-
-// The OCI SDK races when the context of a call ends during the call: its
-// common.Retry returns the response variable that its goroutine is still
-// writing. So the SDK gets a context that never ends (sdkCtx), carrying
-// the caller's, which callerContext puts back on each HTTP request: the
-// request still ends with the caller's context, as an error the SDK's
-// goroutine returns.
-type callerCtxKey struct{}
-
-// sdkCtx is the context to give the SDK for a call made with ctx.
-func sdkCtx(ctx context.Context) context.Context {
-	return context.WithValue(context.WithoutCancel(ctx), callerCtxKey{}, ctx)
-}
-
-// callerContext sends each request with the caller's context of sdkCtx,
-// ended too when the request's own context ends (the http.Client's
-// timeout).
-type callerContext struct{ base http.RoundTripper }
-
-func (t callerContext) RoundTrip(req *http.Request) (*http.Response, error) {
-	caller, ok := req.Context().Value(callerCtxKey{}).(context.Context)
-	if !ok {
-		return t.base.RoundTrip(req)
-	}
-	ctx, cancel := context.WithCancel(caller)
-	stop := context.AfterFunc(req.Context(), cancel)
-	done := func() {
-		stop()
-		cancel()
-	}
-	resp, err := t.base.RoundTrip(req.WithContext(ctx))
-	if err != nil || resp == nil || resp.Body == nil {
-		done()
-		return resp, err
-	}
-	resp.Body = &closeFunc{ReadCloser: resp.Body, done: done}
-	return resp, nil
-}
-
-// closeFunc calls done once its body is closed.
-type closeFunc struct {
-	io.ReadCloser
-	done func()
-}
-
-func (c *closeFunc) Close() error {
-	err := c.ReadCloser.Close()
-	c.done()
-	return err
-}
-
-// retryable retries what the OCI SDK's default policy retries: 429, 5xx
-// except 501, and 409 with code IncorrectState or LockConflict.
-func retryable(resp *http.Response, body []byte) bool {
-	switch s := resp.StatusCode; {
-	case s == http.StatusTooManyRequests:
-		return true
-	case s >= 500:
-		return s != http.StatusNotImplemented
-	case s == http.StatusConflict:
-		var e struct {
-			Code string `json:"code"`
-		}
-		_ = json.Unmarshal(body, &e)
-		return e.Code == "IncorrectState" || e.Code == "LockConflict"
-	}
-	return false
-}
-
-// refusal marks err with resources.Refused when it is the API's refusal of
-// the request (see resources.RefusalStatus).
-func refusal(err error) error {
-	var ae *resources.APIError
-	if errors.As(err, &ae) && resources.RefusalStatus(ae.Status) {
-		return resources.Refused(err)
-	}
-	return err
-}
-
-// apiErr turns an SDK service error into *resources.APIError. Other errors
-// (transport, context) are returned unchanged.
-func apiErr(err error) error {
-	var se common.ServiceError
-	if errors.As(err, &se) {
-		return &resources.APIError{Service: "oci", Status: se.GetHTTPStatusCode(), Code: se.GetCode(), Message: se.GetMessage()}
-	}
-	return err
-}
-
-// objectErr is apiErr for calls on one endpoint: a 404 also matches
-// resources.ErrNotFound.
-func objectErr(err error) error {
-	err = apiErr(err)
-	var ae *resources.APIError
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return fmt.Errorf("%w: %w", resources.ErrNotFound, ae)
-	}
-	return err
-}
-
-func hasStatus(err error, status int) bool {
-	var ae *resources.APIError
-	return errors.As(err, &ae) && ae.Status == status
-}
+var (
+	sdkCtx    = ailanguage.Ctx
+	apiErr    = ailanguage.APIErr
+	objectErr = ailanguage.ObjectErr
+)
 
 // Read returns the endpoint's inputs and outputs. It returns an error
 // matching resources.ErrNotFound when the endpoint does not exist or is
@@ -314,7 +69,7 @@ func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 		return nil, err
 	}
 	ep, _, err := get(ctx, c, id)
-	if err == nil && ep.LifecycleState == ailanguage.EndpointLifecycleStateDeleted {
+	if err == nil && ep.LifecycleState == oci.EndpointLifecycleStateDeleted {
 		err = fmt.Errorf("endpoint is DELETED: %w", resources.ErrNotFound)
 	}
 	if err != nil {
@@ -324,10 +79,10 @@ func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 }
 
 // get returns the endpoint and its etag.
-func get(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string) (ailanguage.Endpoint, string, error) {
-	resp, err := c.GetEndpoint(sdkCtx(ctx), ailanguage.GetEndpointRequest{EndpointId: &id})
+func get(ctx context.Context, c sdkClient, id string) (oci.Endpoint, string, error) {
+	resp, err := c.GetEndpoint(sdkCtx(ctx), oci.GetEndpointRequest{EndpointId: &id})
 	if err != nil {
-		return ailanguage.Endpoint{}, "", objectErr(err)
+		return oci.Endpoint{}, "", objectErr(err)
 	}
 	return resp.Endpoint, deref(resp.Etag), nil
 }
@@ -354,19 +109,16 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 	if err != nil {
 		return "", nil, err
 	}
-	ctx, cancel := withDefaultTimeout(ctx)
+	ctx, cancel := ailanguage.WithDefaultTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	start := time.Now()
-	req := ailanguage.CreateEndpointRequest{CreateEndpointDetails: details}
-	if tok := retryToken(resources.IdempotencyToken(ctx)); tok != "" {
-		req.OpcRetryToken = &tok
-	}
+	req := oci.CreateEndpointRequest{CreateEndpointDetails: details, OpcRetryToken: ailanguage.RetryTokenPtr(resources.IdempotencyToken(ctx))}
 	resp, err := c.CreateEndpoint(sdkCtx(ctx), req)
 	if err != nil {
-		return "", nil, fmt.Errorf("aiendpoint: create: %w", refusal(apiErr(err)))
+		return "", nil, fmt.Errorf("aiendpoint: create: %w", ailanguage.Refusal(apiErr(err)))
 	}
 	id := deref(resp.Id)
-	ep, err := d.waitFor(ctx, c, id, waitSpec{target: ailanguage.EndpointLifecycleStateActive, workRequest: deref(resp.OpcWorkRequestId)}, start)
+	ep, err := d.waitFor(ctx, c, id, ailanguage.StateActive, deref(resp.OpcWorkRequestId), start)
 	if err != nil {
 		var got resources.Attrs
 		if ep.Id != nil {
@@ -380,7 +132,7 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 // RetryTokenLifetime is how long OCI remembers an opc-retry-token. Recover
 // does not replay a create older than this, less a margin: the replay would
 // make a second endpoint instead of returning the first.
-const RetryTokenLifetime = 24 * time.Hour
+const RetryTokenLifetime = ailanguage.RetryTokenLifetime
 
 // Recover finds the endpoint that an interrupted Create with req.Token made,
 // by replaying the create: the same CreateEndpoint body with the same
@@ -404,44 +156,11 @@ const RetryTokenLifetime = 24 * time.Hour
 // Recover cannot replay a create whose inputs held a secret (state keeps
 // only a digest of it) nor one older than RetryTokenLifetime; it says so.
 func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
-	switch {
-	case len(req.Hidden) > 0:
-		return "", nil, fmt.Errorf("aiendpoint: cannot replay the create: its inputs %s were secret, and state keeps no secret value", strings.Join(req.Hidden, ", "))
-	case req.Token == "":
-		return "", nil, errors.New("aiendpoint: cannot replay the create: it has no retry token")
-	case !req.Time.IsZero() && time.Since(req.Time) > RetryTokenLifetime-time.Hour:
-		return "", nil, fmt.Errorf("aiendpoint: cannot replay the create of %s: OCI keeps retry tokens for %s, so a replay could make a second endpoint",
-			req.Time.UTC().Format(time.RFC3339), RetryTokenLifetime)
+	if err := ailanguage.CanReplay(name, "endpoint", req); err != nil {
+		return "", nil, err
 	}
 	id, got, err := d.Create(resources.WithIdempotencyToken(ctx, req.Token), req.Want)
-	var ae *resources.APIError
-	if id == "" && errors.As(err, &ae) {
-		switch {
-		case ae.Status == http.StatusConflict && ae.Code == "InvalidatedRetryToken",
-			ae.Status == http.StatusBadRequest, ae.Status == http.StatusNotFound:
-			return "", nil, nil
-		}
-	}
-	if id == "" && err != nil {
-		return "", nil, fmt.Errorf("aiendpoint: replay the create: %w", err)
-	}
-	return id, got, err
-}
-
-// retryToken fits the engine's token to OCI's opc-retry-token (at most 64
-// characters of letters, digits, '-' and '_'), hashing it when it does not.
-func retryToken(tok string) string {
-	ok := len(tok) <= 64
-	for _, r := range tok {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			ok = false
-		}
-	}
-	if ok {
-		return tok
-	}
-	sum := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(sum[:])
+	return ailanguage.Replayed(name, id, got, err)
 }
 
 // Update changes the endpoint in place: a new compartmentId through
@@ -460,7 +179,7 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := withDefaultTimeout(ctx)
+	ctx, cancel := ailanguage.WithDefaultTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	ep, err := d.update(ctx, c, id, prior, want)
 	if err != nil {
@@ -469,7 +188,7 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 	return toAttrs(ep), nil
 }
 
-func (d *Driver) update(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string, prior, want resources.Attrs) (ailanguage.Endpoint, error) {
+func (d *Driver) update(ctx context.Context, c sdkClient, id string, prior, want resources.Attrs) (oci.Endpoint, error) {
 	start := time.Now()
 	ep, etag, err := d.settled(ctx, c, id, start)
 	if err != nil {
@@ -477,16 +196,20 @@ func (d *Driver) update(ctx context.Context, c ailanguage.AIServiceLanguageClien
 	}
 	// Tags OCI added by itself (Oracle-Tags) are not a reason to send
 	// definedTags; when definedTags are sent anyway, OCI keeps them.
-	live := d.Normalize(withoutVendorTags(toAttrs(ep), want))
+	live := d.Normalize(ailanguage.WithoutVendorTags(toAttrs(ep), want))
 	changed := func(k string) bool {
 		return !resources.Equal(want[k], prior[k]) || !resources.Equal(want[k], live[k])
 	}
+	freshEtag := func() (string, error) {
+		_, e, err := get(ctx, c, id)
+		return e, err
+	}
 
 	if comp, _ := want[attrCompartmentID].(string); comp != deref(ep.CompartmentId) {
-		err := d.withIfMatch(ctx, c, id, etag, func(ifMatch *string) error {
-			_, err := c.ChangeEndpointCompartment(sdkCtx(ctx), ailanguage.ChangeEndpointCompartmentRequest{
+		err := ailanguage.WithIfMatch(etag, freshEtag, func(ifMatch *string) error {
+			_, err := c.ChangeEndpointCompartment(sdkCtx(ctx), oci.ChangeEndpointCompartmentRequest{
 				EndpointId:                       &id,
-				ChangeEndpointCompartmentDetails: ailanguage.ChangeEndpointCompartmentDetails{CompartmentId: &comp},
+				ChangeEndpointCompartmentDetails: oci.ChangeEndpointCompartmentDetails{CompartmentId: &comp},
 				IfMatch:                          ifMatch,
 			})
 			return err
@@ -495,7 +218,7 @@ func (d *Driver) update(ctx context.Context, c ailanguage.AIServiceLanguageClien
 			return ep, fmt.Errorf("change compartment to %q: %w", comp, err)
 		}
 		// No work request: the endpoint's lifecycle shows the progress.
-		if ep, err = d.waitFor(ctx, c, id, waitSpec{target: ailanguage.EndpointLifecycleStateActive}, start); err != nil {
+		if ep, err = d.waitFor(ctx, c, id, ailanguage.StateActive, "", start); err != nil {
 			return ep, fmt.Errorf("change compartment to %q: %w", comp, err)
 		}
 		if ep, etag, err = get(ctx, c, id); err != nil {
@@ -508,54 +231,34 @@ func (d *Driver) update(ctx context.Context, c ailanguage.AIServiceLanguageClien
 		return ep, err
 	}
 	var wr string
-	err = d.withIfMatch(ctx, c, id, etag, func(ifMatch *string) error {
-		resp, err := c.UpdateEndpoint(sdkCtx(ctx), ailanguage.UpdateEndpointRequest{EndpointId: &id, UpdateEndpointDetails: details, IfMatch: ifMatch})
+	err = ailanguage.WithIfMatch(etag, freshEtag, func(ifMatch *string) error {
+		resp, err := c.UpdateEndpoint(sdkCtx(ctx), oci.UpdateEndpointRequest{EndpointId: &id, UpdateEndpointDetails: details, IfMatch: ifMatch})
 		wr = deref(resp.OpcWorkRequestId)
 		return err
 	})
 	if err != nil {
 		return ep, err
 	}
-	return d.waitFor(ctx, c, id, waitSpec{target: ailanguage.EndpointLifecycleStateActive, workRequest: wr}, start)
+	return d.waitFor(ctx, c, id, ailanguage.StateActive, wr, start)
 }
 
 // settled reads the endpoint, first waiting out a create or update in
 // progress, and returns it with its etag.
-func (d *Driver) settled(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string, start time.Time) (ailanguage.Endpoint, string, error) {
+func (d *Driver) settled(ctx context.Context, c sdkClient, id string, start time.Time) (oci.Endpoint, string, error) {
 	ep, etag, err := get(ctx, c, id)
 	if err != nil {
 		return ep, etag, err
 	}
 	switch ep.LifecycleState {
-	case ailanguage.EndpointLifecycleStateDeleted, ailanguage.EndpointLifecycleStateDeleting:
+	case oci.EndpointLifecycleStateDeleted, oci.EndpointLifecycleStateDeleting:
 		return ep, etag, fmt.Errorf("endpoint is %s: %w", ep.LifecycleState, resources.ErrNotFound)
-	case ailanguage.EndpointLifecycleStateCreating, ailanguage.EndpointLifecycleStateUpdating:
-		if ep, err = d.waitFor(ctx, c, id, waitSpec{target: ailanguage.EndpointLifecycleStateActive}, start); err != nil {
+	case oci.EndpointLifecycleStateCreating, oci.EndpointLifecycleStateUpdating:
+		if ep, err = d.waitFor(ctx, c, id, ailanguage.StateActive, "", start); err != nil {
 			return ep, "", err
 		}
 		return get(ctx, c, id)
 	}
 	return ep, etag, nil
-}
-
-// withIfMatch runs call with the etag as if-match; on 412 it reads the
-// current etag and runs call once more. Errors come back converted.
-func (d *Driver) withIfMatch(ctx context.Context, c ailanguage.AIServiceLanguageClient, id, etag string, call func(ifMatch *string) error) error {
-	ptr := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	err := objectErr(call(ptr(etag)))
-	if hasStatus(err, http.StatusPreconditionFailed) {
-		_, fresh, gerr := get(ctx, c, id)
-		if gerr != nil {
-			return gerr
-		}
-		err = objectErr(call(ptr(fresh)))
-	}
-	return err
 }
 
 // Delete deletes the endpoint and waits until it is DELETED or gone. An
@@ -565,132 +268,34 @@ func (d *Driver) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withDefaultTimeout(ctx)
+	ctx, cancel := ailanguage.WithDefaultTimeout(ctx, DefaultTimeout)
 	defer cancel()
 	start := time.Now()
-	resp, err := c.DeleteEndpoint(sdkCtx(ctx), ailanguage.DeleteEndpointRequest{EndpointId: &id})
+	resp, err := c.DeleteEndpoint(sdkCtx(ctx), oci.DeleteEndpointRequest{EndpointId: &id})
 	if err = objectErr(err); errors.Is(err, resources.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("aiendpoint: delete %q: %w", id, err)
 	}
-	if _, err := d.waitFor(ctx, c, id, waitSpec{target: ailanguage.EndpointLifecycleStateDeleted, workRequest: deref(resp.OpcWorkRequestId)}, start); err != nil {
+	if _, err := d.waitFor(ctx, c, id, ailanguage.StateDeleted, deref(resp.OpcWorkRequestId), start); err != nil {
 		return fmt.Errorf("aiendpoint: delete %q: %w", id, err)
 	}
 	return nil
 }
 
-func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, DefaultTimeout)
-}
-
-// waitSpec says what waitFor waits for.
-type waitSpec struct {
-	target      ailanguage.EndpointLifecycleStateEnum
-	workRequest string // optional; its percentage is reported and it must succeed
-}
-
-// waitFor polls the work request (if any) and the endpoint until the
-// endpoint reaches the target state (for DELETED, also when it is gone),
-// reporting "state X, work request N% complete" on each poll. It fails when
-// the endpoint ends FAILED (with its lifecycleDetails), when the work
-// request fails or is cancelled, or when the endpoint is being deleted
-// while waiting for another state: those errors match resources.ErrUnusable.
-// It fails too when ctx ends (saying in which state and after how long) or
-// a poll fails, with errors that do not. It returns the last endpoint seen.
-func (d *Driver) waitFor(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string, w waitSpec, start time.Time) (ailanguage.Endpoint, error) {
-	interval := d.cfg.PollInterval
-	if interval <= 0 {
-		interval = defaultPollInterval
-	}
-	var last ailanguage.Endpoint
-	state, percent := "unknown", -1.0
-	timedOut := func() error {
-		what := "timed out"
-		if errors.Is(ctx.Err(), context.Canceled) {
-			what = "cancelled"
-		}
-		at := "state " + state
-		if percent >= 0 {
-			at += fmt.Sprintf(", work request %.0f%% complete", percent)
-		}
-		return fmt.Errorf("%s after %s waiting for the endpoint to become %s (still %s): %w",
-			what, time.Since(start).Round(time.Millisecond), w.target, at, ctx.Err())
-	}
-	for {
-		var wrStatus ailanguage.OperationStatusEnum
-		if w.workRequest != "" {
-			resp, err := c.GetWorkRequest(sdkCtx(ctx), ailanguage.GetWorkRequestRequest{WorkRequestId: &w.workRequest})
-			if ctx.Err() != nil {
-				return last, timedOut()
-			}
+// waitFor waits with ailanguage.Client.Wait for the endpoint to reach
+// target, and returns the last endpoint seen.
+func (d *Driver) waitFor(ctx context.Context, c sdkClient, id, target, workRequest string, start time.Time) (oci.Endpoint, error) {
+	var last oci.Endpoint
+	err := d.c.Wait(ctx, ailanguage.Wait{Kind: "endpoint", Target: target, WorkRequest: workRequest,
+		Get: func(ctx context.Context) (string, string, error) {
+			ep, _, err := get(ctx, c, id)
 			if err != nil {
-				return last, fmt.Errorf("get work request %q: %w", w.workRequest, apiErr(err))
+				return "", "", err
 			}
-			wrStatus = resp.Status
-			if resp.PercentComplete != nil {
-				percent = float64(*resp.PercentComplete)
-			}
-		}
-		ep, _, err := get(ctx, c, id)
-		if ctx.Err() != nil {
-			return last, timedOut()
-		}
-		if errors.Is(err, resources.ErrNotFound) && w.target == ailanguage.EndpointLifecycleStateDeleted {
-			return last, nil
-		}
-		if err != nil {
-			return last, err
-		}
-		last, state = ep, string(ep.LifecycleState)
-		if percent >= 0 {
-			resources.Progress(ctx, "state %s, work request %.0f%% complete", state, percent)
-		} else {
-			resources.Progress(ctx, "state %s", state)
-		}
-
-		switch {
-		case ep.LifecycleState == ailanguage.EndpointLifecycleStateFailed && w.target != ailanguage.EndpointLifecycleStateFailed:
-			details := deref(ep.LifecycleDetails)
-			if details == "" {
-				details = "no lifecycleDetails given"
-			}
-			return ep, resources.Unusable(fmt.Errorf("endpoint is FAILED: %s", details))
-		case wrStatus == ailanguage.OperationStatusFailed || wrStatus == ailanguage.OperationStatusCanceled:
-			return ep, resources.Unusable(fmt.Errorf("work request %s %s: %s", w.workRequest, wrStatus, workRequestErrors(ctx, c, w.workRequest)))
-		case ep.LifecycleState == w.target && (wrStatus == "" || wrStatus == ailanguage.OperationStatusSucceeded || w.target == ailanguage.EndpointLifecycleStateDeleted):
-			return ep, nil
-		case w.target != ailanguage.EndpointLifecycleStateDeleted &&
-			(ep.LifecycleState == ailanguage.EndpointLifecycleStateDeleting || ep.LifecycleState == ailanguage.EndpointLifecycleStateDeleted):
-			return ep, resources.Unusable(fmt.Errorf("endpoint is %s while waiting for %s", ep.LifecycleState, w.target))
-		}
-
-		t := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return last, timedOut()
-		case <-t.C:
-		}
-	}
-}
-
-// workRequestErrors summarises a failed work request's errors.
-func workRequestErrors(ctx context.Context, c ailanguage.AIServiceLanguageClient, id string) string {
-	resp, err := c.ListWorkRequestErrors(sdkCtx(ctx), ailanguage.ListWorkRequestErrorsRequest{WorkRequestId: &id})
-	if err != nil {
-		return fmt.Sprintf("listing its errors: %v", apiErr(err))
-	}
-	var msgs []string
-	for _, e := range resp.Items {
-		msgs = append(msgs, deref(e.Code)+": "+deref(e.Message))
-	}
-	if len(msgs) == 0 {
-		return "no errors reported"
-	}
-	return strings.Join(msgs, "; ")
+			last = ep
+			return string(ep.LifecycleState), deref(ep.LifecycleDetails), nil
+		}}, start)
+	return last, err
 }

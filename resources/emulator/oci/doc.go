@@ -1,8 +1,8 @@
 // Package oci emulates the part of the OCI AI Language API (version
-// 20221001) that the oci:AiLanguage:Endpoint driver (reconcile/resources/aiendpoint)
-// and its users call: endpoints (create, get, list, update, delete, change
-// of compartment), their work requests (get, list, errors, logs), and the
-// models and projects an endpoint refers to (get, list).
+// 20221001) that the drivers of reconcile/resources/aiendpoint, aiproject
+// and aimodel and their users call: projects, models (whose create trains
+// them) and endpoints (create, get, list, update, delete, change of
+// compartment each), and their work requests (get, list, errors, logs).
 //
 // Emulator serves them under /20221001/ with the real paths, JSON bodies,
 // headers (etag, if-match, opc-request-id, opc-retry-token,
@@ -56,8 +56,37 @@
 //     until they finish, then CREATED, UPDATED or DELETED (RELATED when the
 //     work failed). Lists default to 100 items (limit 1 to 1000); listing an
 //     unknown compartment is 404 NotAuthorizedOrNotFound.
-//   - Defined tags are not checked against tag namespaces; the endpoint's
-//     systemTags are empty. No rate-limit headers are sent.
+//   - Defined tags are checked against the tenancy's tag namespaces, as OCI
+//     does: a namespace that does not exist is 400
+//     RelatedResourceNotAuthorizedOrNotFound "The following tag namespaces
+//     / keys are not authorized or not found: TagNamespace X does not
+//     exists." (OCI's text); a key the namespace does not define gets the
+//     same code with "TagDefinition K in TagNamespace X does not exists."
+//     (the emulator's wording). Names compare without regard to case. Seed
+//     makes the namespaces Oracle-Tags (CreatedBy, CreatedOn), Operations
+//     (CostCenter, Environment, Owner) and Finance (Budget, Project).
+//   - The tenancy is an Always Free one: every project, model and endpoint
+//     created through the API carries the system tag
+//     orcl-cloud.free-tier-retained = "true" (seeded objects have none).
+//     No rate-limit headers are sent.
+//   - Projects and models have the endpoints' lifecycles: a create answers
+//     200 with the object CREATING and a work request (CREATE_PROJECT,
+//     CREATE_MODEL), an update and a delete 202 with a work request, a
+//     change of compartment 200 with none; the same delays apply to
+//     projects as to endpoints. A model trains for SetTraining's delay
+//     (DefaultTrainingDelay, 1s; minutes on OCI), then is ACTIVE with
+//     made-up evaluationResults and version "1.0", or, when SetTraining
+//     gave a failure, FAILED with it as lifecycleDetails and its work
+//     request FAILED with one TrainingFailed error. A create fills in
+//     modelDetails' languageCode "en" and a text classifier's MULTI_CLASS
+//     classificationMode when they are not given; a custom model type
+//     (TEXT_CLASSIFICATION, NAMED_ENTITY_RECOGNITION, PII, HEALTH_NLU)
+//     needs a trainingDataset (400 InvalidParameter). A model can be made
+//     only in an ACTIVE project (409 IncorrectState otherwise; an unknown
+//     project is 400 RelatedResourceNotAuthorizedOrNotFound).
+//   - Deleting a project that holds models, or a model that an endpoint
+//     deploys, is accepted (OCI documents no refusal; the endpoint stays
+//     as it is). Deleting a model still training cancels the training.
 //   - The tenancy has the Oracle-Tags tag defaults every tenancy made since
 //     2019 has: CreateEndpoint adds the defined tags Oracle-Tags.CreatedBy
 //     (the caller's user OCID) and Oracle-Tags.CreatedOn (the time, as

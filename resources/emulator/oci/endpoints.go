@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"reconcile/resources/emulator"
@@ -65,6 +66,10 @@ type pendingOp struct {
 	Op            string    `json:"op"`
 	WorkRequestID string    `json:"workRequestId,omitempty"`
 	Done          time.Time `json:"done"`
+	// Failure, on the create of a model, is why its training fails when
+	// it is done (the lifecycleDetails of the FAILED model); "" when it
+	// succeeds.
+	Failure string `json:"failure,omitempty"`
 }
 
 type createEndpointDetails struct {
@@ -160,8 +165,11 @@ func (e *Emulator) createEndpoint(r *http.Request, _ []string, body []byte) (*re
 			}
 			return err
 		}
-		var m modelView
-		if found, err := tx.Get(bucketModels, *d.ModelID, &m); err != nil || !found {
+		if err := checkDefinedTags(tx, d.DefinedTags); err != nil {
+			return err
+		}
+		m, err := liveModel(tx, *d.ModelID, now)
+		if err != nil || m == nil {
 			if err == nil {
 				err = errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "model %s was not found or you are not authorized to use it", *d.ModelID)
 			}
@@ -173,7 +181,7 @@ func (e *Emulator) createEndpoint(r *http.Request, _ []string, body []byte) (*re
 			ID: id, CompartmentID: *d.CompartmentID, ProjectID: m.ProjectID, ModelID: m.ID,
 			TimeCreated: fmtTime(now), TimeUpdated: fmtTime(now), LifecycleState: stateCreating,
 			Alias: d.Alias, Description: d.Description, InferenceUnits: 1,
-			FreeformTags: d.FreeformTags, DefinedTags: d.DefinedTags, SystemTags: map[string]map[string]any{},
+			FreeformTags: d.FreeformTags, DefinedTags: d.DefinedTags, SystemTags: systemTagsOfNew(),
 		}
 		if d.DisplayName != nil {
 			v.DisplayName = *d.DisplayName
@@ -194,7 +202,6 @@ func (e *Emulator) createEndpoint(r *http.Request, _ []string, body []byte) (*re
 		if err := e.startWorkRequest(tx, wrID, "CREATE_ENDPOINT", v, now, delay); err != nil {
 			return err
 		}
-		var err error
 		resp, err = jsonResponse(http.StatusOK, v, map[string]string{
 			"etag":                etagOf(v),
 			"location":            locationOf(r, id),
@@ -529,14 +536,16 @@ func (e *Emulator) updateEndpoint(r *http.Request, args []string, body []byte) (
 		if err := incorrectState(rec); err != nil {
 			return err
 		}
+		if err := checkDefinedTags(tx, d.DefinedTags); err != nil {
+			return err
+		}
 		v := &rec.View
 		if d.ModelID != nil && *d.ModelID != v.ModelID {
-			var m modelView
-			found, err := tx.Get(bucketModels, *d.ModelID, &m)
+			m, err := liveModel(tx, *d.ModelID, now)
 			if err != nil {
 				return err
 			}
-			if !found {
+			if m == nil {
 				return errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "model %s was not found or you are not authorized to use it", *d.ModelID)
 			}
 			if m.LifecycleState != stateActive {
@@ -732,7 +741,7 @@ func (e *Emulator) settle(tx emulator.Tx, rec *endpointRecord, now time.Time) (g
 		var failure string
 		switch p.Op {
 		case opCreate:
-			if failure, err = modelProblem(tx, v.ModelID); err != nil {
+			if failure, err = modelProblem(tx, v.ModelID, now); err != nil {
 				return false, err
 			}
 			if failure != "" {
@@ -765,13 +774,12 @@ func (e *Emulator) settle(tx emulator.Tx, rec *endpointRecord, now time.Time) (g
 }
 
 // modelProblem explains why a model cannot be deployed, or returns "".
-func modelProblem(tx emulator.Tx, id string) (string, error) {
-	var m modelView
-	found, err := tx.Get(bucketModels, id, &m)
+func modelProblem(tx emulator.Tx, id string, now time.Time) (string, error) {
+	m, err := liveModel(tx, id, now)
 	if err != nil {
 		return "", err
 	}
-	if !found {
+	if m == nil {
 		return "Deployment failed: model " + id + " no longer exists", nil
 	}
 	if m.LifecycleState != stateActive {
@@ -782,6 +790,16 @@ func modelProblem(tx emulator.Tx, id string) (string, error) {
 		return msg, nil
 	}
 	return "", nil
+}
+
+// liveModel reads and settles the model id, or returns nil when it does
+// not exist or is DELETED.
+func liveModel(tx emulator.Tx, id string, now time.Time) (*modelRecord, error) {
+	m, err := modelKind.load(tx, id, now)
+	if isAPIError(err) || (err == nil && m.LifecycleState == stateDeleted) {
+		return nil, nil
+	}
+	return m, err
 }
 
 func compartmentExists(tx emulator.Tx, id string) (bool, error) {
@@ -825,18 +843,42 @@ func (e *Emulator) replay(tx emulator.Tx, token string, r *http.Request, body []
 	if rec.Method != r.Method || rec.Path != r.URL.Path || rec.BodyHash != bodyHash(body) {
 		return nil, errorf(http.StatusConflict, "Conflict", "the opc-retry-token was already used for a different request")
 	}
-	ep, err := e.loadEndpoint(tx, rec.EntityID, now)
+	state, err := e.entityState(tx, rec.Path, rec.EntityID, now)
 	if err != nil {
-		if errors.As(err, new(*apiError)) {
-			err = nil
-		} else {
-			return nil, err
-		}
+		return nil, err
 	}
-	if ep == nil || ep.View.LifecycleState == stateDeleting || ep.View.LifecycleState == stateDeleted {
+	if state == "" || state == stateDeleting || state == stateDeleted {
 		return nil, errorf(http.StatusConflict, "InvalidatedRetryToken", "the resource created with this opc-retry-token has been deleted; use a new token")
 	}
 	return &response{status: rec.Status, header: rec.Header, body: rec.Body}, nil
+}
+
+// entityState returns the lifecycle state of the object a request to path
+// made (a project, a model or an endpoint), or "" when it is gone.
+func (e *Emulator) entityState(tx emulator.Tx, path, id string, now time.Time) (string, error) {
+	var state string
+	var err error
+	switch rest := strings.TrimPrefix(path, apiPrefix+"/"); {
+	case strings.HasPrefix(rest, "projects"):
+		var rec *projectRecord
+		if rec, err = projectKind.load(tx, id, now); rec != nil {
+			state = rec.LifecycleState
+		}
+	case strings.HasPrefix(rest, "models"):
+		var rec *modelRecord
+		if rec, err = modelKind.load(tx, id, now); rec != nil {
+			state = rec.LifecycleState
+		}
+	default:
+		var rec *endpointRecord
+		if rec, err = e.loadEndpoint(tx, id, now); rec != nil {
+			state = rec.View.LifecycleState
+		}
+	}
+	if errors.As(err, new(*apiError)) {
+		err = nil
+	}
+	return state, err
 }
 
 // remember stores the answer to a request carrying a retry token.

@@ -18,14 +18,18 @@ import (
 // workRequestRecord is what the store holds per work request. Its status
 // and percentage are computed from the times when it is read.
 type workRequestRecord struct {
-	ID            string     `json:"id"`
-	OperationType string     `json:"operationType"`
-	CompartmentID string     `json:"compartmentId"`
-	EndpointID    string     `json:"endpointId"`
-	Accepted      time.Time  `json:"accepted"`
-	Due           time.Time  `json:"due"`
-	Finished      *time.Time `json:"finished,omitempty"`
-	Failure       string     `json:"failure,omitempty"` // set when the work failed
+	ID            string `json:"id"`
+	OperationType string `json:"operationType"`
+	CompartmentID string `json:"compartmentId"`
+	// EntityID is the object the work request acts on; EntityType says
+	// what it is ("endpoint" when empty, as in data written before
+	// projects and models had work requests).
+	EntityID   string     `json:"endpointId"`
+	EntityType string     `json:"entityType,omitempty"`
+	Accepted   time.Time  `json:"accepted"`
+	Due        time.Time  `json:"due"`
+	Finished   *time.Time `json:"finished,omitempty"`
+	Failure    string     `json:"failure,omitempty"` // set when the work failed
 }
 
 type workRequestResource struct {
@@ -59,44 +63,50 @@ type workRequestLogView struct {
 	Timestamp string `json:"timestamp"`
 }
 
-// modelView is the Model JSON; with TimeUpdated cleared, the ModelSummary.
-type modelView struct {
-	ID               string                    `json:"id"`
-	DisplayName      string                    `json:"displayName"`
-	CompartmentID    string                    `json:"compartmentId"`
-	ProjectID        string                    `json:"projectId"`
-	ModelDetails     map[string]any            `json:"modelDetails"`
-	TimeCreated      string                    `json:"timeCreated"`
-	LifecycleState   string                    `json:"lifecycleState"`
-	Description      *string                   `json:"description,omitempty"`
-	TimeUpdated      string                    `json:"timeUpdated,omitempty"`
-	LifecycleDetails *string                   `json:"lifecycleDetails,omitempty"`
-	Version          *string                   `json:"version,omitempty"`
-	FreeformTags     map[string]string         `json:"freeformTags"`
-	DefinedTags      map[string]map[string]any `json:"definedTags"`
-	SystemTags       map[string]map[string]any `json:"systemTags"`
-}
+// Entity types of work requests, as the API names them.
+const (
+	entityEndpoint = "endpoint"
+	entityProject  = "project"
+	entityModel    = "model"
+)
 
-// projectView is the Project and ProjectSummary JSON.
-type projectView struct {
-	ID               string                    `json:"id"`
-	DisplayName      string                    `json:"displayName"`
-	CompartmentID    string                    `json:"compartmentId"`
-	TimeCreated      string                    `json:"timeCreated"`
-	LifecycleState   string                    `json:"lifecycleState"`
-	Description      *string                   `json:"description,omitempty"`
-	TimeUpdated      string                    `json:"timeUpdated,omitempty"`
-	LifecycleDetails *string                   `json:"lifecycleDetails,omitempty"`
-	FreeformTags     map[string]string         `json:"freeformTags"`
-	DefinedTags      map[string]map[string]any `json:"definedTags"`
-	SystemTags       map[string]map[string]any `json:"systemTags"`
+// startWorkRequest records the work request id of operation op (such as
+// CREATE_MODEL) on the object entityID of type entity, in compartment.
+func startWorkRequest(tx emulator.Tx, id, op, entity, entityID, compartment string, now time.Time, delay time.Duration) error {
+	return tx.Put(bucketWorkRequests, id, workRequestRecord{
+		ID: id, OperationType: op, CompartmentID: compartment, EntityID: entityID, EntityType: entity,
+		Accepted: now, Due: now.Add(delay),
+	})
 }
 
 func (e *Emulator) startWorkRequest(tx emulator.Tx, id, op string, v endpointView, now time.Time, delay time.Duration) error {
-	return tx.Put(bucketWorkRequests, id, workRequestRecord{
-		ID: id, OperationType: op, CompartmentID: v.CompartmentID, EndpointID: v.ID,
-		Accepted: now, Due: now.Add(delay),
-	})
+	return startWorkRequest(tx, id, op, entityEndpoint, v.ID, v.CompartmentID, now, delay)
+}
+
+// entity returns the type of the object the work request acts on.
+func (wr *workRequestRecord) entity() string {
+	if wr.EntityType == "" {
+		return entityEndpoint
+	}
+	return wr.EntityType
+}
+
+// settleEntity settles the object the work request acts on, so that both
+// agree; an object that is gone is no error.
+func (e *Emulator) settleEntity(tx emulator.Tx, wr *workRequestRecord, now time.Time) error {
+	var err error
+	switch wr.entity() {
+	case entityProject:
+		_, err = e.loadProject(tx, wr.EntityID, now)
+	case entityModel:
+		_, err = e.loadModel(tx, wr.EntityID, now)
+	default:
+		_, err = e.loadEndpoint(tx, wr.EntityID, now)
+	}
+	if isAPIError(err) {
+		return nil
+	}
+	return err
 }
 
 func finishWorkRequest(tx emulator.Tx, id string, at time.Time, failure string) error {
@@ -121,7 +131,7 @@ func (e *Emulator) loadWorkRequest(tx emulator.Tx, id string, now time.Time) (*w
 		return nil, errNotFound()
 	}
 	if wr.Finished == nil {
-		if _, err := e.loadEndpoint(tx, wr.EndpointID, now); err != nil && !isAPIError(err) {
+		if err := e.settleEntity(tx, &wr, now); err != nil {
 			return nil, err
 		}
 		if _, err := tx.Get(bucketWorkRequests, id, &wr); err != nil {
@@ -147,12 +157,12 @@ func (wr *workRequestRecord) view(now time.Time) workRequestView {
 		v.TimeStarted, v.TimeFinished = fmtTime(wr.Accepted), fmtTime(*wr.Finished)
 		v.PercentComplete = 100
 		v.Status = "SUCCEEDED"
-		switch wr.OperationType {
-		case "CREATE_ENDPOINT":
+		switch verb, _, _ := strings.Cut(wr.OperationType, "_"); verb {
+		case "CREATE":
 			action = "CREATED"
-		case "UPDATE_ENDPOINT":
+		case "UPDATE":
 			action = "UPDATED"
-		case "DELETE_ENDPOINT":
+		case "DELETE":
 			action = "DELETED"
 		}
 		if wr.Failure != "" {
@@ -166,19 +176,21 @@ func (wr *workRequestRecord) view(now time.Time) workRequestView {
 		}
 	}
 	v.Resources = []workRequestResource{{
-		EntityType: "endpoint", ActionType: action, Identifier: wr.EndpointID,
-		EntityURI: apiPrefix + "/endpoints/" + wr.EndpointID,
+		EntityType: wr.entity(), ActionType: action, Identifier: wr.EntityID,
+		EntityURI: apiPrefix + "/" + wr.entity() + "s/" + wr.EntityID,
 	}}
 	return v
 }
 
 func (wr *workRequestRecord) logs() []workRequestLogView {
-	verb := map[string]string{"CREATE_ENDPOINT": "create", "UPDATE_ENDPOINT": "update", "DELETE_ENDPOINT": "delete"}[wr.OperationType]
-	out := []workRequestLogView{{Message: fmt.Sprintf("Accepted request to %s endpoint %s", verb, wr.EndpointID), Timestamp: fmtTime(wr.Accepted)}}
+	verb, _, _ := strings.Cut(wr.OperationType, "_")
+	verb = strings.ToLower(verb)
+	what := wr.entity() + " " + wr.EntityID
+	out := []workRequestLogView{{Message: fmt.Sprintf("Accepted request to %s %s", verb, what), Timestamp: fmtTime(wr.Accepted)}}
 	if wr.Finished != nil {
-		msg := fmt.Sprintf("Finished request to %s endpoint %s", verb, wr.EndpointID)
+		msg := fmt.Sprintf("Finished request to %s %s", verb, what)
 		if wr.Failure != "" {
-			msg = fmt.Sprintf("Request to %s endpoint %s failed: %s", verb, wr.EndpointID, wr.Failure)
+			msg = fmt.Sprintf("Request to %s %s failed: %s", verb, what, wr.Failure)
 		}
 		out = append(out, workRequestLogView{Message: msg, Timestamp: fmtTime(*wr.Finished)})
 	}
@@ -215,7 +227,7 @@ func (e *Emulator) listWorkRequests(r *http.Request, _ []string, _ []byte) (*res
 			}
 			return err
 		}
-		if err := e.eachEndpoint(tx, now, func(*endpointRecord) {}); err != nil { // settle
+		if err := e.settleAll(tx, now); err != nil {
 			return err
 		}
 		return tx.List(bucketWorkRequests, func(_ string, raw []byte) error {
@@ -223,7 +235,7 @@ func (e *Emulator) listWorkRequests(r *http.Request, _ []string, _ []byte) (*res
 			if err := json.Unmarshal(raw, &wr); err != nil {
 				return err
 			}
-			if wr.CompartmentID == compartment && matchParam(q, "workRequestId", wr.ID) && matchParam(q, "resourceId", wr.EndpointID) {
+			if wr.CompartmentID == compartment && matchParam(q, "workRequestId", wr.ID) && matchParam(q, "resourceId", wr.EntityID) {
 				items = append(items, wr.view(now))
 			}
 			return nil
@@ -248,7 +260,11 @@ func (e *Emulator) listWorkRequestErrors(r *http.Request, args []string, _ []byt
 		}
 		items = []workRequestErrorView{}
 		if wr.Failure != "" {
-			items = append(items, workRequestErrorView{Code: "DeploymentFailed", Message: wr.Failure, Timestamp: fmtTime(*wr.Finished)})
+			code := "DeploymentFailed"
+			if wr.OperationType == "CREATE_MODEL" {
+				code = "TrainingFailed"
+			}
+			items = append(items, workRequestErrorView{Code: code, Message: wr.Failure, Timestamp: fmtTime(*wr.Finished)})
 		}
 		return nil
 	})
@@ -279,97 +295,6 @@ func (e *Emulator) listWorkRequestLogs(r *http.Request, args []string, _ []byte)
 		name:    func(v workRequestLogView) string { return v.Message },
 		created: func(v workRequestLogView) string { return v.Timestamp },
 	})
-}
-
-func (e *Emulator) getModel(_ *http.Request, args []string, _ []byte) (*response, error) {
-	var m modelView
-	if err := getDoc(e.store, bucketModels, args[0], &m); err != nil {
-		return nil, err
-	}
-	return jsonResponse(http.StatusOK, m, map[string]string{"etag": etagOf(m)})
-}
-
-func (e *Emulator) listModels(r *http.Request, _ []string, _ []byte) (*response, error) {
-	q := r.URL.Query()
-	items, err := listDocs(e.store, q, bucketModels, func(m modelView) (modelView, bool) {
-		ok := m.CompartmentID == q.Get("compartmentId") && matchParam(q, "modelId", m.ID) &&
-			matchParam(q, "projectId", m.ProjectID) && matchParam(q, "displayName", m.DisplayName) &&
-			matchParam(q, "lifecycleState", m.LifecycleState)
-		m.TimeUpdated = "" // ModelSummary has no timeUpdated
-		return m, ok
-	})
-	if err != nil {
-		return nil, err
-	}
-	return listPage(q, items, sortKeys[modelView]{
-		name:    func(m modelView) string { return m.DisplayName },
-		created: func(m modelView) string { return m.TimeCreated },
-	})
-}
-
-func (e *Emulator) getProject(_ *http.Request, args []string, _ []byte) (*response, error) {
-	var p projectView
-	if err := getDoc(e.store, bucketProjects, args[0], &p); err != nil {
-		return nil, err
-	}
-	return jsonResponse(http.StatusOK, p, map[string]string{"etag": etagOf(p)})
-}
-
-func (e *Emulator) listProjects(r *http.Request, _ []string, _ []byte) (*response, error) {
-	q := r.URL.Query()
-	items, err := listDocs(e.store, q, bucketProjects, func(p projectView) (projectView, bool) {
-		return p, p.CompartmentID == q.Get("compartmentId") && matchParam(q, "projectId", p.ID) &&
-			matchParam(q, "displayName", p.DisplayName) && matchParam(q, "lifecycleState", p.LifecycleState)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return listPage(q, items, sortKeys[projectView]{
-		name:    func(p projectView) string { return p.DisplayName },
-		created: func(p projectView) string { return p.TimeCreated },
-	})
-}
-
-func getDoc(store *emulator.Store, bucket, id string, v any) error {
-	return store.View(func(tx emulator.Tx) error {
-		found, err := tx.Get(bucket, id, v)
-		if err == nil && !found {
-			err = errNotFound()
-		}
-		return err
-	})
-}
-
-// listDocs checks the required compartmentId, then returns the documents of
-// bucket that keep says to keep, as keep shapes them.
-func listDocs[T any](store *emulator.Store, q url.Values, bucket string, keep func(T) (T, bool)) ([]T, error) {
-	compartment := q.Get("compartmentId")
-	if compartment == "" {
-		return nil, errorf(http.StatusBadRequest, "MissingParameter", "compartmentId is required")
-	}
-	if s := q.Get("lifecycleState"); s != "" && !validState(s) {
-		return nil, errorf(http.StatusBadRequest, "InvalidParameter", "invalid lifecycleState %q", s)
-	}
-	var items []T
-	err := store.View(func(tx emulator.Tx) error {
-		if ok, err := compartmentExists(tx, compartment); err != nil || !ok {
-			if err == nil {
-				err = errNotFound()
-			}
-			return err
-		}
-		return tx.List(bucket, func(_ string, raw []byte) error {
-			var v T
-			if err := json.Unmarshal(raw, &v); err != nil {
-				return err
-			}
-			if v, ok := keep(v); ok {
-				items = append(items, v)
-			}
-			return nil
-		})
-	})
-	return items, err
 }
 
 // sortKeys are the two sort orders every list of this API offers.

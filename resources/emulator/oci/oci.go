@@ -68,6 +68,7 @@ type Emulator struct {
 
 	mu        sync.Mutex
 	delays    delays         // guarded by mu
+	training  training       // guarded by mu
 	seed      seedIDs        // guarded by mu; zero until Seed or a previous run seeded
 	endpoints *endpointCache // guarded by mu; nil until the first list
 	listed    *endpointList  // guarded by mu; nil until the first list
@@ -183,10 +184,12 @@ func (e *Emulator) routes() []route {
 		{[]string{"workRequests", "*"}, map[string]handler{http.MethodGet: e.getWorkRequest}},
 		{[]string{"workRequests", "*", "errors"}, map[string]handler{http.MethodGet: e.listWorkRequestErrors}},
 		{[]string{"workRequests", "*", "logs"}, map[string]handler{http.MethodGet: e.listWorkRequestLogs}},
-		{[]string{"models"}, map[string]handler{http.MethodGet: e.listModels}},
-		{[]string{"models", "*"}, map[string]handler{http.MethodGet: e.getModel}},
-		{[]string{"projects"}, map[string]handler{http.MethodGet: e.listProjects}},
-		{[]string{"projects", "*"}, map[string]handler{http.MethodGet: e.getProject}},
+		{[]string{"models"}, map[string]handler{http.MethodGet: e.listModels, http.MethodPost: e.createModel}},
+		{[]string{"models", "*"}, map[string]handler{http.MethodGet: e.getModel, http.MethodPut: e.updateModel, http.MethodDelete: e.deleteModel}},
+		{[]string{"models", "*", "actions", "changeCompartment"}, map[string]handler{http.MethodPost: e.changeModelCompartment}},
+		{[]string{"projects"}, map[string]handler{http.MethodGet: e.listProjects, http.MethodPost: e.createProject}},
+		{[]string{"projects", "*"}, map[string]handler{http.MethodGet: e.getProject, http.MethodPut: e.updateProject, http.MethodDelete: e.deleteProject}},
+		{[]string{"projects", "*", "actions", "changeCompartment"}, map[string]handler{http.MethodPost: e.changeProjectCompartment}},
 	}
 }
 

@@ -76,6 +76,11 @@ func (e *Emulator) seedRecords(tx emulator.Tx, ids seedIDs, now time.Time) error
 		}
 		return tx.Put(bucket, key, v)
 	}
+	for _, ns := range builtinTagNamespaces {
+		if _, err := putTagNamespace(tx, ns); err != nil {
+			return err
+		}
+	}
 	if err := putIfAbsent(bucketCompartments, ids.Compartment, compartmentRecord{ID: ids.Compartment, Name: "root", Root: true}); err != nil {
 		return err
 	}

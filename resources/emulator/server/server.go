@@ -65,6 +65,16 @@ type Settings struct {
 	// X-RateLimit-* headers). The settings read back give the limit in
 	// force: the start value for 0, -1 for no limit.
 	DatadogRateLimit int `json:"datadogRateLimit"`
+	// TrainingDelayMS is how long an OCI AI Language model trains (stays
+	// CREATING). 0, or leaving it out, means oci.DefaultTrainingDelay (1s;
+	// the real service takes minutes); a negative value means no delay
+	// (the next read finds it trained). The settings read back give the
+	// delay in force: 1000 for 0, -1 for none.
+	TrainingDelayMS int `json:"trainingDelayMs"`
+	// TrainingFailure, when set, makes every model training started from
+	// then on end FAILED, with this text as the model's lifecycleDetails
+	// and its work request's error.
+	TrainingFailure string `json:"trainingFailure"`
 }
 
 // Server is a running emulator.
@@ -143,6 +153,7 @@ func Start(opts Options) (*Server, error) {
 		s.ddRateLimit = -1
 	}
 	s.settings.DatadogRateLimit = s.ddRateLimit
+	s.settings.TrainingDelayMS = int(oci.DefaultTrainingDelay / time.Millisecond)
 	s.dd.SetRateLimit(s.ddRateLimit)
 	// The seed file comes after the built-in OCI and GCP data, which its
 	// objects may refer to, and before the built-in Datadog user, which
@@ -317,7 +328,7 @@ func (s *Server) handler() http.Handler {
 
 // Apply replaces the settings, and returns them as they are now in force:
 // with the default faultStatuses when none are given, and datadogRateLimit
-// resolved (see Settings).
+// and trainingDelayMs resolved (see Settings).
 func (s *Server) Apply(in Settings) Settings {
 	if len(in.FaultStatuses) == 0 {
 		in.FaultStatuses = []int{429, 500, 503, 0}
@@ -328,9 +339,18 @@ func (s *Server) Apply(in Settings) Settings {
 	case in.DatadogRateLimit < 0:
 		in.DatadogRateLimit = -1
 	}
+	training := time.Duration(in.TrainingDelayMS) * time.Millisecond
+	switch {
+	case in.TrainingDelayMS == 0:
+		training = oci.DefaultTrainingDelay
+		in.TrainingDelayMS = int(training / time.Millisecond)
+	case in.TrainingDelayMS < 0:
+		training, in.TrainingDelayMS = 0, -1
+	}
 	s.mu.Lock()
 	s.settings = in
 	s.mu.Unlock()
+	s.oci.SetTraining(training, in.TrainingFailure)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	s.oci.SetDelays(ms(in.CreateDelayMS), ms(in.UpdateDelayMS), ms(in.DeleteDelayMS))
 	s.dd.SetRateLimit(in.DatadogRateLimit)

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oracle/oci-go-sdk/v65/ailanguage"
+	"github.com/oracle/oci-go-sdk/v65/common"
+
 	"reconcile/resources/emulator/server"
 )
 
@@ -264,4 +267,43 @@ func putSettings(t *testing.T, srv *server.Server, body string) server.Settings 
 		t.Fatalf("PUT settings %s: %d %v", body, resp.StatusCode, err)
 	}
 	return s
+}
+
+// TestTrainingSettings: a model trains for trainingDelayMs (1000 by
+// default, none when negative), and trainingFailure makes the trainings
+// started afterwards fail with that text, seen through the real API.
+func TestTrainingSettings(t *testing.T) {
+	t.Parallel()
+	srv := start(t, t.TempDir())
+	if got := settingsOf(t, srv); got.TrainingDelayMS != 1000 || got.TrainingFailure != "" {
+		t.Errorf("default training settings = %d %q, want 1000 and no failure", got.TrainingDelayMS, got.TrainingFailure)
+	}
+	if got := putSettings(t, srv, `{"trainingDelayMs": -1, "trainingFailure": "Training failed: no labels"}`); got.TrainingDelayMS != -1 || got.TrainingFailure != "Training failed: no labels" {
+		t.Errorf("PUT training settings answers %d %q", got.TrainingDelayMS, got.TrainingFailure)
+	}
+	c, err := ailanguage.NewAIServiceLanguageClientWithConfigurationProvider(common.NewRawConfigurationProvider(
+		srv.Creds.OCITenancy, srv.Creds.OCIUser, srv.Creds.OCIRegion, srv.Creds.OCIFingerprint, srv.Creds.OCIPrivateKey, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Host = srv.URL
+	comp := server.Tenancy
+	list, err := c.ListProjects(t.Context(), ailanguage.ListProjectsRequest{CompartmentId: &comp})
+	if err != nil || len(list.Items) == 0 {
+		t.Fatalf("ListProjects = %v, %v", list.Items, err)
+	}
+	m, err := c.CreateModel(t.Context(), ailanguage.CreateModelRequest{CreateModelDetails: ailanguage.CreateModelDetails{
+		CompartmentId: &comp, ProjectId: list.Items[0].Id, ModelDetails: ailanguage.TextClassificationModelDetails{},
+		TrainingDataset: ailanguage.DataScienceLabelingDataset{DatasetId: common.String("ocid1.datalabelingdataset.oc1.iad.x")},
+	}})
+	if err != nil {
+		t.Fatalf("CreateModel: %v", err)
+	}
+	got, err := c.GetModel(t.Context(), ailanguage.GetModelRequest{ModelId: m.Id})
+	if err != nil || got.LifecycleState != ailanguage.ModelLifecycleStateFailed || *got.LifecycleDetails != "Training failed: no labels" {
+		t.Errorf("model after a failing training without delay = %s %v, %v", got.LifecycleState, got.LifecycleDetails, err)
+	}
+	if got := putSettings(t, srv, `{}`); got.TrainingDelayMS != 1000 || got.TrainingFailure != "" {
+		t.Errorf("PUT {} answers training settings %d %q, want the defaults", got.TrainingDelayMS, got.TrainingFailure)
+	}
 }

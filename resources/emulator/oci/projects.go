@@ -1,0 +1,288 @@
+package oci
+
+import (
+	"net/http"
+	"time"
+
+	"reconcile/resources/emulator"
+)
+
+// projectView is the Project and ProjectSummary JSON.
+type projectView struct {
+	ID               string                    `json:"id"`
+	DisplayName      string                    `json:"displayName"`
+	CompartmentID    string                    `json:"compartmentId"`
+	TimeCreated      string                    `json:"timeCreated"`
+	LifecycleState   string                    `json:"lifecycleState"`
+	Description      *string                   `json:"description,omitempty"`
+	TimeUpdated      string                    `json:"timeUpdated,omitempty"`
+	LifecycleDetails *string                   `json:"lifecycleDetails,omitempty"`
+	FreeformTags     map[string]string         `json:"freeformTags"`
+	DefinedTags      map[string]map[string]any `json:"definedTags"`
+	SystemTags       map[string]map[string]any `json:"systemTags"`
+}
+
+// projectRecord is what the store holds per project: the view as of the
+// last settled transition, and the transition in progress.
+type projectRecord struct {
+	projectView
+	lifecycle
+}
+
+func (r *projectRecord) life() *lifecycle { return &r.lifecycle }
+func (r *projectRecord) fields() fields {
+	v := &r.projectView
+	return fields{id: &v.ID, compartment: &v.CompartmentID, state: &v.LifecycleState, updated: &v.TimeUpdated, details: &v.LifecycleDetails, definedTags: &v.DefinedTags}
+}
+
+var projectKind = kind[projectRecord, *projectRecord]{bucket: bucketProjects, entity: entityProject}
+
+// loadProject reads and settles a project.
+func (e *Emulator) loadProject(tx emulator.Tx, id string, now time.Time) (*projectRecord, error) {
+	return projectKind.load(tx, id, now)
+}
+
+// commonDetails are the fields of the create and update bodies of projects
+// and models (CreateProjectDetails and UpdateProjectDetails are no more).
+type commonDetails struct {
+	CompartmentID *string                   `json:"compartmentId"`
+	DisplayName   *string                   `json:"displayName"`
+	Description   *string                   `json:"description"`
+	FreeformTags  map[string]string         `json:"freeformTags"`
+	DefinedTags   map[string]map[string]any `json:"definedTags"`
+}
+
+// check refuses what the API refuses of the common fields: an empty or
+// long displayName, a long description.
+func (d *commonDetails) check() error {
+	if d.DisplayName != nil && (*d.DisplayName == "" || len(*d.DisplayName) > 255) {
+		return errorf(http.StatusBadRequest, "InvalidParameter", "displayName must be 1 to 255 characters long")
+	}
+	if d.Description != nil && len(*d.Description) > 400 {
+		return errorf(http.StatusBadRequest, "InvalidParameter", "description must be at most 400 characters long")
+	}
+	return nil
+}
+
+// applyUpdate applies an update body's common fields to the object's view.
+func (d *commonDetails) applyUpdate(description **string, displayName *string, freeform *map[string]string, defined *map[string]map[string]any) {
+	if d.DisplayName != nil {
+		*displayName = *d.DisplayName
+	}
+	if d.Description != nil {
+		*description = d.Description
+	}
+	if d.FreeformTags != nil {
+		*freeform = d.FreeformTags
+	}
+	if d.DefinedTags != nil {
+		*defined = keepTagDefaults(d.DefinedTags, *defined)
+	}
+}
+
+func (e *Emulator) createProject(r *http.Request, _ []string, body []byte) (*response, error) {
+	var d commonDetails
+	if err := decodeBody(body, &d); err != nil {
+		return nil, err
+	}
+	if d.CompartmentID == nil || *d.CompartmentID == "" {
+		return nil, errorf(http.StatusBadRequest, "MissingParameter", "compartmentId is required")
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	token, err := requestRetryToken(r)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	delay := e.getDelays().create
+	var resp *response
+	err = e.store.Update(func(tx emulator.Tx) error {
+		if replay, err := e.replay(tx, token, r, body, now); replay != nil || err != nil {
+			resp = replay
+			return err
+		}
+		if err := checkCompartment(tx, *d.CompartmentID); err != nil {
+			return err
+		}
+		if err := checkDefinedTags(tx, d.DefinedTags); err != nil {
+			return err
+		}
+		rec := &projectRecord{projectView: projectView{
+			ID: e.newOCID("ailanguageproject"), CompartmentID: *d.CompartmentID, TimeCreated: fmtTime(now),
+			DisplayName: "ailanguageproject" + now.Format("20060102150405"), Description: d.Description,
+			FreeformTags: tagsOrEmpty(d.FreeformTags), DefinedTags: withTagDefaults(d.DefinedTags, e.creds.OCIUser, now),
+			SystemTags: systemTagsOfNew(),
+		}}
+		if d.DisplayName != nil {
+			rec.DisplayName = *d.DisplayName
+		}
+		wr, err := e.start(tx, bucketProjects, entityProject, rec, stateCreating, opCreate, "CREATE_PROJECT", now, delay, "")
+		if err != nil {
+			return err
+		}
+		resp, err = jsonResponse(http.StatusOK, rec.projectView, map[string]string{
+			"etag": etagOf(rec.projectView), "opc-work-request-id": wr,
+		})
+		if err != nil {
+			return err
+		}
+		return e.remember(tx, token, r, body, rec.ID, resp, now)
+	})
+	return resp, err
+}
+
+func (e *Emulator) getProject(_ *http.Request, args []string, _ []byte) (*response, error) {
+	now := e.now().UTC()
+	var resp *response
+	err := e.store.Update(func(tx emulator.Tx) error {
+		rec, err := projectKind.load(tx, args[0], now)
+		if err != nil {
+			return err
+		}
+		resp, err = jsonResponse(http.StatusOK, rec.projectView, map[string]string{"etag": etagOf(rec.projectView)})
+		return err
+	})
+	return resp, err
+}
+
+func (e *Emulator) listProjects(r *http.Request, _ []string, _ []byte) (*response, error) {
+	q := r.URL.Query()
+	items, err := listObjects(e, q, projectKind, func(rec *projectRecord) (projectView, bool) {
+		p := rec.projectView
+		return p, matchParam(q, "projectId", p.ID) && matchParam(q, "displayName", p.DisplayName)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return listPage(q, items, sortKeys[projectView]{
+		name:    func(p projectView) string { return p.DisplayName },
+		created: func(p projectView) string { return p.TimeCreated },
+	})
+}
+
+func (e *Emulator) updateProject(r *http.Request, args []string, body []byte) (*response, error) {
+	var d commonDetails
+	if err := decodeBody(body, &d); err != nil {
+		return nil, err
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	delay := e.getDelays().update
+	var resp *response
+	err := e.store.Update(func(tx emulator.Tx) error {
+		rec, err := projectKind.mutable(tx, r, args[0], now, func(p *projectRecord) any { return p.projectView })
+		if err != nil {
+			return err
+		}
+		if err := projectKind.busy(rec); err != nil {
+			return err
+		}
+		if err := checkDefinedTags(tx, d.DefinedTags); err != nil {
+			return err
+		}
+		v := &rec.projectView
+		d.applyUpdate(&v.Description, &v.DisplayName, &v.FreeformTags, &v.DefinedTags)
+		wr, err := e.start(tx, bucketProjects, entityProject, rec, stateUpdating, opUpdate, "UPDATE_PROJECT", now, delay, "")
+		if err != nil {
+			return err
+		}
+		resp = &response{status: http.StatusAccepted, header: map[string]string{"opc-work-request-id": wr}}
+		return nil
+	})
+	return resp, err
+}
+
+func (e *Emulator) deleteProject(r *http.Request, args []string, _ []byte) (*response, error) {
+	now := e.now().UTC()
+	delay := e.getDelays().delete
+	var resp *response
+	err := e.store.Update(func(tx emulator.Tx) error {
+		rec, err := projectKind.mutable(tx, r, args[0], now, func(p *projectRecord) any { return p.projectView })
+		if err != nil {
+			return err
+		}
+		switch rec.LifecycleState {
+		case stateDeleting:
+			resp = &response{status: http.StatusAccepted, header: map[string]string{"opc-work-request-id": rec.Pending.WorkRequestID}}
+			return nil
+		case stateCreating, stateUpdating:
+			return projectKind.busy(rec)
+		}
+		wr, err := e.start(tx, bucketProjects, entityProject, rec, stateDeleting, opDelete, "DELETE_PROJECT", now, delay, "")
+		if err != nil {
+			return err
+		}
+		resp = &response{status: http.StatusAccepted, header: map[string]string{"opc-work-request-id": wr}}
+		return nil
+	})
+	return resp, err
+}
+
+func (e *Emulator) changeProjectCompartment(r *http.Request, args []string, body []byte) (*response, error) {
+	return e.changeCompartment(r, body, func(tx emulator.Tx, now time.Time) (object, error) {
+		rec, err := projectKind.mutable(tx, r, args[0], now, func(p *projectRecord) any { return p.projectView })
+		if err == nil {
+			err = projectKind.busy(rec)
+		}
+		return rec, err
+	}, bucketProjects, entityProject)
+}
+
+// changeCompartment moves the object load finds to the compartment of the
+// body: 200 with no body and no work request, the object UPDATING for the
+// update delay, as the endpoint's change of compartment.
+func (e *Emulator) changeCompartment(r *http.Request, body []byte, load func(emulator.Tx, time.Time) (object, error), bucket, entity string) (*response, error) {
+	var d struct {
+		CompartmentID *string `json:"compartmentId"`
+	}
+	if err := decodeBody(body, &d); err != nil {
+		return nil, err
+	}
+	if d.CompartmentID == nil || *d.CompartmentID == "" {
+		return nil, errorf(http.StatusBadRequest, "MissingParameter", "compartmentId is required")
+	}
+	token, err := requestRetryToken(r)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	delay := e.getDelays().update
+	var resp *response
+	err = e.store.Update(func(tx emulator.Tx) error {
+		if replay, err := e.replay(tx, token, r, body, now); replay != nil || err != nil {
+			resp = replay
+			return err
+		}
+		rec, err := load(tx, now)
+		if err != nil {
+			return err
+		}
+		if err := checkCompartment(tx, *d.CompartmentID); err != nil {
+			return err
+		}
+		c := rec.fields()
+		if *c.compartment != *d.CompartmentID {
+			*c.compartment = *d.CompartmentID
+			if _, err := e.start(tx, bucket, entity, rec, stateUpdating, opMove, "", now, delay, ""); err != nil {
+				return err
+			}
+		}
+		resp = &response{status: http.StatusOK}
+		return e.remember(tx, token, r, body, *c.id, resp, now)
+	})
+	return resp, err
+}
+
+// checkCompartment refuses a reference to a compartment that does not
+// exist: 400 RelatedResourceNotAuthorizedOrNotFound.
+func checkCompartment(tx emulator.Tx, id string) error {
+	ok, err := compartmentExists(tx, id)
+	if err == nil && !ok {
+		err = errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "compartment %s was not found or you are not authorized to use it", id)
+	}
+	return err
+}
