@@ -30,8 +30,10 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# The end-to-end package alone runs for about ten minutes on a loaded
+# 2-core machine, past go test's default timeout.
 race:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # The emulator driven by the vendors' official Go SDKs (oci-go-sdk,
 # google.golang.org/api, datadog-api-client-go). Built once, without -race:
