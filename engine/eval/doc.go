@@ -10,7 +10,9 @@
 // and drift call a lookup function (in clear, through the registry), and
 // Invoker makes an Invoke hook of it. A problem is an *Error at the
 // position of the expression (Errorf); a value over 16 MiB as JSON is one,
-// and fn::readFile reads only regular files inside the project directory.
+// and the file functions (fn::readFile, fn::filebase64,
+// fn::filebase64sha256) read only regular files inside the project
+// directory, of a bounded size.
 //
 // Unknown (value.Unknown, known only after apply) propagates: a reference
 // that reads into an Unknown, an interpolation with an Unknown part, an

@@ -1,7 +1,10 @@
 package eval
 
 import (
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,6 +22,8 @@ import (
 	"reconcile/engine/value"
 	"reconcile/internal/boundedfile"
 	"reconcile/schemas"
+
+	"github.com/rivo/uniseg"
 )
 
 // Error is a problem found while evaluating an expression, at a position.
@@ -429,21 +434,61 @@ func (ev *Evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 		}
 		return string(b), nil
 	case "readFile":
-		return ev.readFile(c, arg)
+		b, err := ev.readFile(c, arg)
+		return string(b), err
+	case "filebase64":
+		b, err := ev.readFile(c, arg)
+		return base64.StdEncoding.EncodeToString(b), err
+	case "filebase64sha256":
+		b, err := ev.readFile(c, arg)
+		sum := sha256.Sum256(b)
+		return base64.StdEncoding.EncodeToString(sum[:]), err
+	case "sha1":
+		s, ok := arg.(string)
+		if !ok {
+			return nil, Errorf(c.P, "fn::sha1 takes a string, got %s", value.Describe(arg))
+		}
+		sum := sha1.Sum([]byte(s))
+		return hex.EncodeToString(sum[:]), nil
+	case "length":
+		// Pulumi counts the characters of a string as a reader sees them:
+		// grapheme clusters, not bytes nor code points.
+		switch x := arg.(type) {
+		case []any:
+			return int64(len(x)), nil
+		case map[string]any:
+			return int64(len(x)), nil
+		case string:
+			return int64(uniseg.GraphemeClusterCount(x)), nil
+		}
+		return nil, Errorf(c.P, "fn::length takes a list, a mapping or a string, got %s", value.Describe(arg))
+	case "singleOrNone":
+		l, ok := arg.([]any)
+		switch {
+		case !ok:
+			return nil, Errorf(c.P, "fn::singleOrNone takes a list, got %s", value.Describe(arg))
+		case len(l) > 1:
+			return nil, Errorf(c.P, "fn::singleOrNone takes a list of 0 or 1 items, got %d", len(l))
+		case len(l) == 1:
+			return l[0], nil
+		}
+		return nil, nil
 	}
 	return nil, Errorf(c.P, "unknown function fn::%s", c.Name)
 }
 
-func (ev *Evaluator) readFile(c *specs.Call, arg any) (any, error) {
+// readFile reads the file whose path is the argument of c, a file
+// function, under the rules of readProjectFile.
+func (ev *Evaluator) readFile(c *specs.Call, arg any) ([]byte, error) {
 	p, ok := arg.(string)
 	if !ok {
-		return nil, Errorf(c.P, "fn::readFile takes a path, got %s", value.Describe(arg))
+		return nil, Errorf(c.P, "fn::%s takes a path, got %s", c.Name, value.Describe(arg))
 	}
 	b, err := readProjectFile(ev.Spec.Dir, p)
 	if err != nil {
-		return nil, Errorf(c.P, "fn::readFile %q: %v", p, err)
+		return nil, Errorf(c.P, "fn::%s %q: %v", c.Name, p, err)
 	}
-	return string(b), nil
+	return b, nil
 }
 
 // readProjectFile reads the regular file at path, relative to the project

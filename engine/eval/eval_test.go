@@ -2,8 +2,10 @@ package eval_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,5 +158,114 @@ func TestEvalSizeBound(t *testing.T) {
 	_, err := e.variable(t, names...)
 	if err == nil || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("v26: err = %v; want the size limit", err)
+	}
+}
+
+// The built-ins of Pulumi YAML beyond the first ones, with the values its
+// conformance programs (l1-builtin-file, -list, -string, -sha1) expect.
+func TestEvalBuiltins(t *testing.T) {
+	s := load(t, `
+config:
+  aList:
+    type: List<String>
+    default: [a, b, c]
+  token:
+    type: string
+    secret: true
+    default: hunter2-hunter2
+variables:
+  fileContent:
+    fn::readFile: testfile.txt
+  fileB64:
+    fn::filebase64: testfile.txt
+  fileSha:
+    fn::filebase64sha256: testfile.txt
+  nestedB64:
+    fn::filebase64: data/nested.bin
+  hash:
+    fn::sha1: abc
+  listLength:
+    fn::length: ${aList}
+  mapLength:
+    fn::length: {a: 1, b: 2}
+  # "é" written as e and a combining accent, and a family emoji joined
+  # by zero-width joiners: one character each to a reader.
+  stringLength:
+    fn::length: "e\u0301\U0001F468\u200D\U0001F469\u200D\U0001F467x"
+  none:
+    fn::singleOrNone: []
+  single:
+    fn::singleOrNone: [only]
+  two:
+    fn::singleOrNone: ${aList}
+  secretLength:
+    fn::length: ${token}
+  secretHash:
+    fn::sha1: ${token}
+  later:
+    fn::length: ${ep.freeformTags}
+resources:
+  ep:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartmentId: c
+      modelId: m
+`, map[string]string{"testfile.txt": "The quick brown fox jumps over the lazy dog", "data/nested.bin": "\x00\xff"})
+	e := newEnv(s, map[string]any{"ep": map[string]any{"freeformTags": value.Unknown{}}})
+	for _, c := range []struct {
+		name string
+		want any
+	}{
+		{"fileContent", "The quick brown fox jumps over the lazy dog"},
+		{"fileB64", "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=="},
+		{"fileSha", "16j7swfXgJRpypq8sAguT41WUeRtPNt2LQLQvzfJ5ZI="},
+		{"nestedB64", "AP8="},
+		{"hash", "a9993e364706816aba3e25717850c26c9cd0d89d"},
+		{"listLength", int64(3)},
+		{"mapLength", int64(2)},
+		{"stringLength", int64(3)},
+		{"none", nil},
+		{"single", "only"},
+		{"secretLength", value.Secret{Value: int64(15)}},
+		{"secretHash", value.Secret{Value: "ddf177405687b93ebc8ca2791ed4d3bcc6c94232"}},
+		{"later", value.Unknown{}},
+	} {
+		got, err := e.variable(t, c.name)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s = %#v, %v; want %#v", c.name, got, err, c.want)
+		}
+	}
+	_, err := e.variable(t, "two")
+	var ee *eval.Error
+	if !errors.As(err, &ee) || ee.Pos.Line != 34 || !strings.Contains(ee.Msg, "fn::singleOrNone takes a list of 0 or 1 items, got 3") {
+		t.Errorf("two: %v; want an error at line 34 saying the list has 3 items", err)
+	}
+}
+
+// Every function that reads a file reads one inside the project directory
+// only, whatever the path.
+func TestEvalFileFunctionsStayInProject(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []string{"readFile", "filebase64", "filebase64sha256"} {
+		for path, want := range map[string]string{
+			"../secret.txt":                      "leaves the project directory",
+			filepath.Join(outside, "secret.txt"): "must be inside the project directory",
+			"link/secret.txt":                    "symbolic link leads out of the project directory",
+			"missing.txt":                        "no such file",
+			"dir":                                "not a regular file",
+		} {
+			s := load(t, fmt.Sprintf("variables:\n  v:\n    fn::%s: %q\n", fn, path), map[string]string{"dir/x": "x"})
+			if err := os.Symlink(outside, filepath.Join(s.Dir, "link")); err != nil {
+				t.Fatal(err)
+			}
+			_, err := newEnv(s, nil).variable(t, "v")
+			var ee *eval.Error
+			if !errors.As(err, &ee) || ee.Pos.Line != 3 || !strings.Contains(ee.Msg, want) || strings.Contains(ee.Msg, "s3cret") {
+				t.Errorf("fn::%s %q: %v; want an error at line 3 containing %q", fn, path, err, want)
+			}
+		}
 	}
 }

@@ -41,7 +41,10 @@
 // is a call: fn::invoke (or its shorthand fn::pkg:module:name) is an
 // Invoke of a function of the schemas, with arguments and an optional
 // return field; fn::join, split, select, toJSON, toBase64, fromBase64,
-// secret, unsecret and readFile are a Call with its one argument.
+// secret, unsecret, length, singleOrNone, sha1, readFile, filebase64 and
+// filebase64sha256 are a Call with its one argument, whose shape is
+// checked when it is a literal. Pulumi's asset and archive functions and
+// fn::stackReference are refused: nothing here takes what they make.
 //
 // Every Expr has a Pos (diag.Pos, printed FILE:LINE:COL), entries have the
 // KeyPos of their key, and declarations the Pos of their name. Inside a
