@@ -68,11 +68,11 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *plan.Ch
 // prepareResource evaluates the inputs and options of r now that its
 // dependencies are applied, and checks them against what the plan showed.
 func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *plan.Change) (*resourceOp, error) {
-	val, err := a.evaluator(ctx).Eval(r.Properties)
+	val, err := a.evaluator(ctx).Inputs(r)
 	if err != nil {
 		return nil, a.fail(r.Name, r.Pos, err)
 	}
-	desired := r.Schema.ApplyDefaults(val.(map[string]any))
+	desired := r.Schema.ApplyDefaults(val)
 	a.noteSecrets(r.Name, desired)
 	if value.ContainsUnknown(desired) {
 		return nil, a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))

@@ -309,7 +309,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 // validateValues checks evaluated inputs against the schema and reports
 // violations at the positions of the expressions. It reports whether any
 // was found.
-func (p *planner) validateValues(token string, obj *specs.Object, vals map[string]any, what func() string) bool {
+func (p *planner) validateValues(token string, obj specs.Expr, vals map[string]any, what func() string) bool {
 	s, ok := schemas.Lookup(token)
 	if !ok {
 		return false
@@ -399,14 +399,13 @@ func (p *planner) readGet(ctx context.Context, r *specs.Resource, sid string) (m
 // specs with its record (refreshed from the cloud when asked).
 func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	ev := p.evaluator()
-	val, err := ev.Eval(r.Properties)
+	// The value is the evaluator's new map, ours to fill.
+	desired, err := ev.Inputs(r)
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
-	// The value is the evaluator's new map, ours to fill.
-	desired := val.(map[string]any)
 	r.Schema.FillDefaults(desired)
-	if p.validateValues(r.Type, r.Properties, desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
+	if p.validateValues(r.Type, r.Inputs(), desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
 		return errReported
 	}
 	desired = eval.Normalize(p.reg, r.Type, desired)

@@ -26,6 +26,11 @@ func (l *loader) check() {
 			l.checkInvokes(r.Properties)
 			l.validateStatic(r.Schema, r.Properties, fmt.Sprintf("%s %q", r.Type, r.Name))
 		}
+		if r.PropertiesExpr != nil {
+			// Validated against the schema once evaluated.
+			l.checkRefs(r.PropertiesExpr, name)
+			l.checkInvokes(r.PropertiesExpr)
+		}
 		if r.Get != nil {
 			if r.Get.ID != nil {
 				l.checkRefs(r.Get.ID, name)
@@ -199,7 +204,7 @@ func Violations(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[str
 }
 
 // diagnose turns violations of s into diagnostics; see Violations.
-func diagnose(s *schemas.Schema, obj *Object, vs []schemas.Violation, dyn map[string]bool, what string) diag.Diagnostics {
+func diagnose(s *schemas.Schema, obj Expr, vs []schemas.Violation, dyn map[string]bool, what string) diag.Diagnostics {
 	var out diag.Diagnostics
 	// A misspelt field is reported as unknown; the required field it was
 	// meant to be is then not reported missing as well.

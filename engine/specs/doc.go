@@ -23,8 +23,9 @@
 //     records it in state (kind.Lookup). An fn::invoke anywhere else is
 //     only evaluated.
 //   - resources (Resource): a Type from the schemas, Properties keyed by
-//     canonical lowerCamelCase field names (snake_case is accepted), and
-//     Options. A resource with a get block (GetSpec) is read by id and
+//     canonical lowerCamelCase field names (snake_case is accepted), or
+//     PropertiesExpr, one expression that gives the object of the inputs
+//     (validated once evaluated), and Options. A resource with a get block (GetSpec) is read by id and
 //     never managed (IsGet, kind.Get).
 //   - outputs (Output): an expression, evaluated once everything else is.
 //

@@ -66,7 +66,7 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 		return nil
 	}
 	r.Type, r.Schema = s.Token, s
-	if propsNode != nil && getNode != nil {
+	if propsNode != nil && getNode != nil && !(propsNode.Kind == yaml.ScalarNode && propsNode.Tag == "!!null") {
 		l.errorf(l.pos(getKey), "resource %q has both properties and get", r.Name).Detail = "get reads an existing resource and never manages it; remove one of them"
 	}
 	if propsNode != nil {
@@ -76,14 +76,18 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			r.Properties = e
 		case *badExpr:
 			incomplete = true // reported; not known to be missing either
+		case *Ref, *Call, *Invoke:
+			// One expression that gives the object of the inputs, as
+			// Pulumi allows: checked when it is evaluated.
+			r.PropertiesExpr = e
 		default:
 			if !(propsNode.Kind == yaml.ScalarNode && propsNode.Tag == "!!null") {
-				l.errorf(l.pos(propsNode), "properties of %q must be a mapping, got %s", r.Name, notMapping(propsNode))
+				l.errorf(l.pos(propsNode), "properties of %q must be a mapping, or an expression such as ${name} that gives one; got %s", r.Name, kindName(propsNode))
 				incomplete = true
 			}
 		}
 	}
-	if r.Properties == nil && getNode == nil && !incomplete {
+	if r.Properties == nil && r.PropertiesExpr == nil && getNode == nil && !incomplete {
 		// With a misspelt key (such as "propertes") the properties are
 		// not known to be missing: they are left unchecked.
 		r.Properties = &Object{P: r.Pos}

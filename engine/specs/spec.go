@@ -66,10 +66,27 @@ type Resource struct {
 	TypePos diag.Pos
 	Schema  *schemas.Schema
 	// Properties holds the inputs, keyed by canonical field names. Nil for
-	// a resource read with get.
+	// a resource read with get, and when the inputs are given as one
+	// expression (PropertiesExpr).
 	Properties *Object
-	Get        *GetSpec
-	Options    Options
+	// PropertiesExpr is the inputs given as one expression, such as
+	// properties: ${inputs} or properties: {fn::secret: {...}}, which must
+	// give an object; nil when they are given as a mapping.
+	PropertiesExpr Expr
+	Get            *GetSpec
+	Options        Options
+}
+
+// Inputs is the expression giving the resource's inputs: the Properties
+// mapping, or PropertiesExpr; nil for a resource read with get.
+func (r *Resource) Inputs() Expr {
+	switch {
+	case r.PropertiesExpr != nil:
+		return r.PropertiesExpr
+	case r.Properties != nil:
+		return r.Properties
+	}
+	return nil
 }
 
 // GetSpec reads an existing resource by id.
