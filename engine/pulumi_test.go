@@ -95,4 +95,3 @@ func TestPropertiesExpressionChecked(t *testing.T) {
 		}
 	}
 }
-
