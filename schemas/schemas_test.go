@@ -395,7 +395,7 @@ func TestDocumentParsed(t *testing.T) {
 		"replaceOnChanges":        "array ",
 		"import":                  "string ",
 		"customTimeouts":          "object ",
-		"parent":                  "string expression,ignored",
+		"parent":                  "string expression",
 		"provider":                "string expression,ignored",
 		"providers":               " expression,ignored",
 		"version":                 "string ignored",
@@ -504,5 +504,31 @@ func TestField(t *testing.T) {
 	var nilProp *Prop
 	if _, ok := nilProp.Field("x"); ok {
 		t.Errorf("Field on a nil Prop found a field")
+	}
+}
+
+// Each type's Pulumi token is the one its Pulumi provider registers it
+// under, one of the tokens reconcile accepts for it.
+func TestPulumiToken(t *testing.T) {
+	for token, want := range map[string]string{
+		"oci:AiLanguage:Endpoint":          "oci:AiLanguage/endpoint:Endpoint",
+		"datadog:RestrictionPolicy":        "datadog:index/restrictionPolicy:RestrictionPolicy",
+		"gcp:endpoints:ServiceIamPolicy":   "gcp:endpoints/serviceIamPolicy:ServiceIamPolicy",
+		"gcp:endpoints:ConsumersIamMember": "gcp:endpoints/consumersIamMember:ConsumersIamMember",
+		"datadog:getCurrentUser":           "datadog:index/getCurrentUser:getCurrentUser",
+	} {
+		s, ok := Lookup(token)
+		if !ok {
+			t.Fatalf("Lookup(%q) found nothing", token)
+		}
+		if got := s.PulumiToken(); got != want {
+			t.Errorf("PulumiToken of %s = %q, want %q", token, got, want)
+		}
+	}
+	for _, token := range Tokens() {
+		s, _ := Lookup(token)
+		if pt := s.PulumiToken(); pt != s.Token && !slices.Contains(s.Aliases, pt) {
+			t.Errorf("PulumiToken of %s = %q, which is not a token it accepts (%v)", token, pt, s.Aliases)
+		}
 	}
 }

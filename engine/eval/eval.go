@@ -240,12 +240,17 @@ func (ev *Evaluator) ref(r *specs.Ref) (any, error) {
 	if r.Root == specs.BuiltinRoot {
 		return ev.builtin(r)
 	}
-	v, ok := ev.Env.Lookup(r.Root)
-	if !ok {
+	path := r.Path
+	var v any
+	if res, ok := ev.Spec.Resources[r.Root]; ok && len(path) > 0 && !path[0].IsIndex && path[0].Key == specs.URNField && res.Schema.Root.Properties[specs.URNField] == nil {
+		// A resource's URN is known from the specs alone, before the
+		// resource exists.
+		v, path = ev.Spec.URN(r.Root), path[1:]
+	} else if v, ok = ev.Env.Lookup(r.Root); !ok {
 		return nil, Errorf(r.P, "%s has no value", r)
 	}
 	secret := false
-	for i, acc := range r.Path {
+	for i, acc := range path {
 		var s bool
 		v, s = value.Unwrap(v)
 		secret = secret || s
@@ -324,6 +329,19 @@ func (ev *Evaluator) builtin(r *specs.Ref) (any, error) {
 }
 
 func (ev *Evaluator) call(c *specs.Call) (any, error) {
+	if c.Name == "pulumiResourceName" || c.Name == "pulumiResourceType" {
+		// Known from the specs alone: the loader checked that the
+		// argument names a resource.
+		ref, _ := c.Arg.(*specs.Ref)
+		if ref == nil || ev.Spec.Resources[ref.Root] == nil {
+			return nil, Errorf(c.P, "fn::%s takes a resource, such as ${name}", c.Name)
+		}
+		r := ev.Spec.Resources[ref.Root]
+		if c.Name == "pulumiResourceName" {
+			return r.LogicalName, nil
+		}
+		return r.Schema.PulumiToken(), nil
+	}
 	arg, err := ev.Eval(c.Arg)
 	if err != nil {
 		return nil, err

@@ -269,3 +269,43 @@ func TestEvalFileFunctionsStayInProject(t *testing.T) {
 		}
 	}
 }
+
+// ${res.urn} is known from the specs alone, while the resource's id and
+// outputs are not yet; so are fn::pulumiResourceName and
+// fn::pulumiResourceType.
+func TestEvalURN(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders")
+	s, diags := specs.LoadWith(dir, []specs.Source{{Name: "main.yaml", Data: []byte(`
+variables:
+  urn: ${ep.urn}
+  text: "urn=${ep.urn}"
+  name:
+    fn::pulumiResourceName: ${ep}
+  type:
+    fn::pulumiResourceType: ${ep}
+  id: ${ep.id}
+resources:
+  ep:
+    type: oci:AiLanguage:Endpoint
+    name: sentiment-prod
+    properties:
+      compartmentId: c
+      modelId: m
+`)}}, nil, specs.LoadOptions{Stack: "prod"})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	e := newEnv(s, map[string]any{"ep": map[string]any{"id": value.Unknown{}}})
+	const urn = "urn:pulumi:prod::orders::oci:AiLanguage/endpoint:Endpoint::sentiment-prod"
+	for name, want := range map[string]any{
+		"urn":  urn,
+		"text": "urn=" + urn,
+		"name": "sentiment-prod",
+		"type": "oci:AiLanguage/endpoint:Endpoint",
+		"id":   value.Unknown{},
+	} {
+		if got, err := e.variable(t, name); err != nil || got != want {
+			t.Errorf("%s = %#v, %v; want %#v", name, got, err, want)
+		}
+	}
+}

@@ -49,6 +49,11 @@ func (l *loader) check() {
 				l.checkRefs(e, name)
 			}
 		}
+		if pr := r.Options.Parent; pr != nil && l.checkRef(pr, name) && !l.broken[pr.Root] {
+			if _, ok := s.Resources[pr.Root]; !ok {
+				l.errorf(pr.P, "parent %s must name a resource; %q is not one", pr, pr.Root)
+			}
+		}
 		for _, d := range r.Options.DependsOn {
 			if l.checkRef(d, name) && !l.broken[d.Root] {
 				if _, ok := s.Resources[d.Root]; !ok {
@@ -140,6 +145,9 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 		r.Path[0].Key = canon
 		return true
 	}
+	if isRes && key == URNField {
+		return true
+	}
 	fields := fs.Outputs()
 	l.errorf(r.P, "%s has no field %q%s", owner(), key, diag.DidYouMean(canon, fields)).Detail = diag.ValidList("fields", fields)
 	return true
@@ -168,10 +176,23 @@ func (l *loader) checkInvokes(e Expr) {
 				walk(en.Value)
 			}
 		case *Call:
+			if ref, ok := x.Arg.(*Ref); ok && (x.Name == "pulumiResourceName" || x.Name == "pulumiResourceType") && !l.broken[ref.Root] {
+				if _, isRes := l.spec.Resources[ref.Root]; !isRes && l.declaredName(ref.Root) {
+					l.errorf(ref.P, "fn::%s takes a resource; %q is not one", x.Name, ref.Root)
+				}
+			}
 			walk(x.Arg)
 		}
 	}
 	walk(e)
+}
+
+// declaredName reports whether name is a config entry or a variable: the
+// names that are declared but are not resources.
+func (l *loader) declaredName(name string) bool {
+	_, isConfig := l.spec.Config[name]
+	_, isVar := l.spec.Variables[name]
+	return isConfig || isVar
 }
 
 // validateStatic validates the literal parts of obj against a schema. Values

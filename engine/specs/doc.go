@@ -31,6 +31,10 @@
 //
 // Config, variables and resources share one namespace; "pulumi" is
 // reserved for the built-ins (${pulumi.stack} and the like, BuiltinRoot).
+// Every resource also has the field urn (URNField): Spec.URN is its URN as
+// Pulumi makes it, from the stack, the project, the Pulumi type tokens of
+// its parents (options.parent) and its own, and its logical name (the
+// resource's name: key, else its name).
 //
 // An Expr is a tree: Lit (a scalar), Ref, Template, List, Object (entries in
 // source order, Key canonical and Raw as written), Call and Invoke. A

@@ -52,6 +52,9 @@ func buildGraph(s *Spec) *dag.Graph {
 		for _, d := range r.Options.DependsOn {
 			exprs = append(exprs, d)
 		}
+		if r.Options.Parent != nil {
+			exprs = append(exprs, r.Options.Parent)
+		}
 		add(name, exprs...)
 	}
 	return dag.New(deps)

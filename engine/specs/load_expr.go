@@ -242,7 +242,7 @@ func escapeSize(esc string) (value, source int, ok bool) {
 }
 
 var builtinFuncs = []string{"invoke", "join", "split", "select", "toJSON", "toBase64", "fromBase64", "secret", "unsecret", "readFile",
-	"filebase64", "filebase64sha256", "sha1", "length", "singleOrNone"}
+	"filebase64", "filebase64sha256", "sha1", "length", "singleOrNone", "pulumiResourceName", "pulumiResourceType"}
 
 // assetFuncs are Pulumi's asset and archive functions. No type reconcile
 // manages takes an asset or an archive, so each is refused with what to
@@ -341,6 +341,12 @@ func (l *loader) checkCallShape(c *Call) {
 			l.errorf(c.Arg.Pos(), "fn::singleOrNone takes a list, got %s", value.Describe(lit.Value))
 		case isObject:
 			l.errorf(c.Arg.Pos(), "fn::singleOrNone takes a list, got a mapping")
+		}
+	case "pulumiResourceName", "pulumiResourceType":
+		if ref, ok := c.Arg.(*Ref); !ok || len(ref.Path) > 0 {
+			if _, bad := c.Arg.(*badExpr); !bad {
+				l.errorf(c.Arg.Pos(), "fn::%s takes a resource, such as ${name}", c.Name)
+			}
 		}
 	case "sha1", "readFile", "filebase64", "filebase64sha256":
 		what := "a path"

@@ -3,6 +3,7 @@ package specs
 import (
 	"reconcile/engine/diag"
 	"reconcile/schemas"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // Loading resources, their get blocks and their options.
 
 func (l *loader) loadResource(k, v *yaml.Node) *Resource {
-	r := &Resource{Name: k.Value, Pos: l.pos(k)}
+	r := &Resource{Name: k.Value, Pos: l.pos(k), LogicalName: k.Value}
 	if v.Kind != yaml.MappingNode {
 		l.errorf(l.pos(v), "resource %q must be a mapping with a type, got %s", r.Name, kindName(v))
 		return nil
@@ -36,7 +37,15 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			optsNode = fv
 		case "get":
 			getKey, getNode = fk, fv
-		case "name", "description":
+		case "name":
+			if fv.Kind != yaml.ScalarNode || fv.ShortTag() != "!!str" || fv.Value == "" {
+				l.errorf(l.pos(fv), "name of resource %q must be a literal string, got %s", r.Name, kindName(fv)).Detail = "name is the resource's name in its URN; references still use the key " + strconv.Quote(r.Name)
+				return
+			}
+			if l.printableName(fv) {
+				r.LogicalName = fv.Value
+			}
+		case "description":
 		case "defaultProvider":
 			l.errorf(l.pos(fk), "defaultProvider is only for provider resources, which reconcile does not need").Detail = "credentials come from each vendor's usual places; remove this key"
 		default:
@@ -167,6 +176,15 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 				}
 				l.errorf(l.pos(item), "dependsOn entries must be references to resources such as ${name}, got %s", kindName(item))
 			})
+		case "parent":
+			e := l.expr(v, nil)
+			if ref, ok := e.(*Ref); ok && len(ref.Path) == 0 {
+				o.Parent = ref
+				return
+			}
+			if _, bad := e.(*badExpr); !bad {
+				l.errorf(l.pos(v), "parent must be a reference to a resource such as ${name}, got %s", kindName(v))
+			}
 		case "protect":
 			o.Protect = boolOpt(k, v)
 		case "deleteBeforeReplace":

@@ -60,11 +60,14 @@ type Output struct {
 
 // Resource is one entry of resources.
 type Resource struct {
-	Name    string
-	Pos     diag.Pos // the position of the resource's key
-	Type    string
-	TypePos diag.Pos
-	Schema  *schemas.Schema
+	Name string
+	Pos  diag.Pos // the position of the resource's key
+	// LogicalName is the resource's name in its URN: the name: key, or
+	// Name when there is none. References still use Name.
+	LogicalName string
+	Type        string
+	TypePos     diag.Pos
+	Schema      *schemas.Schema
 	// Properties holds the inputs, keyed by canonical field names. Nil for
 	// a resource read with get, and when the inputs are given as one
 	// expression (PropertiesExpr).
@@ -107,7 +110,10 @@ type Options struct {
 	RetainOnDelete      Expr // bool
 	Import              string
 	ImportPos           diag.Pos
-	CustomTimeouts      map[string]time.Duration // create, update, delete, read
+	// Parent is the resource named by parent: ${res}, which puts its type
+	// in this resource's URN and orders this one after it; nil without.
+	Parent         *Ref
+	CustomTimeouts map[string]time.Duration // create, update, delete, read
 }
 
 // PathOpt is a property path in ignoreChanges or replaceOnChanges.
