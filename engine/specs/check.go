@@ -100,6 +100,10 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 		}
 		return true
 	}
+	if key, ok := strings.CutPrefix(r.Root, s.Project+":"); ok && s.Config[key] != nil {
+		// ${project:key} reads the project's config key, as in Pulumi.
+		r.Root = key
+	}
 	_, isConfig := s.Config[r.Root]
 	v, isVar := s.Variables[r.Root]
 	res, isRes := s.Resources[r.Root]
@@ -117,7 +121,11 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 			}
 		}
 		sort.Strings(names)
-		l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, diag.DidYouMean(r.Root, names))
+		d := l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, diag.DidYouMean(r.Root, names))
+		if ns, key, ok := strings.Cut(r.Root, ":"); ok && ns != s.Project {
+			d.Detail = fmt.Sprintf("${%s:%s} reads config of the project %q; this project is %q (name: in Pulumi.yaml), so its config %q is ${%s} or ${%s:%s}",
+				ns, key, ns, s.Project, key, key, s.Project, key)
+		}
 		return false
 	}
 	if len(r.Path) == 0 || r.Path[0].IsIndex {

@@ -15,9 +15,12 @@
 // The kinds of node, each kept by name:
 //
 //   - config (ConfigDecl): a typed value given by --config, the stack's
-//     settings or a default, in that order of precedence; Spec.Values
-//     holds the values in force, wrapped in value.Secret when the entry is
-//     secret.
+//     settings or a default, in that order of precedence, read from the
+//     setting the entry's name: key names (ConfigDecl.Key), else its own;
+//     Spec.Values holds the values in force, wrapped in value.Secret when
+//     the entry is secret. A list's items are of one type (List<T>, or
+//     array with items, or inferred from a default of one type).
+//     ${PROJECT:key} reads the entry key of the project PROJECT.
 //   - variables (Variable): an expression. A variable whose expression is
 //     exactly an fn::invoke is a lookup: the planner reads it and apply
 //     records it in state (kind.Lookup). An fn::invoke anywhere else is

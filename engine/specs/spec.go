@@ -36,12 +36,21 @@ type Spec struct {
 
 // ConfigDecl is one config entry.
 type ConfigDecl struct {
-	Name       string
-	Pos        diag.Pos
-	Type       string // string, integer, number, boolean, array, object; "" for any
+	Name string
+	Pos  diag.Pos
+	// Key is the setting the value is read from, in the stack's settings
+	// and --config: the declaration's name: key, else Name.
+	Key  string
+	Type string // string, integer, number, boolean, array, object; "" for any
+	// Items is the type of the items of an array (List<Items>), "" for
+	// any.
+	Items      string
 	Default    any
 	HasDefault bool
 	Secret     bool
+	// NotSecretPos is where the declaration says secret: false; the zero
+	// Pos when it does not.
+	NotSecretPos diag.Pos
 }
 
 // Variable is one entry of variables.
