@@ -320,10 +320,11 @@ func (ev *Evaluator) builtin(r *specs.Ref) (any, error) {
 	case "organization":
 		return "organization", nil
 	case "cwd":
-		wd, _ := os.Getwd()
-		return wd, nil
-	case "rootDirectory":
+		// The program's directory, as Pulumi runs the program there,
+		// wherever reconcile was started from.
 		return ev.Spec.Dir, nil
+	case "rootDirectory":
+		return ev.Spec.RootDir, nil
 	}
 	return nil, Errorf(r.P, "unknown built-in %s", r)
 }
@@ -502,41 +503,41 @@ func (ev *Evaluator) readFile(c *specs.Call, arg any) ([]byte, error) {
 	if !ok {
 		return nil, Errorf(c.P, "fn::%s takes a path, got %s", c.Name, value.Describe(arg))
 	}
-	b, err := readProjectFile(ev.Spec.Dir, p)
+	b, err := readProjectFile(ev.Spec.RootDir, ev.Spec.Dir, p)
 	if err != nil {
 		return nil, Errorf(c.P, "fn::%s %q: %v", c.Name, p, err)
 	}
 	return b, nil
 }
 
-// readProjectFile reads the regular file at path, relative to the project
-// directory dir or absolute inside it, of at most boundedfile.DefaultLimit bytes. The
-// specs may come from anyone who can open a pull request, and what the
-// file holds can reach a plan comment: nothing outside dir is read, be it
-// by an absolute path, by "..", or by a symbolic link that leads out
-// (os.Root resolves every link inside dir). A named pipe or a device is
-// refused before it is opened (a pipe would block the open, /dev/zero
-// never ends).
-func readProjectFile(dir, path string) ([]byte, error) {
-	rel := path
-	if filepath.IsAbs(path) {
-		r, err := filepath.Rel(dir, path)
-		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("absolute paths must be inside the project directory %q", dir)
+// readProjectFile reads the regular file at path, relative to the
+// program's directory dir or absolute, inside the project directory
+// rootDir, of at most boundedfile.DefaultLimit bytes. The specs may come
+// from anyone who can open a pull request, and what the file holds can
+// reach a plan comment: nothing outside rootDir is read, be it by an
+// absolute path, by "..", or by a symbolic link that leads out (os.Root
+// resolves every link inside rootDir). A named pipe or a device is refused
+// before it is opened (a pipe would block the open, /dev/zero never ends).
+func readProjectFile(rootDir, dir, path string) ([]byte, error) {
+	abs := path
+	if !filepath.IsAbs(path) {
+		abs = filepath.Join(dir, path)
+	}
+	rel, err := filepath.Rel(rootDir, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if filepath.IsAbs(path) {
+			return nil, fmt.Errorf("absolute paths must be inside the project directory %q", rootDir)
 		}
-		rel = r
+		return nil, fmt.Errorf("the path leaves the project directory %q", rootDir)
 	}
-	if r := filepath.Clean(rel); r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return nil, fmt.Errorf("the path leaves the project directory %q", dir)
-	}
-	root, err := os.OpenRoot(dir)
+	root, err := os.OpenRoot(rootDir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
 	b, err := boundedfile.ReadIn(root, rel, boundedfile.DefaultLimit)
 	if err != nil {
-		return nil, confinedErr(err, dir)
+		return nil, confinedErr(err, rootDir)
 	}
 	return b, nil
 }

@@ -309,3 +309,57 @@ resources:
 		}
 	}
 }
+
+// With the program in a subdirectory of the project (main:), ${pulumi.cwd}
+// is the program's directory and ${pulumi.rootDirectory} the project's,
+// whatever the process's working directory; relative paths are read from
+// the program's directory, and may reach the rest of the project, not
+// beyond.
+func TestEvalProgramDirectory(t *testing.T) {
+	root := t.TempDir()
+	program := filepath.Join(root, "infra")
+	for name, body := range map[string]string{"shared.txt": "shared", "infra/local.txt": "local"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, diags := specs.LoadWith(program, []specs.Source{
+		{Name: "Main.yaml", Data: []byte(`
+variables:
+  cwd: ${pulumi.cwd}
+  root: ${pulumi.rootDirectory}
+  project: ${pulumi.project}
+  local:
+    fn::readFile: local.txt
+  shared:
+    fn::readFile: ../shared.txt
+  beyond:
+    fn::readFile: ../../x.txt
+`)},
+		{Name: "Pulumi.yaml", Data: []byte("name: orders\nruntime: yaml\nmain: infra\n"), ConfigOnly: true},
+	}, nil, specs.LoadOptions{RootDir: root})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	e := newEnv(s, nil)
+	for name, want := range map[string]any{"cwd": program, "root": root, "project": filepath.Base(root), "local": "local", "shared": "shared"} {
+		if got, err := e.variable(t, name); err != nil || got != want {
+			t.Errorf("%s = %#v, %v; want %#v", name, got, err, want)
+		}
+	}
+	if _, err := e.variable(t, "beyond"); err == nil || !strings.Contains(err.Error(), "leaves the project directory") {
+		t.Errorf("beyond: %v; want the path refused", err)
+	}
+
+	// The project file of a program elsewhere gives config only.
+	_, diags = specs.LoadWith(program, []specs.Source{
+		{Name: "Main.yaml", Data: []byte("outputs:\n  o: ${x}\n")},
+		{Name: "Pulumi.yaml", Data: []byte("name: orders\nmain: infra\nvariables:\n  x: 1\n"), ConfigOnly: true},
+	}, nil, specs.LoadOptions{RootDir: root})
+	if len(diags) != 1 || diags[0].Pos.File != "Pulumi.yaml" || diags[0].Pos.Line != 3 || !strings.Contains(diags[0].Summary, "variables in the project file are not part of the program") {
+		t.Errorf("variables in a config-only project file: %v; want one error at Pulumi.yaml:3", diags)
+	}
+}

@@ -12,13 +12,22 @@ import (
 type Source struct {
 	Name string
 	Data []byte
+	// ConfigOnly marks the project file of a program that lives in
+	// another directory (Pulumi.yaml's main:): only its config (and the
+	// project's own keys) is read, as Pulumi reads it; a resource,
+	// variable or output there is an error.
+	ConfigOnly bool
 }
 
 // Spec is a loaded, merged and checked set of spec files.
 type Spec struct {
-	// Dir is the project directory: fn::readFile paths are relative to it
-	// and may not leave it.
+	// Dir is the program's directory: the relative paths of the file
+	// functions are read from it, and ${pulumi.cwd} is it.
 	Dir string
+	// RootDir is the project's directory, where Pulumi.yaml is: no file
+	// function reads outside it, and ${pulumi.rootDirectory} is it. It is
+	// Dir unless Pulumi.yaml's main: puts the program in a subdirectory.
+	RootDir string
 	// Project and Stack are what ${pulumi.project} and ${pulumi.stack}
 	// read.
 	Project, Stack string
