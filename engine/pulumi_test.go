@@ -95,3 +95,54 @@ func TestPropertiesExpressionChecked(t *testing.T) {
 		}
 	}
 }
+
+// options.additionalSecretOutputs makes the fields it names secret: an
+// input and an output of the cloud's, in state (digests), in the plan, in
+// what references them and in the stack outputs; references still get
+// their values.
+func TestAdditionalSecretOutputs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := resourcesOf(
+		endpoint("ep", "ep-name", "options.additionalSecretOutputs: [display_name, state]"),
+		endpoint("b", "b", "description: state-${ep.state}"),
+	) + "outputs:\n  state: ${ep.state}\n  name: ${ep.displayName}\n  id: ${ep.id}\n"
+	p, res := h.apply(src)
+	if res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	for _, c := range p.Changes {
+		if c.Addr == "ep" && !value.IsSecret(c.After["displayName"]) {
+			t.Errorf("the plan shows ep's displayName as %v, want it secret", c.After["displayName"])
+		}
+	}
+	ep, b := h.record("ep"), h.record("b")
+	if !value.IsSealed(ep.Inputs["displayName"]) || !value.IsSealed(ep.Outputs["state"]) {
+		t.Errorf("ep in state: displayName %v, state %v; want both sealed", ep.Inputs["displayName"], ep.Outputs["state"])
+	}
+	if !value.IsSealed(b.Inputs["description"]) {
+		t.Errorf("b's description in state = %v, want it sealed: it is made of a secret", b.Inputs["description"])
+	}
+	if res.Outputs["state"] != (value.Secret{Value: "ACTIVE"}) || res.Outputs["name"] != (value.Secret{Value: "ep-name"}) || value.IsSecret(res.Outputs["id"]) {
+		t.Errorf("outputs = %v, want state and name secret with their values, id plain", res.Outputs)
+	}
+	for _, opts := range []planner.Options{{Refresh: true}, {Refresh: false}} {
+		p := h.plan(src, opts)
+		if p.HasChanges() {
+			t.Errorf("plan %+v after the apply = %q, want no changes", opts, actions(p))
+		}
+		for _, c := range p.Changes {
+			if c.Addr == "ep" && (!value.IsSecret(c.After["state"]) || !value.IsSecret(c.Before["state"])) {
+				t.Errorf("plan %+v shows ep's state as %v -> %v, want it secret", opts, c.Before["state"], c.After["state"])
+			}
+		}
+		if got := p.Outputs["state"]; got != (value.Secret{Value: "ACTIVE"}) {
+			t.Errorf("plan %+v: output state = %#v, want the secret value", opts, got)
+		}
+	}
+	// An apply with nothing to change keeps the digests and the values.
+	_, res = h.apply(src)
+	if res.Err() != nil || res.Outputs["state"] != (value.Secret{Value: "ACTIVE"}) || !value.IsSealed(h.record("ep").Outputs["state"]) {
+		t.Errorf("second apply: %v, outputs %v, ep's state %v", res.Err(), res.Outputs, h.record("ep").Outputs["state"])
+	}
+}

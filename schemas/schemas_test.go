@@ -401,7 +401,7 @@ func TestDocumentParsed(t *testing.T) {
 		"version":                 "string ignored",
 		"pluginDownloadURL":       "string ignored",
 		"aliases":                 "array expression,ignored",
-		"additionalSecretOutputs": "array ignored",
+		"additionalSecretOutputs": "array ",
 		"deletedWith":             "string expression,ignored",
 	} {
 		if got := flags(opts.Properties[path]); got != want {

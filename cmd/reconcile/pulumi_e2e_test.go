@@ -96,3 +96,35 @@ func TestE2EPulumiProjectLayout(t *testing.T) {
 	r = run(1, "validate")
 	wantStderr(t, r, `Pulumi.yaml:3:7: main "../elsewhere" leads out of the project directory`)
 }
+
+// options.additionalSecretOutputs: the named field is never shown nor
+// stored in clear, by plan, state or reconcile output.
+func TestE2EAdditionalSecretOutputs(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	id := rid(t, "")
+	src := spec(policySpec("pol", id, "        - relation: viewer\n          principals: [\""+role2+"\"]\n",
+		"      additionalSecretOutputs: [bindings]\n"))
+	w.write("main.yaml", strings.Replace(src, "outputs:\n", "outputs:\n  bindingsOut: ${pol.bindings}\n  policyId: ${pol.id}\n", 1))
+	r := w.must(0, "plan")
+	if strings.Contains(r.stdout, role2) || !strings.Contains(r.stdout, "(sensitive value)") {
+		t.Errorf("plan shows the bindings, or no sensitive value:\n%s", r)
+	}
+	w.must(0, "apply", "--auto-approve")
+	state, err := os.ReadFile(w.path(".reconcile/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(state), role2) {
+		t.Errorf("the state file holds the bindings in clear")
+	}
+	r = w.must(0, "output")
+	if strings.Contains(r.stdout, role2) || !strings.Contains(r.stdout, "bindingsOut  = (sensitive value)") || !strings.Contains(r.stdout, id) {
+		t.Errorf("reconcile output:\n%s", r)
+	}
+	if r = w.must(0, "plan", "--detailed-exitcode"); strings.Contains(r.stdout, role2) {
+		t.Errorf("second plan shows the bindings:\n%s", r)
+	}
+}

@@ -20,6 +20,22 @@ import (
 // known only after apply makes every input so. Anything else is an *Error
 // at the expression.
 func (ev *Evaluator) Inputs(r *specs.Resource) (map[string]any, error) {
+	in, err := ev.inputs(r)
+	if err != nil {
+		return nil, err
+	}
+	// Inputs that options.additionalSecretOutputs names are secret, as
+	// their outputs are.
+	for _, k := range r.Options.AdditionalSecretOutputs {
+		if v, ok := in[k]; ok && v != nil {
+			in[k] = value.Wrap(v, true)
+		}
+	}
+	return in, nil
+}
+
+// inputs is Inputs before additionalSecretOutputs.
+func (ev *Evaluator) inputs(r *specs.Resource) (map[string]any, error) {
 	if r.PropertiesExpr == nil {
 		v, err := ev.Eval(r.Properties)
 		if err != nil {
@@ -60,6 +76,8 @@ func (ev *Evaluator) Inputs(r *specs.Resource) (map[string]any, error) {
 // of the objects whose fields the schema names in lowerCamelCase, as the
 // loader writes those of a mapping. Both spellings of one field in one
 // object are an error. Secret marks and Unknowns stay where they are.
+// (Inputs also makes secret the inputs options.additionalSecretOutputs
+// names.)
 func canonFields(p *schemas.Prop, v any) (any, error) {
 	switch x := v.(type) {
 	case value.Secret:

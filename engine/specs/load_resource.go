@@ -193,6 +193,24 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 			o.RetainOnDelete = boolOpt(k, v)
 		case "ignoreChanges":
 			o.IgnoreChanges = l.pathList(r, k, v)
+		case "additionalSecretOutputs":
+			l.listOf(k, v, func(it *yaml.Node) {
+				if it.Kind != yaml.ScalarNode || it.ShortTag() != "!!str" || it.Value == "" || strings.Contains(it.Value, "${") {
+					l.errorf(l.pos(it), "additionalSecretOutputs entries must be literal field names such as displayName, got %s", kindName(it))
+					return
+				}
+				if it.Value == "id" {
+					l.warnf(l.pos(it), "additionalSecretOutputs: the id of a resource cannot be made secret; it stays in clear in state and output")
+					return
+				}
+				canon := snakeToCamel(it.Value)
+				if _, ok := r.Schema.Root.Properties[canon]; !ok {
+					l.errorf(l.pos(it), "additionalSecretOutputs: %s has no field %q%s", r.Type, it.Value, diag.DidYouMean(canon, r.Schema.Outputs())).Detail =
+						diag.ValidList("fields", r.Schema.Outputs()) + "; a misspelt name would leave the value it meant in clear"
+					return
+				}
+				o.AdditionalSecretOutputs = append(o.AdditionalSecretOutputs, canon)
+			})
 		case "replaceOnChanges":
 			o.ReplaceOnChanges = l.pathList(r, k, v)
 		case "import":

@@ -132,6 +132,10 @@ type Options struct {
 	// in this resource's URN and orders this one after it; nil without.
 	Parent         *Ref
 	CustomTimeouts map[string]time.Duration // create, update, delete, read
+	// AdditionalSecretOutputs are the fields (canonical names, inputs or
+	// outputs) whose values are secret wherever they are shown or stored,
+	// as if marked with fn::secret.
+	AdditionalSecretOutputs []string
 }
 
 // PathOpt is a property path in ignoreChanges or replaceOnChanges.
