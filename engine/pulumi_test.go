@@ -146,3 +146,35 @@ func TestAdditionalSecretOutputs(t *testing.T) {
 		t.Errorf("second apply: %v, outputs %v, ep's state %v", res.Err(), res.Outputs, h.record("ep").Outputs["state"])
 	}
 }
+
+// Every variable is evaluated, whether anything uses it or not, as Pulumi
+// evaluates the whole program: the errors of unused ones are reported, at
+// their expressions, and nothing is planned.
+func TestUnusedVariablesEvaluated(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := `config:
+  zones:
+    type: List<String>
+    default: [a, b]
+variables:
+  pick:
+    fn::select: [5, "${zones}"]
+  one:
+    fn::singleOrNone: ${zones}
+  file:
+    fn::readFile: missing.txt
+  fine: ok
+resources:
+` + endpoint("ep", "ep")
+	p, diags := h.makePlan(src, planner.Options{})
+	want := map[int]string{7: "fn::select index 5 out of range (length 2)", 9: "fn::singleOrNone takes a list of 0 or 1 items, got 2", 11: `fn::readFile "missing.txt"`}
+	if len(diags) != len(want) || !diags.HasErrors() || p != nil && p.HasChanges() {
+		t.Fatalf("diagnostics %v, want one for each unused variable that fails", diags)
+	}
+	for _, d := range diags {
+		if msg, ok := want[d.Pos.Line]; !ok || !strings.Contains(d.Summary, msg) {
+			t.Errorf("diagnostic %s, want at one of %v", d, want)
+		}
+	}
+}

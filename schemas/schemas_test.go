@@ -403,13 +403,17 @@ func TestDocumentParsed(t *testing.T) {
 		"aliases":                 "array expression,ignored",
 		"additionalSecretOutputs": "array ",
 		"deletedWith":             "string expression,ignored",
+		"replaceWith":             "array expression,ignored",
+		"replacementTrigger":      " expression,ignored",
+		"hideDiffs":               "array ignored",
+		"envVarMappings":          "object expression,ignored",
 	} {
 		if got := flags(opts.Properties[path]); got != want {
 			t.Errorf("options.%s = %q, want %q", path, got, want)
 		}
 	}
-	if len(opts.Properties) != 16 {
-		t.Errorf("options has %d keys, want 16", len(opts.Properties))
+	if len(opts.Properties) != 20 {
+		t.Errorf("options has %d keys, want 20", len(opts.Properties))
 	}
 	if got := flags(opts.Properties["dependsOn"].Items); got != "string expression" {
 		t.Errorf("options.dependsOn items = %q, want %q", got, "string expression")
