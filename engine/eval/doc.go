@@ -28,6 +28,15 @@
 // error about a secret argument is redacted. Evaluation never seals: that
 // is done where values are stored (see package value).
 //
+// Evaluator.Inputs gives a resource's inputs, from its properties mapping
+// or from the one expression that gives them (canonical keys, a secret
+// object making every input secret), with the fields its
+// additionalSecretOutputs names made secret; SecretOutputs makes those
+// fields secret in any view of the resource. ${res.urn},
+// fn::pulumiResourceName and fn::pulumiResourceType are known from the
+// specs alone (specs.Spec.URN); ${pulumi.cwd} is the program's directory
+// and ${pulumi.rootDirectory} the project's.
+//
 // The views: CreatedView is a created resource's planned After (Unknown
 // for the id and outputs), CreatedRefView what references to it see
 // (Unknown also for inputs the specs leave unset), UpdatedView a resource
