@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/DataDog/datadog-api-client-go/v2 v2.67.0
 	github.com/oracle/oci-go-sdk/v65 v65.129.0
+	github.com/rivo/uniseg v0.4.7
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/etcd/api/v3 v3.7.3

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -216,9 +217,9 @@ func TestOptionChangeIsAChange(t *testing.T) {
 	}
 }
 
-// fn::readFile reads only inside the project directory: no absolute path
-// outside it, no "..", no symbolic link that leads out; the error is at
-// the call.
+// fn::readFile, fn::filebase64 and fn::filebase64sha256 read only inside
+// the project directory: no absolute path outside it, no "..", no symbolic
+// link that leads out; the error is at the call.
 func TestReadFileConfined(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -235,6 +236,14 @@ func TestReadFileConfined(t *testing.T) {
 	if err := os.Symlink("/proc/self", filepath.Join(dir, "proc")); err != nil {
 		t.Fatal(err)
 	}
+	encode := map[string]func(string) string{
+		"readFile":   func(s string) string { return s },
+		"filebase64": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+		"filebase64sha256": func(s string) string {
+			sum := sha256.Sum256([]byte(s))
+			return base64.StdEncoding.EncodeToString(sum[:])
+		},
+	}
 	for path, want := range map[string]string{
 		"inside.txt":                          "hello",
 		"./sub/../inside.txt":                 "hello",
@@ -248,22 +257,24 @@ func TestReadFileConfined(t *testing.T) {
 		"sub":          "error: not a regular file",
 		"missing.txt":  "error: ",
 	} {
-		src := fmt.Sprintf("variables:\n  v:\n    fn::readFile: %q\noutputs:\n  o: ${v}\n", path)
-		spec, diags := specs.Load(dir, []specs.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
-		if diags.HasErrors() {
-			t.Fatalf("load: %v", diags.Err())
-		}
-		h := newHarness(t)
-		var p *plan.Plan
-		h.reading(func(st *state.Store) { p, diags = planner.Plan(t.Context(), spec, st, h.reg, planner.Options{}) })
-		if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
-			if !diags.HasErrors() || !strings.Contains(diags[0].Summary, msg) || diags[0].Pos.Line != 3 || diags[0].Pos.Col != 5 {
-				t.Errorf("fn::readFile %q: diagnostics %v, want an error at spec.yaml:3:5 containing %q", path, diags, msg)
+		for fn, enc := range encode {
+			src := fmt.Sprintf("variables:\n  v:\n    fn::%s: %q\noutputs:\n  o: ${v}\n", fn, path)
+			spec, diags := specs.Load(dir, []specs.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
+			if diags.HasErrors() {
+				t.Fatalf("load: %v", diags.Err())
 			}
-			continue
-		}
-		if diags.HasErrors() || p.Outputs["o"] != want {
-			t.Errorf("fn::readFile %q = %v (%v), want %q", path, p.Outputs["o"], diags, want)
+			h := newHarness(t)
+			var p *plan.Plan
+			h.reading(func(st *state.Store) { p, diags = planner.Plan(t.Context(), spec, st, h.reg, planner.Options{}) })
+			if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
+				if !diags.HasErrors() || !strings.Contains(diags[0].Summary, msg) || diags[0].Pos.Line != 3 || diags[0].Pos.Col != 5 {
+					t.Errorf("fn::%s %q: diagnostics %v, want an error at spec.yaml:3:5 containing %q", fn, path, diags, msg)
+				}
+				continue
+			}
+			if diags.HasErrors() || p.Outputs["o"] != enc(want) {
+				t.Errorf("fn::%s %q = %v (%v), want %q", fn, path, p.Outputs["o"], diags, enc(want))
+			}
 		}
 	}
 }
@@ -289,6 +300,9 @@ func TestEvaluationBombs(t *testing.T) {
 		"join":    `{fn::join: ["", ["${v%d}", "${v%d}"]]}`,
 		"toJSON":  `{fn::toJSON: ["${v%d}", "${v%d}"]}`,
 		"objects": `{a: "${v%d}", b: "${v%d}"}`,
+		// fn::length and fn::singleOrNone of values that keep doubling:
+		// each is refused at the bound, never measured past it.
+		"length": `{fn::singleOrNone: [["${v%[1]d}", "${v%[2]d}", {fn::length: "${v%[1]d}"}]]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

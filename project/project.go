@@ -3,6 +3,8 @@ package project
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -23,6 +25,8 @@ type Project struct {
 	// Main is "main:", the directory of the program when it is not the
 	// project's own; "" when not given.
 	Main string
+	// mainAt is where main: is given, for errors.
+	mainAt posOf
 	// StackConfigDir is "stackConfigDir:", the directory of the
 	// Pulumi.<stack>.yaml files, relative to the project's; "" for the
 	// project's own.
@@ -51,6 +55,7 @@ func ParseProject(file string, data []byte) (*Project, error) {
 			if p.Main, err = scalar(file, k, v); err != nil {
 				return nil, err
 			}
+			p.mainAt = posOf{file, v.Line, v.Column}
 		case "stackConfigDir":
 			if p.StackConfigDir, err = scalar(file, k, v); err != nil {
 				return nil, err
@@ -71,6 +76,52 @@ func ParseProject(file string, data []byte) (*Project, error) {
 		}
 	}
 	return p, nil
+}
+
+// posOf is a position in a settings file.
+type posOf struct {
+	file      string
+	line, col int
+}
+
+// ProgramDir returns the directory of the program of the project whose
+// directory is root: root itself, or the directory main: names, relative
+// to root (a file there stands for its directory, as Pulumi takes it).
+// The program must be inside the project: an absolute main:, one that
+// leads out of root by ".." or by a symbolic link, and one that names
+// nothing are errors at main:.
+func (p *Project) ProgramDir(root string) (string, error) {
+	if p.Main == "" {
+		return root, nil
+	}
+	errorf := func(format string, args ...any) error {
+		return &Error{File: p.mainAt.file, Line: p.mainAt.line, Col: p.mainAt.col, Msg: fmt.Sprintf(format, args...)}
+	}
+	if filepath.IsAbs(p.Main) {
+		return "", errorf("main %q must be a path relative to the project directory", p.Main)
+	}
+	rel := filepath.Clean(p.Main)
+	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", errorf("main %q leads out of the project directory; the program must be inside it", p.Main)
+	}
+	dir := filepath.Join(root, rel)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", errorf("main %q: %v", p.Main, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	// A symbolic link on the way may lead out: compare where both are.
+	realRoot, err1 := filepath.EvalSymlinks(root)
+	realDir, err2 := filepath.EvalSymlinks(dir)
+	if err := errors.Join(err1, err2); err != nil {
+		return "", errorf("main %q: %v", p.Main, err)
+	}
+	if r, err := filepath.Rel(realRoot, realDir); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", errorf("main %q leads out of the project directory through a symbolic link; the program must be inside it", p.Main)
+	}
+	return dir, nil
 }
 
 // validName is the form of a project or stack name.

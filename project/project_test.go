@@ -9,6 +9,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,7 +22,7 @@ func TestParseProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Project{Name: "orders", Backend: "etcd://10.0.0.1:2379/reconcile/orders", Main: "infra/"}
+	want := &Project{Name: "orders", Backend: "etcd://10.0.0.1:2379/reconcile/orders", Main: "infra/", mainAt: posOf{"Pulumi.yaml", 5, 7}}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("ParseProject = %+v, want %+v", p, want)
 	}
@@ -134,6 +136,60 @@ func TestStackConfigErrors(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: %v, want an error containing %q", src, err, msg)
+		}
+	}
+}
+
+// main: names the program's directory inside the project, as Pulumi
+// reads it; a file there stands for its directory.
+func TestProgramDir(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	outside := t.TempDir()
+	for _, d := range []string{"infra/prod", "outside-link-target"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "infra", "Main.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("infra", filepath.Join(root, "in")); err != nil {
+		t.Fatal(err)
+	}
+	for main, want := range map[string]string{
+		"":                     root,
+		"infra":                filepath.Join(root, "infra"),
+		"infra/":               filepath.Join(root, "infra"),
+		"./infra/prod/../prod": filepath.Join(root, "infra", "prod"),
+		"infra/Main.yaml":      filepath.Join(root, "infra"),
+		"in":                   filepath.Join(root, "in"),
+		"/etc":                 `error: Pulumi.yaml:3:7: main "/etc" must be a path relative to the project directory`,
+		"../x":                 `error: Pulumi.yaml:3:7: main "../x" leads out of the project directory`,
+		"infra/../../x":        `error: Pulumi.yaml:3:7: main "infra/../../x" leads out of the project directory`,
+		"out":                  `error: Pulumi.yaml:3:7: main "out" leads out of the project directory through a symbolic link`,
+		"missing":              `error: Pulumi.yaml:3:7: main "missing": no such file or directory`,
+	} {
+		src := "name: orders\nruntime: yaml\n"
+		if main != "" {
+			src += "main: " + main + "\n"
+		}
+		p, err := ParseProject("Pulumi.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.ProgramDir(root)
+		if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
+			if err == nil || !strings.Contains(err.Error(), msg) {
+				t.Errorf("main %q: %q, %v; want an error containing %q", main, got, err, msg)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("main %q: %q, %v; want %q", main, got, err, want)
 		}
 	}
 }

@@ -211,6 +211,26 @@ func Canonical(token string) (string, bool) {
 	return s.Token, true
 }
 
+// PulumiToken returns the type token the type's Pulumi provider registers
+// it under, pkg:module/kind:Kind (Pulumi writes a type without a module in
+// module "index"): what Pulumi puts in a resource's URN. The canonical
+// token may be a short form Pulumi resolves to it.
+func (s *Schema) PulumiToken() string {
+	parts := strings.Split(s.Token, ":")
+	switch len(parts) {
+	case 2:
+		parts = []string{parts[0], "index", parts[1]}
+	case 3:
+	default:
+		return s.Token
+	}
+	if strings.Contains(parts[1], "/") || parts[2] == "" {
+		return s.Token
+	}
+	kind := strings.ToLower(parts[2][:1]) + parts[2][1:]
+	return parts[0] + ":" + parts[1] + "/" + kind + ":" + parts[2]
+}
+
 // Tokens returns the canonical tokens of all types, sorted.
 func Tokens() []string {
 	return slices.Clone(reg().tokens)

@@ -401,21 +401,25 @@ func TestDocumentParsed(t *testing.T) {
 		"replaceOnChanges":        "array ",
 		"import":                  "string ",
 		"customTimeouts":          "object ",
-		"parent":                  "string expression,ignored",
+		"parent":                  "string expression",
 		"provider":                "string expression,ignored",
 		"providers":               " expression,ignored",
 		"version":                 "string ignored",
 		"pluginDownloadURL":       "string ignored",
 		"aliases":                 "array expression,ignored",
-		"additionalSecretOutputs": "array ignored",
+		"additionalSecretOutputs": "array ",
 		"deletedWith":             "string expression,ignored",
+		"replaceWith":             "array expression,ignored",
+		"replacementTrigger":      " expression,ignored",
+		"hideDiffs":               "array ignored",
+		"envVarMappings":          "object expression,ignored",
 	} {
 		if got := flags(opts.Properties[path]); got != want {
 			t.Errorf("options.%s = %q, want %q", path, got, want)
 		}
 	}
-	if len(opts.Properties) != 16 {
-		t.Errorf("options has %d keys, want 16", len(opts.Properties))
+	if len(opts.Properties) != 20 {
+		t.Errorf("options has %d keys, want 20", len(opts.Properties))
 	}
 	if got := flags(opts.Properties["dependsOn"].Items); got != "string expression" {
 		t.Errorf("options.dependsOn items = %q, want %q", got, "string expression")
@@ -438,8 +442,8 @@ func TestDocumentParsed(t *testing.T) {
 		t.Fatalf("configDecl = %+v, want a choice of a scalar and an object", decl)
 	}
 	typ := decl.OneOf[1].Properties["type"]
-	if !reflect.DeepEqual(typ.Enum, list{"string", "integer", "boolean", "number", "array", "object"}) {
-		t.Errorf("configDecl type enum = %v", typ.Enum)
+	if typ.Type != "string" || len(typ.Enum) != 0 {
+		t.Errorf("configDecl type = %+v, want a string (List<T> included, so no enum)", typ)
 	}
 	if items := decl.OneOf[1].Properties["items"]; items.Properties["items"].Properties["type"] == nil {
 		t.Errorf("configDecl items does not recurse: %+v", items)
@@ -510,5 +514,31 @@ func TestField(t *testing.T) {
 	var nilProp *Prop
 	if _, ok := nilProp.Field("x"); ok {
 		t.Errorf("Field on a nil Prop found a field")
+	}
+}
+
+// Each type's Pulumi token is the one its Pulumi provider registers it
+// under, one of the tokens reconcile accepts for it.
+func TestPulumiToken(t *testing.T) {
+	for token, want := range map[string]string{
+		"oci:AiLanguage:Endpoint":          "oci:AiLanguage/endpoint:Endpoint",
+		"datadog:RestrictionPolicy":        "datadog:index/restrictionPolicy:RestrictionPolicy",
+		"gcp:endpoints:ServiceIamPolicy":   "gcp:endpoints/serviceIamPolicy:ServiceIamPolicy",
+		"gcp:endpoints:ConsumersIamMember": "gcp:endpoints/consumersIamMember:ConsumersIamMember",
+		"datadog:getCurrentUser":           "datadog:index/getCurrentUser:getCurrentUser",
+	} {
+		s, ok := Lookup(token)
+		if !ok {
+			t.Fatalf("Lookup(%q) found nothing", token)
+		}
+		if got := s.PulumiToken(); got != want {
+			t.Errorf("PulumiToken of %s = %q, want %q", token, got, want)
+		}
+	}
+	for _, token := range Tokens() {
+		s, _ := Lookup(token)
+		if pt := s.PulumiToken(); pt != s.Token && !slices.Contains(s.Aliases, pt) {
+			t.Errorf("PulumiToken of %s = %q, which is not a token it accepts (%v)", token, pt, s.Aliases)
+		}
 	}
 }

@@ -373,7 +373,7 @@ func TestValidateDocument(t *testing.T) {
 				"d": obj{"type": "string", "secret": "yes"},
 			}},
 			want: []Violation{
-				{Path: []string{"config", "a", "type"}, Kind: Invalid, Message: `must be one of "string", "integer", "boolean", "number", "array", "object"`},
+				{Path: []string{"config", "a", "type"}, Kind: Invalid, Message: `must be string, integer, number, boolean, array, object or List<T>`},
 				{Path: []string{"config", "b"}, Kind: TypeMismatch, Message: "expected string, number, boolean, array or object, got null"},
 				{Path: []string{"config", "c", "items", "typ"}, Kind: Unknown, Message: `unknown field "typ"`},
 				{Path: []string{"config", "c", "items", "type"}, Kind: Missing, Message: `missing required field "type"`},

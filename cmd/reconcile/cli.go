@@ -232,7 +232,7 @@ func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
 	fs.BoolVar(&c.g.noColor, "no-color", false, "never colour the output (also NO_COLOR)")
 	fs.Var(emulatorFlag{&c.g.emulator}, "emulator", "use the built-in emulator of the cloud APIs, or with =URL a running 'reconcile emulate'")
 	if cmd.spec {
-		fs.StringVar(&c.g.specPath, "f", ".", "spec file or directory of *.yaml specs")
+		fs.StringVar(&c.g.specPath, "f", ".", "spec file, or directory of *.yaml specs and Main.json (a Pulumi project: with main: in its Pulumi.yaml, the program is in that subdirectory)")
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs, c, o)

@@ -30,6 +30,9 @@ const defaultStack = "default"
 type workspace struct {
 	dir     string           // the project directory (of the specs)
 	project *project.Project // Pulumi.yaml; a zero Project without one
+	// program is the program's directory when Pulumi.yaml's main: puts
+	// it in another than dir; "" otherwise.
+	program string
 	stack   string
 	backend backend
 }
@@ -50,6 +53,14 @@ func (c *cli) workspace() (*workspace, error) {
 			return nil, err
 		}
 		ws.project = p
+		if fi, err := os.Stat(c.g.specPath); err == nil && fi.IsDir() && p.Main != "" {
+			if ws.program, err = p.ProgramDir(dir); err != nil {
+				return nil, err
+			}
+			if filepath.Clean(ws.program) == filepath.Clean(dir) {
+				ws.program = "" // main: names the project's own directory
+			}
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -17,9 +17,14 @@ import (
 // maxSpecFiles bounds how many files one -f directory may hold.
 const maxSpecFiles = 10_000
 
+// mainJSON is the one JSON file of a directory that is read as a spec, as
+// Pulumi YAML reads a program written in JSON.
+const mainJSON = "Main.json"
+
 // readSources reads the spec file at path, or every *.yaml and *.yml file
-// directly inside the directory at path, sorted by name. It returns the
-// project directory too.
+// directly inside the directory at path, and its Main.json (the program
+// file Pulumi YAML also reads, in JSON), sorted by name. It returns the
+// directory of the program too.
 func readSources(path string) (string, []specs.Source, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -40,7 +45,7 @@ func readSources(path string) (string, []specs.Source, error) {
 	var names []string
 	for _, e := range entries {
 		n := e.Name()
-		if strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+		if strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") || n == mainJSON) {
 			continue
 		}
 		if project.IsStackFile(n) {
@@ -92,15 +97,29 @@ func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, srcs, err := readSources(c.g.specPath)
+	path := c.g.specPath
+	if ws.program != "" {
+		path = ws.program // Pulumi.yaml's main:
+	}
+	dir, srcs, err := readSources(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	var root string
+	if ws.program != "" {
+		// The project file beside the program's directory gives the
+		// project's config, as Pulumi reads it.
+		root, _ = filepath.Abs(ws.dir)
+		pf := filepath.Join(ws.dir, project.FileName)
+		if b, err := readLimited(pf); err == nil {
+			srcs = append(srcs, specs.Source{Name: pf, Data: b, ConfigOnly: true})
+		}
 	}
 	// destroy, drift and graph evaluate none of the specs' inputs: they
 	// must not demand config values, secrets least of all, that they
 	// never use.
 	lenient := c.cmd == "destroy" || c.cmd == "drift" || c.cmd == "graph"
-	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack, Checked: c.planSpecHash}
+	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack, RootDir: root, Checked: c.planSpecHash}
 	if !lenient {
 		if opts.StackConfig, err = ws.stackConfig(); err != nil {
 			return nil, nil, err

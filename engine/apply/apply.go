@@ -471,9 +471,18 @@ func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *plan.Change)
 		}
 		live = got
 		a.count(plan.Read)
+	} else if len(r.Options.AdditionalSecretOutputs) > 0 {
+		// The plan holds the secret fields only as digests when it was
+		// saved: read them again.
+		got, err := a.driverRead(ctx, r, c.ID)
+		if err != nil {
+			return a.fail(r.Name, r.Pos, fmt.Errorf("get %q: read %s %q for its secret outputs: %w", r.Name, r.Type, c.ID, err))
+		}
+		live = got
 	}
-	a.setValue(r.Name, live)
-	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: str(live["id"]), Outputs: live, Dependencies: a.resourceDeps(r.Name)}
+	a.setValue(r.Name, eval.SecretOutputs(r, live, true))
+	outs := value.Seal(eval.SecretOutputs(r, live, false), a.sealer(r.Name)).(map[string]any)
+	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: str(live["id"]), Outputs: outs, Dependencies: a.resourceDeps(r.Name)}
 	return a.put(r.Name, r.Pos, rec)
 }
 

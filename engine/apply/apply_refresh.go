@@ -101,7 +101,7 @@ func refreshState(st state.Backend, c *plan.Change, key []byte) error {
 					continue
 				}
 			}
-			outputs[k] = v // an input the specs leave to the cloud is kept as an output
+			outputs[k] = value.Seal(v, value.Sealer{Key: key, Name: c.Addr}) // an input the specs leave to the cloud is kept as an output
 		}
 		outputs["id"] = rec.ID
 		rec.Inputs, rec.Outputs = inputs, outputs

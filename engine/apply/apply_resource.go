@@ -68,11 +68,11 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *plan.Ch
 // prepareResource evaluates the inputs and options of r now that its
 // dependencies are applied, and checks them against what the plan showed.
 func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *plan.Change) (*resourceOp, error) {
-	val, err := a.evaluator(ctx).Eval(r.Properties)
+	val, err := a.evaluator(ctx).Inputs(r)
 	if err != nil {
 		return nil, a.fail(r.Name, r.Pos, err)
 	}
-	desired := r.Schema.ApplyDefaults(val.(map[string]any))
+	desired := r.Schema.ApplyDefaults(val)
 	a.noteSecrets(r.Name, desired)
 	if value.ContainsUnknown(desired) {
 		return nil, a.fail(r.Name, r.Pos, fmt.Errorf("inputs of %q are still unknown after their dependencies were applied", r.Name))
@@ -113,12 +113,26 @@ func (a *applier) keepResource(ctx context.Context, o *resourceOp) error {
 	r, before, prior, rec := o.r, o.c.Before, o.prior, o.rec
 	// References see the desired inputs, secrets included (state and plan
 	// files hold them sealed), with the prior outputs.
-	a.setValue(r.Name, eval.UpdatedView(r.Schema, before, o.desired, prior.Inputs))
+	view := eval.UpdatedView(r.Schema, before, o.desired, prior.Inputs)
 	rec.ID = prior.ID
 	// An input recorded in clear that the specs now mark secret (it was
 	// imported before) is sealed from now on.
 	rec.Inputs = value.SealLike(prior.Inputs, o.desired, a.sealer(r.Name)).(map[string]any)
 	rec.Outputs = eval.Outputs(before, prior.Inputs)
+	if names := eval.SecretNotGiven(r, o.desired); len(names) > 0 {
+		// State keeps these outputs only as digests, and a plan file
+		// too: what references them needs them read again.
+		got, err := a.driverRead(ctx, r, prior.ID)
+		if err != nil {
+			return a.fail(r.Name, r.Pos, fmt.Errorf("read %s %q for its secret outputs: %w", r.Type, prior.ID, err))
+		}
+		for _, k := range names {
+			view[k] = got[k]
+			rec.Outputs[k] = value.Seal(value.Wrap(got[k], got[k] != nil), a.sealer(r.Name))
+		}
+	}
+	rec.Outputs = value.Seal(rec.Outputs, a.sealer(r.Name)).(map[string]any)
+	a.setValue(r.Name, eval.SecretOutputs(r, view, true))
 	rec.Deposed = prior.Deposed
 	if err := a.put(r.Name, r.Pos, rec); err != nil {
 		return err
@@ -162,7 +176,7 @@ func (a *applier) importResource(ctx context.Context, o *resourceOp) error {
 	// the live value the same or not.
 	sl := a.sealer(r.Name)
 	rec.Inputs = value.SealLike(live, o.desired, sl).(map[string]any)
-	rec.Outputs = value.SealLike(map[string]any(got), o.desired, sl).(map[string]any)
+	rec.Outputs = value.Seal(value.SealLike(eval.SecretOutputs(r, map[string]any(got), false), o.desired, sl), sl).(map[string]any)
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
@@ -406,10 +420,10 @@ func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired
 		attrs = map[string]any{}
 	}
 	attrs["id"] = id
-	view := eval.Merge(attrs, desired)
+	view := eval.SecretOutputs(r, eval.Merge(attrs, desired), true)
 	rec.ID = id
 	rec.Inputs = value.Seal(desired, a.sealer(r.Name)).(map[string]any)
-	rec.Outputs = eval.Outputs(sealAt(attrs, desired, a.sealer(r.Name)), desired)
+	rec.Outputs = eval.Outputs(value.Seal(sealAt(eval.SecretOutputs(r, attrs, false), desired, a.sealer(r.Name)), a.sealer(r.Name)).(map[string]any), desired)
 	put := a.st.Put
 	if clearIntent {
 		put = a.st.PutAndClearIntent

@@ -10,7 +10,9 @@
 // and drift call a lookup function (in clear, through the registry), and
 // Invoker makes an Invoke hook of it. A problem is an *Error at the
 // position of the expression (Errorf); a value over 16 MiB as JSON is one,
-// and fn::readFile reads only regular files inside the project directory.
+// and the file functions (fn::readFile, fn::filebase64,
+// fn::filebase64sha256) read only regular files inside the project
+// directory, of a bounded size.
 //
 // Unknown (value.Unknown, known only after apply) propagates: a reference
 // that reads into an Unknown, an interpolation with an Unknown part, an
@@ -25,6 +27,15 @@
 // result; lists and objects keep the marks on their elements. A function's
 // error about a secret argument is redacted. Evaluation never seals: that
 // is done where values are stored (see package value).
+//
+// Evaluator.Inputs gives a resource's inputs, from its properties mapping
+// or from the one expression that gives them (canonical keys, a secret
+// object making every input secret), with the fields its
+// additionalSecretOutputs names made secret; SecretOutputs makes those
+// fields secret in any view of the resource. ${res.urn},
+// fn::pulumiResourceName and fn::pulumiResourceType are known from the
+// specs alone (specs.Spec.URN); ${pulumi.cwd} is the program's directory
+// and ${pulumi.rootDirectory} the project's.
 //
 // The views: CreatedView is a created resource's planned After (Unknown
 // for the id and outputs), CreatedRefView what references to it see

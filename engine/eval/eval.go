@@ -1,7 +1,10 @@
 package eval
 
 import (
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,6 +22,8 @@ import (
 	"reconcile/engine/value"
 	"reconcile/internal/boundedfile"
 	"reconcile/schemas"
+
+	"github.com/rivo/uniseg"
 )
 
 // Error is a problem found while evaluating an expression, at a position.
@@ -235,12 +240,17 @@ func (ev *Evaluator) ref(r *specs.Ref) (any, error) {
 	if r.Root == specs.BuiltinRoot {
 		return ev.builtin(r)
 	}
-	v, ok := ev.Env.Lookup(r.Root)
-	if !ok {
+	path := r.Path
+	var v any
+	if res, ok := ev.Spec.Resources[r.Root]; ok && len(path) > 0 && !path[0].IsIndex && path[0].Key == specs.URNField && res.Schema.Root.Properties[specs.URNField] == nil {
+		// A resource's URN is known from the specs alone, before the
+		// resource exists.
+		v, path = ev.Spec.URN(r.Root), path[1:]
+	} else if v, ok = ev.Env.Lookup(r.Root); !ok {
 		return nil, Errorf(r.P, "%s has no value", r)
 	}
 	secret := false
-	for i, acc := range r.Path {
+	for i, acc := range path {
 		var s bool
 		v, s = value.Unwrap(v)
 		secret = secret || s
@@ -310,15 +320,29 @@ func (ev *Evaluator) builtin(r *specs.Ref) (any, error) {
 	case "organization":
 		return "organization", nil
 	case "cwd":
-		wd, _ := os.Getwd()
-		return wd, nil
-	case "rootDirectory":
+		// The program's directory, as Pulumi runs the program there,
+		// wherever reconcile was started from.
 		return ev.Spec.Dir, nil
+	case "rootDirectory":
+		return ev.Spec.RootDir, nil
 	}
 	return nil, Errorf(r.P, "unknown built-in %s", r)
 }
 
 func (ev *Evaluator) call(c *specs.Call) (any, error) {
+	if c.Name == "pulumiResourceName" || c.Name == "pulumiResourceType" {
+		// Known from the specs alone: the loader checked that the
+		// argument names a resource.
+		ref, _ := c.Arg.(*specs.Ref)
+		if ref == nil || ev.Spec.Resources[ref.Root] == nil {
+			return nil, Errorf(c.P, "fn::%s takes a resource, such as ${name}", c.Name)
+		}
+		r := ev.Spec.Resources[ref.Root]
+		if c.Name == "pulumiResourceName" {
+			return r.LogicalName, nil
+		}
+		return r.Schema.PulumiToken(), nil
+	}
 	arg, err := ev.Eval(c.Arg)
 	if err != nil {
 		return nil, err
@@ -429,51 +453,91 @@ func (ev *Evaluator) callKnown(c *specs.Call, arg any) (any, error) {
 		}
 		return string(b), nil
 	case "readFile":
-		return ev.readFile(c, arg)
+		b, err := ev.readFile(c, arg)
+		return string(b), err
+	case "filebase64":
+		b, err := ev.readFile(c, arg)
+		return base64.StdEncoding.EncodeToString(b), err
+	case "filebase64sha256":
+		b, err := ev.readFile(c, arg)
+		sum := sha256.Sum256(b)
+		return base64.StdEncoding.EncodeToString(sum[:]), err
+	case "sha1":
+		s, ok := arg.(string)
+		if !ok {
+			return nil, Errorf(c.P, "fn::sha1 takes a string, got %s", value.Describe(arg))
+		}
+		sum := sha1.Sum([]byte(s))
+		return hex.EncodeToString(sum[:]), nil
+	case "length":
+		// Pulumi counts the characters of a string as a reader sees them:
+		// grapheme clusters, not bytes nor code points.
+		switch x := arg.(type) {
+		case []any:
+			return int64(len(x)), nil
+		case map[string]any:
+			return int64(len(x)), nil
+		case string:
+			return int64(uniseg.GraphemeClusterCount(x)), nil
+		}
+		return nil, Errorf(c.P, "fn::length takes a list, a mapping or a string, got %s", value.Describe(arg))
+	case "singleOrNone":
+		l, ok := arg.([]any)
+		switch {
+		case !ok:
+			return nil, Errorf(c.P, "fn::singleOrNone takes a list, got %s", value.Describe(arg))
+		case len(l) > 1:
+			return nil, Errorf(c.P, "fn::singleOrNone takes a list of 0 or 1 items, got %d", len(l))
+		case len(l) == 1:
+			return l[0], nil
+		}
+		return nil, nil
 	}
 	return nil, Errorf(c.P, "unknown function fn::%s", c.Name)
 }
 
-func (ev *Evaluator) readFile(c *specs.Call, arg any) (any, error) {
+// readFile reads the file whose path is the argument of c, a file
+// function, under the rules of readProjectFile.
+func (ev *Evaluator) readFile(c *specs.Call, arg any) ([]byte, error) {
 	p, ok := arg.(string)
 	if !ok {
-		return nil, Errorf(c.P, "fn::readFile takes a path, got %s", value.Describe(arg))
+		return nil, Errorf(c.P, "fn::%s takes a path, got %s", c.Name, value.Describe(arg))
 	}
-	b, err := readProjectFile(ev.Spec.Dir, p)
+	b, err := readProjectFile(ev.Spec.RootDir, ev.Spec.Dir, p)
 	if err != nil {
-		return nil, Errorf(c.P, "fn::readFile %q: %v", p, err)
+		return nil, Errorf(c.P, "fn::%s %q: %v", c.Name, p, err)
 	}
-	return string(b), nil
+	return b, nil
 }
 
-// readProjectFile reads the regular file at path, relative to the project
-// directory dir or absolute inside it, of at most boundedfile.DefaultLimit bytes. The
-// specs may come from anyone who can open a pull request, and what the
-// file holds can reach a plan comment: nothing outside dir is read, be it
-// by an absolute path, by "..", or by a symbolic link that leads out
-// (os.Root resolves every link inside dir). A named pipe or a device is
-// refused before it is opened (a pipe would block the open, /dev/zero
-// never ends).
-func readProjectFile(dir, path string) ([]byte, error) {
-	rel := path
-	if filepath.IsAbs(path) {
-		r, err := filepath.Rel(dir, path)
-		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("absolute paths must be inside the project directory %q", dir)
+// readProjectFile reads the regular file at path, relative to the
+// program's directory dir or absolute, inside the project directory
+// rootDir, of at most boundedfile.DefaultLimit bytes. The specs may come
+// from anyone who can open a pull request, and what the file holds can
+// reach a plan comment: nothing outside rootDir is read, be it by an
+// absolute path, by "..", or by a symbolic link that leads out (os.Root
+// resolves every link inside rootDir). A named pipe or a device is refused
+// before it is opened (a pipe would block the open, /dev/zero never ends).
+func readProjectFile(rootDir, dir, path string) ([]byte, error) {
+	abs := path
+	if !filepath.IsAbs(path) {
+		abs = filepath.Join(dir, path)
+	}
+	rel, err := filepath.Rel(rootDir, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if filepath.IsAbs(path) {
+			return nil, fmt.Errorf("absolute paths must be inside the project directory %q", rootDir)
 		}
-		rel = r
+		return nil, fmt.Errorf("the path leaves the project directory %q", rootDir)
 	}
-	if r := filepath.Clean(rel); r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return nil, fmt.Errorf("the path leaves the project directory %q", dir)
-	}
-	root, err := os.OpenRoot(dir)
+	root, err := os.OpenRoot(rootDir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
 	b, err := boundedfile.ReadIn(root, rel, boundedfile.DefaultLimit)
 	if err != nil {
-		return nil, confinedErr(err, dir)
+		return nil, confinedErr(err, rootDir)
 	}
 	return b, nil
 }

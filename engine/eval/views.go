@@ -329,3 +329,44 @@ func Inputs(s *schemas.Schema, attrs map[string]any) map[string]any {
 	}
 	return out
 }
+
+// SecretOutputs returns attrs, a view of the resource r, with the fields
+// that r's options.additionalSecretOutputs names made secret: a value is
+// wrapped as value.Secret; a sealed one (read from state, which keeps it
+// only as its digest) becomes a Secret without its value, for renderers,
+// or with forRefs a secret Unknown, since what references it can be known
+// only once the value is read again. attrs itself is returned when r
+// names no field.
+func SecretOutputs(r *specs.Resource, attrs map[string]any, forRefs bool) map[string]any {
+	if len(r.Options.AdditionalSecretOutputs) == 0 || attrs == nil {
+		return attrs
+	}
+	out := Merge(attrs)
+	for _, k := range r.Options.AdditionalSecretOutputs {
+		v, ok := out[k]
+		switch {
+		case !ok || v == nil:
+		case value.IsSealed(v) && forRefs:
+			out[k] = value.Secret{Value: value.Unknown{}}
+		case value.IsSealed(v):
+			out[k] = value.Secret{}
+		default:
+			out[k] = value.Wrap(v, true)
+		}
+	}
+	return out
+}
+
+// SecretNotGiven returns the fields that r's
+// options.additionalSecretOutputs names and desired, the inputs the specs
+// give, does not: outputs, and inputs left to the cloud, which state keeps
+// only as digests.
+func SecretNotGiven(r *specs.Resource, desired map[string]any) []string {
+	var out []string
+	for _, k := range r.Options.AdditionalSecretOutputs {
+		if desired[k] == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}

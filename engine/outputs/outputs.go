@@ -103,7 +103,7 @@ func Reveal(spec *specs.Spec, st state.Backend, key []byte, name string, recorde
 	plain, _ := value.Reveal(v)
 	switch {
 	case value.ContainsSealed(plain):
-		return nil, notShownf("it is made from a secret that state keeps only as a digest (a secret input of a resource), so its value cannot be computed again")
+		return nil, notShownf("it is made from a secret that state keeps only as a digest (a secret input of a resource, or an output additionalSecretOutputs names), so its value cannot be computed again")
 	case value.ContainsUnknown(plain):
 		return nil, notShownf("it depends on a value that is not in state (a lookup read during apply, or a resource not yet created)")
 	}

@@ -46,7 +46,10 @@
 // After. State holds them sealed (see package value): a desired value is
 // compared with a stored one sealed the same way, and a live value echoed
 // by the cloud is sealed where the desired one is secret (value.SealLike)
-// before it is compared or put in Before. Before shows sealed values as
+// before it is compared or put in Before. The fields a resource's
+// additionalSecretOutputs names are secret too (eval.SecretOutputs): state
+// keeps them as digests, so a plan that does not refresh reads the object
+// for those that references need. Before shows sealed values as
 // secrets without their value; an unchanged secret input is put in Before
 // as it is in After, so that it shows as unchanged. Errors of a lookup
 // with secret arguments are redacted.

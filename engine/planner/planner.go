@@ -309,7 +309,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 // validateValues checks evaluated inputs against the schema and reports
 // violations at the positions of the expressions. It reports whether any
 // was found.
-func (p *planner) validateValues(token string, obj *specs.Object, vals map[string]any, what func() string) bool {
+func (p *planner) validateValues(token string, obj specs.Expr, vals map[string]any, what func() string) bool {
 	s, ok := schemas.Lookup(token)
 	if !ok {
 		return false
@@ -371,8 +371,8 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if prior, ok := p.record(r.Name); ok && p.opts.Refresh && prior.Kind == kind.Get && prior.Type == r.Type && prior.ID == sid {
 		c.Drift = refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
 	}
-	c.ID, c.After = sid, live
-	p.set(r.Name, &nodeResult{value: live, change: c})
+	c.ID, c.After = sid, eval.SecretOutputs(r, live, false)
+	p.set(r.Name, &nodeResult{value: eval.SecretOutputs(r, live, true), change: c})
 	return nil
 }
 
@@ -399,14 +399,13 @@ func (p *planner) readGet(ctx context.Context, r *specs.Resource, sid string) (m
 // specs with its record (refreshed from the cloud when asked).
 func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	ev := p.evaluator()
-	val, err := ev.Eval(r.Properties)
+	// The value is the evaluator's new map, ours to fill.
+	desired, err := ev.Inputs(r)
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
-	// The value is the evaluator's new map, ours to fill.
-	desired := val.(map[string]any)
 	r.Schema.FillDefaults(desired)
-	if p.validateValues(r.Type, r.Properties, desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
+	if p.validateValues(r.Type, r.Inputs(), desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
 		return errReported
 	}
 	desired = eval.Normalize(p.reg, r.Type, desired)
@@ -435,7 +434,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if err != nil || c.Action == plan.Create {
 		return err
 	}
-	c.Before = value.UnsealForDisplay(before).(map[string]any)
+	c.Before = eval.SecretOutputs(r, value.UnsealForDisplay(before).(map[string]any), false)
 	if prior.Tainted != "" {
 		c.Action, c.Reason, c.ReasonDetail = plan.Replace, plan.ReasonTainted, prior.Tainted
 		return p.finishReplace(r, c, opts, desired)
@@ -458,6 +457,17 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 	if !p.opts.Refresh || prior.Tainted != "" {
 		before := eval.Merge(prior.Inputs, prior.Outputs)
 		before["id"] = prior.ID
+		if names := eval.SecretNotGiven(r, desired); len(names) > 0 {
+			// State keeps the outputs made secret only as digests: what
+			// references them needs them read.
+			live, err := p.read(ctx, r, prior.ID)
+			if err != nil {
+				return nil, p.fail(r.Pos, "read %q for its secret outputs: read %s %q: %v", r.Name, r.Type, prior.ID, err)
+			}
+			for _, k := range names {
+				before[k] = live[k]
+			}
+		}
 		return before, nil
 	}
 	d := p.reg.Drivers[r.Type]
@@ -520,11 +530,12 @@ func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Reco
 	}
 	// References see the desired inputs (secrets wrapped, not sealed as in
 	// state) with the prior outputs.
-	c.After = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
+	view := eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
+	c.After = eval.SecretOutputs(r, view, false)
 	if c.Action == plan.Update {
 		sameSecrets(c, changed)
 	}
-	p.set(r.Name, &nodeResult{value: c.After, change: c})
+	p.set(r.Name, &nodeResult{value: eval.SecretOutputs(r, view, true), change: c})
 	return nil
 }
 
@@ -602,14 +613,15 @@ func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *plan.Cha
 	}
 	live = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
 	live = eval.WithoutVendorKeys(p.reg.Drivers[r.Type], live, desired)
-	c.Before, c.ID = value.UnsealForDisplay(live).(map[string]any), r.Options.Import
+	c.Before, c.ID = eval.SecretOutputs(r, value.UnsealForDisplay(live).(map[string]any), false), r.Options.Import
 	changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, desired, nil), desired, r.Options.IgnoreChanges, p.sealer(r.Name))
 	if len(changed) > 0 {
 		c.Reason, c.ReasonFields = plan.ReasonImportThenUpdate, changed
 	}
-	c.After = eval.UpdatedView(r.Schema, live, desired, nil)
+	view := eval.UpdatedView(r.Schema, live, desired, nil)
+	c.After = eval.SecretOutputs(r, view, false)
 	sameSecrets(c, changed)
-	p.set(r.Name, &nodeResult{value: c.After, change: c})
+	p.set(r.Name, &nodeResult{value: eval.SecretOutputs(r, view, true), change: c})
 	return nil
 }
 

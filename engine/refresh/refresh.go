@@ -335,7 +335,9 @@ func refreshedAttrs(rec state.Record, live map[string]any, reg resources.Registr
 	for k, v := range live {
 		pr, isProp := s.Root.Properties[k]
 		if !isProp || pr.ReadOnly {
-			out[k] = v
+			// An output state keeps sealed (additionalSecretOutputs)
+			// stays secret.
+			out[k] = value.SecretAs(v, rec.Outputs[k])
 			continue
 		}
 		if applied, managed := rec.Inputs[k]; managed && v != nil {

@@ -26,6 +26,11 @@ func (l *loader) check() {
 			l.checkInvokes(r.Properties)
 			l.validateStatic(r.Schema, r.Properties, fmt.Sprintf("%s %q", r.Type, r.Name))
 		}
+		if r.PropertiesExpr != nil {
+			// Validated against the schema once evaluated.
+			l.checkRefs(r.PropertiesExpr, name)
+			l.checkInvokes(r.PropertiesExpr)
+		}
 		if r.Get != nil {
 			if r.Get.ID != nil {
 				l.checkRefs(r.Get.ID, name)
@@ -42,6 +47,11 @@ func (l *loader) check() {
 		for _, e := range []Expr{r.Options.Protect, r.Options.DeleteBeforeReplace, r.Options.RetainOnDelete} {
 			if e != nil {
 				l.checkRefs(e, name)
+			}
+		}
+		if pr := r.Options.Parent; pr != nil && l.checkRef(pr, name) && !l.broken[pr.Root] {
+			if _, ok := s.Resources[pr.Root]; !ok {
+				l.errorf(pr.P, "parent %s must name a resource; %q is not one", pr, pr.Root)
 			}
 		}
 		for _, d := range r.Options.DependsOn {
@@ -90,6 +100,10 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 		}
 		return true
 	}
+	if key, ok := strings.CutPrefix(r.Root, s.Project+":"); ok && s.Config[key] != nil {
+		// ${project:key} reads the project's config key, as in Pulumi.
+		r.Root = key
+	}
 	_, isConfig := s.Config[r.Root]
 	v, isVar := s.Variables[r.Root]
 	res, isRes := s.Resources[r.Root]
@@ -107,7 +121,11 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 			}
 		}
 		sort.Strings(names)
-		l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, diag.DidYouMean(r.Root, names))
+		d := l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, diag.DidYouMean(r.Root, names))
+		if ns, key, ok := strings.Cut(r.Root, ":"); ok && ns != s.Project {
+			d.Detail = fmt.Sprintf("${%s:%s} reads config of the project %q; this project is %q (name: in Pulumi.yaml), so its config %q is ${%s} or ${%s:%s}",
+				ns, key, ns, s.Project, key, key, s.Project, key)
+		}
 		return false
 	}
 	if len(r.Path) == 0 || r.Path[0].IsIndex {
@@ -133,6 +151,9 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 	canon := snakeToCamel(key)
 	if _, ok := fs.Root.Properties[canon]; ok { // every field is an output
 		r.Path[0].Key = canon
+		return true
+	}
+	if isRes && key == URNField {
 		return true
 	}
 	fields := fs.Outputs()
@@ -163,10 +184,23 @@ func (l *loader) checkInvokes(e Expr) {
 				walk(en.Value)
 			}
 		case *Call:
+			if ref, ok := x.Arg.(*Ref); ok && (x.Name == "pulumiResourceName" || x.Name == "pulumiResourceType") && !l.broken[ref.Root] {
+				if _, isRes := l.spec.Resources[ref.Root]; !isRes && l.declaredName(ref.Root) {
+					l.errorf(ref.P, "fn::%s takes a resource; %q is not one", x.Name, ref.Root)
+				}
+			}
 			walk(x.Arg)
 		}
 	}
 	walk(e)
+}
+
+// declaredName reports whether name is a config entry or a variable: the
+// names that are declared but are not resources.
+func (l *loader) declaredName(name string) bool {
+	_, isConfig := l.spec.Config[name]
+	_, isVar := l.spec.Variables[name]
+	return isConfig || isVar
 }
 
 // validateStatic validates the literal parts of obj against a schema. Values
@@ -203,7 +237,7 @@ func Violations(s *schemas.Schema, obj *Object, inst map[string]any, dyn map[str
 }
 
 // diagnose turns violations of s into diagnostics; see Violations.
-func diagnose(s *schemas.Schema, obj *Object, vs []schemas.Violation, dyn map[string]bool, what string) diag.Diagnostics {
+func diagnose(s *schemas.Schema, obj Expr, vs []schemas.Violation, dyn map[string]bool, what string) diag.Diagnostics {
 	var out diag.Diagnostics
 	// A misspelt field is reported as unknown; the required field it was
 	// meant to be is then not reported missing as well.

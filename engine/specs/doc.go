@@ -15,21 +15,29 @@
 // The kinds of node, each kept by name:
 //
 //   - config (ConfigDecl): a typed value given by --config, the stack's
-//     settings or a default, in that order of precedence; Spec.Values
-//     holds the values in force, wrapped in value.Secret when the entry is
-//     secret.
+//     settings or a default, in that order of precedence, read from the
+//     setting the entry's name: key names (ConfigDecl.Key), else its own;
+//     Spec.Values holds the values in force, wrapped in value.Secret when
+//     the entry is secret. A list's items are of one type (List<T>, or
+//     array with items, or inferred from a default of one type).
+//     ${PROJECT:key} reads the entry key of the project PROJECT.
 //   - variables (Variable): an expression. A variable whose expression is
 //     exactly an fn::invoke is a lookup: the planner reads it and apply
 //     records it in state (kind.Lookup). An fn::invoke anywhere else is
 //     only evaluated.
 //   - resources (Resource): a Type from the schemas, Properties keyed by
-//     canonical lowerCamelCase field names (snake_case is accepted), and
-//     Options. A resource with a get block (GetSpec) is read by id and
+//     canonical lowerCamelCase field names (snake_case is accepted), or
+//     PropertiesExpr, one expression that gives the object of the inputs
+//     (validated once evaluated), and Options. A resource with a get block (GetSpec) is read by id and
 //     never managed (IsGet, kind.Get).
 //   - outputs (Output): an expression, evaluated once everything else is.
 //
 // Config, variables and resources share one namespace; "pulumi" is
 // reserved for the built-ins (${pulumi.stack} and the like, BuiltinRoot).
+// Every resource also has the field urn (URNField): Spec.URN is its URN as
+// Pulumi makes it, from the stack, the project, the Pulumi type tokens of
+// its parents (options.parent) and its own, and its logical name (the
+// resource's name: key, else its name).
 //
 // An Expr is a tree: Lit (a scalar), Ref, Template, List, Object (entries in
 // source order, Key canonical and Raw as written), Call and Invoke. A
@@ -41,7 +49,10 @@
 // is a call: fn::invoke (or its shorthand fn::pkg:module:name) is an
 // Invoke of a function of the schemas, with arguments and an optional
 // return field; fn::join, split, select, toJSON, toBase64, fromBase64,
-// secret, unsecret and readFile are a Call with its one argument.
+// secret, unsecret, length, singleOrNone, sha1, readFile, filebase64 and
+// filebase64sha256 are a Call with its one argument, whose shape is
+// checked when it is a literal. Pulumi's asset and archive functions and
+// fn::stackReference are refused: nothing here takes what they make.
 //
 // Every Expr has a Pos (diag.Pos, printed FILE:LINE:COL), entries have the
 // KeyPos of their key, and declarations the Pos of their name. Inside a

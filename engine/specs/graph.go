@@ -40,8 +40,8 @@ func buildGraph(s *Spec) *dag.Graph {
 	}
 	for name, r := range s.Resources {
 		exprs := []Expr{r.Options.Protect, r.Options.DeleteBeforeReplace, r.Options.RetainOnDelete}
-		if r.Properties != nil {
-			exprs = append(exprs, r.Properties)
+		if in := r.Inputs(); in != nil {
+			exprs = append(exprs, in)
 		}
 		if r.Get != nil {
 			exprs = append(exprs, r.Get.ID)
@@ -51,6 +51,9 @@ func buildGraph(s *Spec) *dag.Graph {
 		}
 		for _, d := range r.Options.DependsOn {
 			exprs = append(exprs, d)
+		}
+		if r.Options.Parent != nil {
+			exprs = append(exprs, r.Options.Parent)
 		}
 		add(name, exprs...)
 	}

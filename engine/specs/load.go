@@ -2,6 +2,7 @@ package specs
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -43,10 +44,12 @@ type loader struct {
 	opts  LoadOptions
 	diags diag.Diagnostics
 	file  string
-	lines []string // of the file being loaded, for positions inside scalars
-	nodes int
-	spec  *Spec
-	where map[string]diag.Pos // every declared name, for duplicate checks
+	// configOnly is set while loading a Source that is ConfigOnly.
+	configOnly bool
+	lines      []string // of the file being loaded, for positions inside scalars
+	nodes      int
+	spec       *Spec
+	where      map[string]diag.Pos // every declared name, for duplicate checks
 	// broken names were declared but could not be loaded (an error has been
 	// reported): references to them are not checked further.
 	broken map[string]bool
@@ -92,6 +95,9 @@ type LoadOptions struct {
 	// read; an empty Project is the project directory's name, an empty
 	// Stack "default".
 	Project, Stack string
+	// RootDir is the project's directory when the program's (dir) is
+	// another, inside it (Pulumi.yaml's main:); "" when they are one.
+	RootDir string
 	// StackConfig holds the config values the stack's settings give
 	// (Pulumi.<stack>.yaml), by config name. A value overrides the
 	// declaration's default and is overridden by --config; a name the
@@ -126,6 +132,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 		opts: opts,
 		spec: &Spec{
 			Dir:       dir,
+			RootDir:   cmp.Or(opts.RootDir, dir),
 			Project:   opts.Project,
 			Stack:     opts.Stack,
 			Config:    map[string]*ConfigDecl{},
@@ -150,7 +157,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 		l.errorf(diag.Pos{}, "no spec files found").Detail = "pass -f FILE or -f DIR, or run in a directory holding *.yaml specs"
 	}
 	if l.spec.Project == "" {
-		l.spec.Project = filepath.Base(dir)
+		l.spec.Project = filepath.Base(l.spec.RootDir)
 	}
 	if l.spec.Stack == "" {
 		l.spec.Stack = "default"
@@ -179,6 +186,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 
 func (l *loader) loadFile(src Source) {
 	l.file = src.Name
+	l.configOnly = src.ConfigOnly
 	l.nodes = 0
 	l.lines = nil
 	if len(src.Data) > boundedfile.DefaultLimit {
@@ -242,6 +250,16 @@ func (l *loader) loadDocument(root *yaml.Node) {
 	// else can reach them: an alias reaches only a node with an anchor.
 	release := releaseYAML && root.Anchor == ""
 	l.eachKey(root, func(k, v *yaml.Node) {
+		if l.configOnly && (k.Value == "variables" || k.Value == "resources" || k.Value == "outputs") {
+			l.errorf(l.pos(k), "%s in the project file are not part of the program: main: puts the program in another directory", k.Value).Detail =
+				"move them to the program's files in the directory main: names; Pulumi reads only the project's settings and config here"
+			if v.Kind == yaml.MappingNode {
+				for i := 0; i < len(v.Content); i += 2 {
+					l.broken[v.Content[i].Value] = true
+				}
+			}
+			return
+		}
 		switch k.Value {
 		case "config", "configuration":
 			if k.Value == "configuration" {

@@ -6,6 +6,7 @@ package specs
 import (
 	"fmt"
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/schemas"
 	"sort"
 	"strconv"
@@ -240,7 +241,13 @@ func escapeSize(esc string) (value, source int, ok bool) {
 	return 1, 2, true
 }
 
-var builtinFuncs = []string{"invoke", "join", "split", "select", "toJSON", "toBase64", "fromBase64", "secret", "unsecret", "readFile"}
+var builtinFuncs = []string{"invoke", "join", "split", "select", "toJSON", "toBase64", "fromBase64", "secret", "unsecret", "readFile",
+	"filebase64", "filebase64sha256", "sha1", "length", "singleOrNone", "pulumiResourceName", "pulumiResourceType"}
+
+// assetFuncs are Pulumi's asset and archive functions. No type reconcile
+// manages takes an asset or an archive, so each is refused with what to
+// use instead.
+var assetFuncs = []string{"stringAsset", "fileAsset", "remoteAsset", "fileArchive", "remoteArchive", "assetArchive"}
 
 func (l *loader) call(k, v *yaml.Node) Expr {
 	pos := l.pos(k)
@@ -270,6 +277,18 @@ func (l *loader) call(k, v *yaml.Node) Expr {
 		}
 	}
 	if canon == "" {
+		for _, f := range assetFuncs {
+			if strings.EqualFold(f, name) {
+				l.errorf(pos, "fn::%s makes an asset or an archive, which no type reconcile manages takes", f).Detail =
+					"remove it; to pass a file's content as an input, use fn::readFile (text) or fn::filebase64 (base64)"
+				return &badExpr{P: pos}
+			}
+		}
+		if strings.EqualFold(name, "stackReference") {
+			l.errorf(pos, "fn::stackReference reads another Pulumi stack's outputs, which reconcile cannot").Detail =
+				"pass the value as config instead (--config, or the stack's settings in Pulumi.<stack>.yaml)"
+			return &badExpr{P: pos}
+		}
 		l.errorf(pos, "unknown function %q%s", k.Value, diag.DidYouMean(k.Value, prefixed(builtinFuncs))).Detail = diag.ValidList("functions", prefixed(builtinFuncs))
 		return &badExpr{P: pos}
 	}
@@ -292,14 +311,52 @@ func prefixed(names []string) []string {
 	return out
 }
 
-// checkCallShape checks argument shapes that are visible before evaluation.
+// checkCallShape checks argument shapes that are visible before evaluation:
+// a literal of the wrong kind, a list of the wrong length. The same checks
+// are made again on the evaluated argument (package eval).
 func (l *loader) checkCallShape(c *Call) {
+	lit, isLit := c.Arg.(*Lit)
+	list, isList := c.Arg.(*List)
+	_, isObject := c.Arg.(*Object)
+	isString := false
+	if isLit {
+		_, isString = lit.Value.(string)
+	}
 	switch c.Name {
 	case "join", "split", "select":
-		if lst, ok := c.Arg.(*List); ok && len(lst.Items) != 2 {
-			l.errorf(c.Arg.Pos(), "fn::%s takes a list of two items, got %d", c.Name, len(lst.Items))
-		} else if _, isLit := c.Arg.(*Lit); isLit {
+		if isList && len(list.Items) != 2 {
+			l.errorf(c.Arg.Pos(), "fn::%s takes a list of two items, got %d", c.Name, len(list.Items))
+		} else if isLit {
 			l.errorf(c.Arg.Pos(), "fn::%s takes a list of two items", c.Name)
+		}
+	case "length":
+		if isLit && !isString {
+			l.errorf(c.Arg.Pos(), "fn::length takes a list, a mapping or a string, got %s", value.Describe(lit.Value))
+		}
+	case "singleOrNone":
+		switch {
+		case isList && len(list.Items) > 1:
+			l.errorf(c.Arg.Pos(), "fn::singleOrNone takes a list of 0 or 1 items, got %d", len(list.Items))
+		case isLit:
+			l.errorf(c.Arg.Pos(), "fn::singleOrNone takes a list, got %s", value.Describe(lit.Value))
+		case isObject:
+			l.errorf(c.Arg.Pos(), "fn::singleOrNone takes a list, got a mapping")
+		}
+	case "pulumiResourceName", "pulumiResourceType":
+		if ref, ok := c.Arg.(*Ref); !ok || len(ref.Path) > 0 {
+			if _, bad := c.Arg.(*badExpr); !bad {
+				l.errorf(c.Arg.Pos(), "fn::%s takes a resource, such as ${name}", c.Name)
+			}
+		}
+	case "sha1", "readFile", "filebase64", "filebase64sha256":
+		what := "a path"
+		if c.Name == "sha1" {
+			what = "a string"
+		}
+		if isLit && !isString {
+			l.errorf(c.Arg.Pos(), "fn::%s takes %s, got %s", c.Name, what, value.Describe(lit.Value))
+		} else if isList || isObject {
+			l.errorf(c.Arg.Pos(), "fn::%s takes %s, got %s", c.Name, what, map[bool]string{true: "a list", false: "a mapping"}[isList])
 		}
 	}
 }

@@ -3,6 +3,7 @@ package specs
 import (
 	"reconcile/engine/diag"
 	"reconcile/schemas"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // Loading resources, their get blocks and their options.
 
 func (l *loader) loadResource(k, v *yaml.Node) *Resource {
-	r := &Resource{Name: k.Value, Pos: l.pos(k)}
+	r := &Resource{Name: k.Value, Pos: l.pos(k), LogicalName: k.Value}
 	if v.Kind != yaml.MappingNode {
 		l.errorf(l.pos(v), "resource %q must be a mapping with a type, got %s", r.Name, kindName(v))
 		return nil
@@ -36,7 +37,15 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			optsNode = fv
 		case "get":
 			getKey, getNode = fk, fv
-		case "name", "description":
+		case "name":
+			if fv.Kind != yaml.ScalarNode || fv.ShortTag() != "!!str" || fv.Value == "" {
+				l.errorf(l.pos(fv), "name of resource %q must be a literal string, got %s", r.Name, kindName(fv)).Detail = "name is the resource's name in its URN; references still use the key " + strconv.Quote(r.Name)
+				return
+			}
+			if l.printableName(fv) {
+				r.LogicalName = fv.Value
+			}
+		case "description":
 		case "defaultProvider":
 			l.errorf(l.pos(fk), "defaultProvider is only for provider resources, which reconcile does not need").Detail = "credentials come from each vendor's usual places; remove this key"
 		default:
@@ -66,7 +75,7 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 		return nil
 	}
 	r.Type, r.Schema = s.Token, s
-	if propsNode != nil && getNode != nil {
+	if propsNode != nil && getNode != nil && !(propsNode.Kind == yaml.ScalarNode && propsNode.Tag == "!!null") {
 		l.errorf(l.pos(getKey), "resource %q has both properties and get", r.Name).Detail = "get reads an existing resource and never manages it; remove one of them"
 	}
 	if propsNode != nil {
@@ -76,14 +85,18 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 			r.Properties = e
 		case *badExpr:
 			incomplete = true // reported; not known to be missing either
+		case *Ref, *Call, *Invoke:
+			// One expression that gives the object of the inputs, as
+			// Pulumi allows: checked when it is evaluated.
+			r.PropertiesExpr = e
 		default:
 			if !(propsNode.Kind == yaml.ScalarNode && propsNode.Tag == "!!null") {
-				l.errorf(l.pos(propsNode), "properties of %q must be a mapping, got %s", r.Name, notMapping(propsNode))
+				l.errorf(l.pos(propsNode), "properties of %q must be a mapping, or an expression such as ${name} that gives one; got %s", r.Name, kindName(propsNode))
 				incomplete = true
 			}
 		}
 	}
-	if r.Properties == nil && getNode == nil && !incomplete {
+	if r.Properties == nil && r.PropertiesExpr == nil && getNode == nil && !incomplete {
 		// With a misspelt key (such as "propertes") the properties are
 		// not known to be missing: they are left unchecked.
 		r.Properties = &Object{P: r.Pos}
@@ -163,6 +176,15 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 				}
 				l.errorf(l.pos(item), "dependsOn entries must be references to resources such as ${name}, got %s", kindName(item))
 			})
+		case "parent":
+			e := l.expr(v, nil)
+			if ref, ok := e.(*Ref); ok && len(ref.Path) == 0 {
+				o.Parent = ref
+				return
+			}
+			if _, bad := e.(*badExpr); !bad {
+				l.errorf(l.pos(v), "parent must be a reference to a resource such as ${name}, got %s", kindName(v))
+			}
 		case "protect":
 			o.Protect = boolOpt(k, v)
 		case "deleteBeforeReplace":
@@ -171,6 +193,24 @@ func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
 			o.RetainOnDelete = boolOpt(k, v)
 		case "ignoreChanges":
 			o.IgnoreChanges = l.pathList(r, k, v)
+		case "additionalSecretOutputs":
+			l.listOf(k, v, func(it *yaml.Node) {
+				if it.Kind != yaml.ScalarNode || it.ShortTag() != "!!str" || it.Value == "" || strings.Contains(it.Value, "${") {
+					l.errorf(l.pos(it), "additionalSecretOutputs entries must be literal field names such as displayName, got %s", kindName(it))
+					return
+				}
+				if it.Value == "id" {
+					l.warnf(l.pos(it), "additionalSecretOutputs: the id of a resource cannot be made secret; it stays in clear in state and output")
+					return
+				}
+				canon := snakeToCamel(it.Value)
+				if _, ok := r.Schema.Root.Properties[canon]; !ok {
+					l.errorf(l.pos(it), "additionalSecretOutputs: %s has no field %q%s", r.Type, it.Value, diag.DidYouMean(canon, r.Schema.Outputs())).Detail =
+						diag.ValidList("fields", r.Schema.Outputs()) + "; a misspelt name would leave the value it meant in clear"
+					return
+				}
+				o.AdditionalSecretOutputs = append(o.AdditionalSecretOutputs, canon)
+			})
 		case "replaceOnChanges":
 			o.ReplaceOnChanges = l.pathList(r, k, v)
 		case "import":

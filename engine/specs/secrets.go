@@ -63,8 +63,8 @@ func SecretTexts(s *Spec) []string {
 		visit(v.Expr, false)
 	}
 	for _, r := range s.Resources {
-		if r.Properties != nil {
-			visit(r.Properties, false)
+		if in := r.Inputs(); in != nil {
+			visit(in, false)
 		}
 		if r.Get != nil {
 			visit(r.Get.ID, false)

@@ -12,13 +12,22 @@ import (
 type Source struct {
 	Name string
 	Data []byte
+	// ConfigOnly marks the project file of a program that lives in
+	// another directory (Pulumi.yaml's main:): only its config (and the
+	// project's own keys) is read, as Pulumi reads it; a resource,
+	// variable or output there is an error.
+	ConfigOnly bool
 }
 
 // Spec is a loaded, merged and checked set of spec files.
 type Spec struct {
-	// Dir is the project directory: fn::readFile paths are relative to it
-	// and may not leave it.
+	// Dir is the program's directory: the relative paths of the file
+	// functions are read from it, and ${pulumi.cwd} is it.
 	Dir string
+	// RootDir is the project's directory, where Pulumi.yaml is: no file
+	// function reads outside it, and ${pulumi.rootDirectory} is it. It is
+	// Dir unless Pulumi.yaml's main: puts the program in a subdirectory.
+	RootDir string
 	// Project and Stack are what ${pulumi.project} and ${pulumi.stack}
 	// read.
 	Project, Stack string
@@ -36,12 +45,21 @@ type Spec struct {
 
 // ConfigDecl is one config entry.
 type ConfigDecl struct {
-	Name       string
-	Pos        diag.Pos
-	Type       string // string, integer, number, boolean, array, object; "" for any
+	Name string
+	Pos  diag.Pos
+	// Key is the setting the value is read from, in the stack's settings
+	// and --config: the declaration's name: key, else Name.
+	Key  string
+	Type string // string, integer, number, boolean, array, object; "" for any
+	// Items is the type of the items of an array (List<Items>), "" for
+	// any.
+	Items      string
 	Default    any
 	HasDefault bool
 	Secret     bool
+	// NotSecretPos is where the declaration says secret: false; the zero
+	// Pos when it does not.
+	NotSecretPos diag.Pos
 }
 
 // Variable is one entry of variables.
@@ -60,16 +78,36 @@ type Output struct {
 
 // Resource is one entry of resources.
 type Resource struct {
-	Name    string
-	Pos     diag.Pos // the position of the resource's key
-	Type    string
-	TypePos diag.Pos
-	Schema  *schemas.Schema
+	Name string
+	Pos  diag.Pos // the position of the resource's key
+	// LogicalName is the resource's name in its URN: the name: key, or
+	// Name when there is none. References still use Name.
+	LogicalName string
+	Type        string
+	TypePos     diag.Pos
+	Schema      *schemas.Schema
 	// Properties holds the inputs, keyed by canonical field names. Nil for
-	// a resource read with get.
+	// a resource read with get, and when the inputs are given as one
+	// expression (PropertiesExpr).
 	Properties *Object
-	Get        *GetSpec
-	Options    Options
+	// PropertiesExpr is the inputs given as one expression, such as
+	// properties: ${inputs} or properties: {fn::secret: {...}}, which must
+	// give an object; nil when they are given as a mapping.
+	PropertiesExpr Expr
+	Get            *GetSpec
+	Options        Options
+}
+
+// Inputs is the expression giving the resource's inputs: the Properties
+// mapping, or PropertiesExpr; nil for a resource read with get.
+func (r *Resource) Inputs() Expr {
+	switch {
+	case r.PropertiesExpr != nil:
+		return r.PropertiesExpr
+	case r.Properties != nil:
+		return r.Properties
+	}
+	return nil
 }
 
 // GetSpec reads an existing resource by id.
@@ -90,7 +128,14 @@ type Options struct {
 	RetainOnDelete      Expr // bool
 	Import              string
 	ImportPos           diag.Pos
-	CustomTimeouts      map[string]time.Duration // create, update, delete, read
+	// Parent is the resource named by parent: ${res}, which puts its type
+	// in this resource's URN and orders this one after it; nil without.
+	Parent         *Ref
+	CustomTimeouts map[string]time.Duration // create, update, delete, read
+	// AdditionalSecretOutputs are the fields (canonical names, inputs or
+	// outputs) whose values are secret wherever they are shown or stored,
+	// as if marked with fn::secret.
+	AdditionalSecretOutputs []string
 }
 
 // PathOpt is a property path in ignoreChanges or replaceOnChanges.

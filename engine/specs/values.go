@@ -24,7 +24,7 @@ import (
 // defaults, each against the schema at its path (schemas.ValidateParts).
 // what names the object in messages, as for Violations; it is called only
 // when there is a message.
-func ValueViolations(s *schemas.Schema, obj *Object, vals map[string]any, what func() string) diag.Diagnostics {
+func ValueViolations(s *schemas.Schema, obj Expr, vals map[string]any, what func() string) diag.Diagnostics {
 	if ds, ok := violationsApart(s, obj, vals, what); ok {
 		return ds
 	}
@@ -38,7 +38,8 @@ func ValueViolations(s *schemas.Schema, obj *Object, vals map[string]any, what f
 
 // violationsApart is ValueViolations when it can validate only what is
 // not a literal Load validated, and reports false when it cannot.
-func violationsApart(s *schemas.Schema, obj *Object, vals map[string]any, what func() string) (diag.Diagnostics, bool) {
+func violationsApart(s *schemas.Schema, e Expr, vals map[string]any, what func() string) (diag.Diagnostics, bool) {
+	obj, _ := e.(*Object)
 	if obj == nil || obj.validated != s {
 		return nil, false
 	}

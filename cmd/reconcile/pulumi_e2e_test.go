@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A Pulumi YAML project as Pulumi lays it out: Pulumi.yaml names the
+// project and, with main:, puts the program in a subdirectory, written in
+// JSON (Main.json). reconcile is started from another directory; the
+// program's directory is ${pulumi.cwd}, the project's
+// ${pulumi.rootDirectory}, relative file paths are read from the program's
+// directory, and ${res.urn} is the URN Pulumi would give.
+func TestE2EPulumiProjectLayout(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	id := rid(t, "")
+	for _, d := range []string{"project/infra", "elsewhere"} {
+		if err := os.MkdirAll(w.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.write("project/Pulumi.yaml", "name: orders\nruntime: yaml\nmain: infra/\nconfig:\n  relation:\n    type: string\n    default: editor\n")
+	w.write("project/relation-note.txt", "from the project directory")
+	program := map[string]any{
+		"variables": map[string]any{
+			"me":   map[string]any{"fn::invoke": map[string]any{"function": "datadog:getCurrentUser"}},
+			"note": map[string]any{"fn::readFile": "../relation-note.txt"},
+		},
+		"resources": map[string]any{
+			"pol": map[string]any{
+				"type": "datadog:RestrictionPolicy",
+				"properties": map[string]any{
+					"resourceId": id,
+					"bindings":   []any{map[string]any{"relation": "${orders:relation}", "principals": []any{"org:${me.orgId}"}}},
+				},
+			},
+		},
+		"outputs": map[string]any{
+			"urn":  "${pol.urn}",
+			"cwd":  "${pulumi.cwd}",
+			"root": "${pulumi.rootDirectory}",
+			"note": "${note}",
+		},
+	}
+	b, err := json.MarshalIndent(program, "", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.write("project/infra/Main.json", string(b))
+
+	run := func(want int, args ...string) result {
+		t.Helper()
+		// From a directory that is neither the project's nor the program's.
+		return w.must(want, append(args, "-f", "../project", "--state", "../state.db", "--stack", "prod")...)
+	}
+	run0 := func(args ...string) result { t.Helper(); return run(0, args...) }
+	w.dir = w.path("elsewhere")
+	run0("validate")
+	run0("apply", "--auto-approve")
+	r := run0("output", "--output", "json")
+	var doc struct {
+		Outputs map[string]struct {
+			Value any `json:"value"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("output --output json: %v\n%s", err, r)
+	}
+	root := filepath.Dir(w.dir) + "/project"
+	for name, want := range map[string]string{
+		"urn":  "urn:pulumi:prod::orders::datadog:index/restrictionPolicy:RestrictionPolicy::pol",
+		"cwd":  root + "/infra",
+		"root": root,
+		"note": "from the project directory",
+	} {
+		if got := doc.Outputs[name].Value; got != want {
+			t.Errorf("output %s = %v, want %q", name, got, want)
+		}
+	}
+	if r := run0("plan", "--detailed-exitcode"); !strings.Contains(r.stdout, "No changes") {
+		t.Errorf("second plan:\n%s", r)
+	}
+
+	// A program error is reported at its place in Main.json.
+	w.write("../project/infra/Main.json", strings.Replace(string(b), `"outputs"`, `"outptus"`, 1))
+	r = run(1, "validate")
+	wantStderr(t, r, "Main.json:", `unknown top-level key "outptus" (did you mean "outputs"?)`)
+	// main: that leads out of the project is refused, naming where.
+	w.write("../project/Pulumi.yaml", "name: orders\nruntime: yaml\nmain: ../elsewhere\n")
+	r = run(1, "validate")
+	wantStderr(t, r, `Pulumi.yaml:3:7: main "../elsewhere" leads out of the project directory`)
+}
+
+// options.additionalSecretOutputs: the named field is never shown nor
+// stored in clear, by plan, state or reconcile output.
+func TestE2EAdditionalSecretOutputs(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	id := rid(t, "")
+	src := spec(policySpec("pol", id, "        - relation: viewer\n          principals: [\""+role2+"\"]\n",
+		"      additionalSecretOutputs: [bindings]\n"))
+	w.write("main.yaml", strings.Replace(src, "outputs:\n", "outputs:\n  bindingsOut: ${pol.bindings}\n  policyId: ${pol.id}\n", 1))
+	r := w.must(0, "plan")
+	if strings.Contains(r.stdout, role2) || !strings.Contains(r.stdout, "(sensitive value)") {
+		t.Errorf("plan shows the bindings, or no sensitive value:\n%s", r)
+	}
+	w.must(0, "apply", "--auto-approve")
+	state, err := os.ReadFile(w.path(".reconcile/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(state), role2) {
+		t.Errorf("the state file holds the bindings in clear")
+	}
+	r = w.must(0, "output")
+	if strings.Contains(r.stdout, role2) || !strings.Contains(r.stdout, "bindingsOut  = (sensitive value)") || !strings.Contains(r.stdout, id) {
+		t.Errorf("reconcile output:\n%s", r)
+	}
+	if r = w.must(0, "plan", "--detailed-exitcode"); strings.Contains(r.stdout, role2) {
+		t.Errorf("second plan shows the bindings:\n%s", r)
+	}
+}
