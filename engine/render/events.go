@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,6 +90,9 @@ func (s *EventStream) write(typ EventType, msg string, build func(h eventHeader)
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return
+	}
+	if strings.ContainsAny(msg, "\r\n") { // a vendor's message of several lines
+		msg = oneLine(msg)
 	}
 	h := eventHeader{FormatVersion: EventsVersion, Type: typ, Timestamp: s.now().UTC().Format(timestampFormat), Message: msg}
 	var buf bytes.Buffer

@@ -451,6 +451,16 @@ func TestEventStreamErrors(t *testing.T) {
 		t.Errorf("a NaN output: %s", b.String())
 	}
 
+	// A driver's message of several lines is one line of message.
+	b.Reset()
+	s = render.NewEventStream(&b, nil)
+	s.Op(report.Event{Addr: "ep", Type: endpointType, Action: plan.Create, Phase: report.Running, Message: "state CREATING\r\nwork request 40%"})
+	s.Retry("", report.Retry{Method: "GET", Path: "/x", Cause: "connection error:\nEOF", Attempt: 2})
+	lines = parseEvents(t, b.String())
+	if len(lines) != 2 || lines[0].str("detail") != "state CREATING\r\nwork request 40%" || lines[1].str("message") != "GET /x: connection error: EOF; retrying in 0s (attempt 2)" {
+		t.Errorf("messages of several lines: %s", b.String())
+	}
+
 	w := &failingWriter{n: 1}
 	s = render.NewEventStream(w, nil)
 	s.Start("1", "plan")
