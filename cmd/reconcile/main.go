@@ -133,7 +133,7 @@ func watchSignals(sigs <-chan os.Signal, sc stopper, cancel context.CancelFunc, 
 
 // exitGate is stdout as main hands it to run: an exit forced by a signal
 // closes it first, so that the process never ends in the middle of a write
-// and every line of an event stream or JSON document written is whole.
+// (each event of --output jsonl is one write: every line written is whole).
 type exitGate struct {
 	mu sync.Mutex
 	w  io.Writer
