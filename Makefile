@@ -5,7 +5,7 @@ BIN      := bin/reconcile
 EXAMPLES := testdata/examples
 DEMO     := .reconcile/demo
 
-.PHONY: all build demo test fmt-check vet race conformance bench fuzz clean
+.PHONY: all build demo test fmt-check vet lint-workflows race conformance bench fuzz clean
 
 all: build
 
@@ -21,7 +21,7 @@ demo: build
 	$(BIN) apply -f $(EXAMPLES) --emulator --state $(DEMO)/state.db --auto-approve
 	$(BIN) plan  -f $(EXAMPLES) --emulator --state $(DEMO)/state.db --detailed-exitcode
 
-test: fmt-check vet race conformance
+test: fmt-check vet lint-workflows race conformance
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -29,6 +29,18 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# The GitHub Actions workflows of the CI kit (ci/github), checked by
+# actionlint at the version tools/go.mod pins: 'go tool' builds it from the
+# module proxy once and keeps it in Go's build cache, so a machine needs
+# only Go. actionlint runs shellcheck on the workflows' scripts when
+# shellcheck is installed, as this target does on the kit's script; neither
+# needs it.
+WORKFLOWS := $(wildcard ci/github/workflows/*.yml)
+lint-workflows:
+	cd tools && $(GO) tool actionlint $(addprefix ../,$(WORKFLOWS))
+	@if command -v shellcheck >/dev/null 2>&1; then shellcheck ci/github/reconcile-gh.sh; \
+	else echo "shellcheck is not installed: ci/github/reconcile-gh.sh was not checked by it"; fi
 
 # The end-to-end package alone runs for about ten minutes on a loaded
 # 2-core machine, past go test's default timeout.

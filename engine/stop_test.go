@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
+	"reconcile/engine/refresh"
 	"reconcile/engine/report"
 	"reconcile/resources"
 	"reconcile/state"
@@ -146,13 +149,20 @@ func TestApplyRetriesShown(t *testing.T) {
 		t.Fatalf("apply: %v", res.Failed)
 	}
 	var msgs []string
+	var retries []*report.Retry
 	for _, e := range events {
 		if e.Phase == report.Running {
 			msgs = append(msgs, e.Message)
+			retries = append(retries, e.Retry)
 		}
 	}
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "retrying in") {
 		t.Errorf("running events %q, want the one retry", msgs)
+	}
+	// The event carries the retry itself, for the event stream.
+	want := report.Retry{Method: "POST", Path: "/20221001/endpoints", Cause: "503 Service Unavailable", Attempt: 2, Wait: 10 * time.Millisecond}
+	if len(retries) != 1 || retries[0] == nil || *retries[0] != want {
+		t.Errorf("running events carry retries %+v, want one %+v", retries, want)
 	}
 }
 
@@ -242,5 +252,62 @@ func TestApplyStartsNothingOnceLockLost(t *testing.T) {
 	}
 	if len(ins) != 1 || ins[0].Name != "b" {
 		t.Errorf("intents = %+v, want b's, for the run that holds the lock now", ins)
+	}
+}
+
+// retryingReader reports one retry in each read, as httpretry does.
+type retryingReader struct{ *fakeCloud }
+
+func (d retryingReader) Read(ctx context.Context, id string) (resources.Attrs, error) {
+	resources.ReportRetry(ctx, resources.RetryInfo{Method: "GET", Path: "/20221001/endpoints/" + id, Cause: "503 Service Unavailable", Attempt: 2})
+	return d.fakeCloud.Read(ctx, id)
+}
+
+// retryingLookup reports one retry in each call.
+type retryingLookup struct{ *fakeFunc }
+
+func (f retryingLookup) Invoke(ctx context.Context, args resources.Attrs) (resources.Attrs, error) {
+	resources.ReportRetry(ctx, resources.RetryInfo{Method: "GET", Path: "/api/v2/current_user", Cause: "429 Too Many Requests", Attempt: 2})
+	return f.fakeFunc.Invoke(ctx, args)
+}
+
+// TestRefreshRetriesNameTheirNode: a retry of a call made outside an
+// operation (a plan's refresh of a resource, its lookups; drift's reads)
+// names the node the call was for, so that the event stream can say whose
+// it is.
+func TestRefreshRetriesNameTheirNode(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := "variables:\n  me:\n    fn::invoke:\n      function: datadog:getCurrentUser\n" + resourcesOf(endpoint("a", "a"))
+	h.mustApply(src)
+	h.reg.Drivers[endpointToken] = retryingReader{h.cloud}
+	h.reg.Functions[userToken] = retryingLookup{h.user}
+	var mu sync.Mutex
+	var nodes []string
+	ctx := resources.WithProgress(t.Context(), func(ev resources.ProgressEvent) {
+		if ev.Retry != nil {
+			mu.Lock()
+			nodes = append(nodes, ev.Node)
+			mu.Unlock()
+		}
+	})
+	h.reading(func(st *state.Store) {
+		if _, diags := planner.Plan(ctx, h.load(src), st, h.reg, planner.Options{Refresh: true}); diags.HasErrors() {
+			t.Fatal(diags.Err())
+		}
+	})
+	slices.Sort(nodes)
+	if !slices.Equal(nodes, []string{"a", "me"}) {
+		t.Errorf("the plan's retries name %q, want the resource and the lookup", nodes)
+	}
+	nodes = nil
+	h.reading(func(st *state.Store) {
+		if _, err := refresh.Drift(ctx, h.load(src), st, h.reg, 10); err != nil {
+			t.Fatal(err)
+		}
+	})
+	slices.Sort(nodes)
+	if !slices.Equal(nodes, []string{"a", "me"}) {
+		t.Errorf("drift's retries name %q, want the resource and the lookup", nodes)
 	}
 }

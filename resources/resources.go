@@ -349,6 +349,7 @@ type ctxKey int
 const (
 	progressKey ctxKey = iota
 	tokenKey
+	nodeKey
 )
 
 // ProgressEvent is one report of a running operation, as WithProgress's
@@ -360,6 +361,9 @@ type ProgressEvent struct {
 	// Retry is set when the event reports that a call is retried (see
 	// ReportRetry), nil otherwise.
 	Retry *RetryInfo
+	// Node is the node of the specs the call was made for, as WithNode
+	// named it; "" when the engine named none (a list of many objects).
+	Node string
 }
 
 // RetryInfo describes one retry of a failed call.
@@ -383,11 +387,20 @@ func WithProgress(ctx context.Context, fn func(ProgressEvent)) context.Context {
 	return context.WithValue(ctx, progressKey, fn)
 }
 
+// WithNode returns a context whose Progress and ReportRetry calls name the
+// node of the specs (a resource, get or lookup) that the calls made with
+// it are for, so that a reporter outside an operation (a plan's refresh)
+// can say whose call is retried.
+func WithNode(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, nodeKey, name)
+}
+
 // Progress reports what a long operation is waiting for ("state CREATING,
 // work request 40% complete"). It does nothing when no reporter is installed.
 func Progress(ctx context.Context, format string, args ...any) {
 	if fn, ok := ctx.Value(progressKey).(func(ProgressEvent)); ok && fn != nil {
-		fn(ProgressEvent{Message: fmt.Sprintf(format, args...)})
+		node, _ := ctx.Value(nodeKey).(string)
+		fn(ProgressEvent{Message: fmt.Sprintf(format, args...), Node: node})
 	}
 }
 
@@ -395,7 +408,8 @@ func Progress(ctx context.Context, format string, args ...any) {
 // does nothing when no reporter is installed.
 func ReportRetry(ctx context.Context, r RetryInfo) {
 	if fn, ok := ctx.Value(progressKey).(func(ProgressEvent)); ok && fn != nil {
-		fn(ProgressEvent{Message: r.String(), Retry: &r})
+		node, _ := ctx.Value(nodeKey).(string)
+		fn(ProgressEvent{Message: r.String(), Retry: &r, Node: node})
 	}
 }
 

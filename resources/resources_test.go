@@ -87,6 +87,17 @@ func TestProgressEvents(t *testing.T) {
 	if got[1].Message != want || got[1].Retry == nil || *got[1].Retry != retry {
 		t.Errorf("ReportRetry event = %q, %+v; want %q with the RetryInfo", got[1].Message, got[1].Retry, want)
 	}
+	if got[0].Node != "" || got[1].Node != "" {
+		t.Errorf("events without WithNode name nodes %q and %q, want none", got[0].Node, got[1].Node)
+	}
+	// WithNode names the node in both kinds of event.
+	got = nil
+	nctx := resources.WithNode(ctx, "sentiment")
+	resources.Progress(nctx, "state %s", "ACTIVE")
+	resources.ReportRetry(nctx, retry)
+	if len(got) != 2 || got[0].Node != "sentiment" || got[1].Node != "sentiment" {
+		t.Errorf("events under WithNode(ctx, \"sentiment\") = %+v, want both naming sentiment", got)
+	}
 	// Without a reporter both do nothing.
 	resources.Progress(context.Background(), "x")
 	resources.ReportRetry(context.Background(), retry)

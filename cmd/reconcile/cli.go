@@ -17,6 +17,7 @@ import (
 
 	"reconcile/engine/apply"
 	"reconcile/engine/diag"
+	"reconcile/engine/render"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -107,6 +108,8 @@ type cli struct {
 	// with that hash were validated when the plan was made (the signature,
 	// checked before anything is applied, vouches for it).
 	planSpecHash string
+	// events is the event stream on stdout of --output jsonl; nil otherwise.
+	events *render.EventStream
 }
 
 type command struct {
@@ -227,7 +230,7 @@ func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
 	fs.StringVar(&c.g.stack, "stack", defaultStack, "the stack to work on; its config comes from Pulumi.<stack>.yaml (also RECONCILE_STACK)")
 	fs.DurationVar(&c.g.lockTimeout, "lock-timeout", 0, "how long to wait for another process holding the state (e.g. 30s)")
 	fs.DurationVar(&c.g.lockTTL, "lock-ttl", 15*time.Second, "on etcd: how long a lock outlives its holder's last sign of life (at least 5s); a run stalled longer loses the lock and stops")
-	fs.StringVar(&c.g.output, "output", "text", "output format: text, json or markdown")
+	fs.StringVar(&c.g.output, "output", "text", "output format: text, json or markdown; plan, apply and destroy also take jsonl, a stream of events (docs/events-jsonl.md)")
 	fs.Var(c.g.config, "config", "set a config value, KEY=VALUE (repeatable)")
 	fs.BoolVar(&c.g.noColor, "no-color", false, "never colour the output (also NO_COLOR)")
 	fs.Var(emulatorFlag{&c.g.emulator}, "emulator", "use the built-in emulator of the cloud APIs, or with =URL a running 'reconcile emulate'")
@@ -295,8 +298,14 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 	}
 	switch c.g.output {
 	case "text", "json", "markdown":
+	case "jsonl":
+		if !streams(cmd.name) {
+			fmt.Fprintf(c.stderr, "reconcile %s: --output jsonl is the event stream of plan, apply and destroy; use --output json for one document\n", cmd.name)
+			return exitError
+		}
+		c.startEvents(cmd.name)
 	default:
-		fmt.Fprintf(c.stderr, "reconcile %s: --output must be text, json or markdown, got %q\n", cmd.name, c.g.output)
+		fmt.Fprintf(c.stderr, "reconcile %s: --output must be text, json or markdown (or jsonl for plan, apply and destroy), got %q\n", cmd.name, c.g.output)
 		return exitError
 	}
 	code := cmd.run(c, o, pos)
@@ -304,15 +313,19 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 	// when the work it had started was the last: what it was asked to do
 	// may not be what it did. 'emulate' runs until it is stopped.
 	if reason := apply.StopReason(c.ctx); reason != "" && code == exitOK && cmd.name != "emulate" {
-		fmt.Fprintf(c.stderr, "Error: reconcile %s was stopped by %s\n", cmd.name, reason)
-		code = exitError
+		code = c.errorf("reconcile %s was stopped by %s", cmd.name, reason)
 	}
 	return code
 }
 
 // errorf prints an error the way every command does, and returns exitError.
+// With --output jsonl it is a diagnostic event too.
 func (c *cli) errorf(format string, args ...any) int {
-	fmt.Fprintf(c.stderr, "Error: "+format+"\n", args...)
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(c.stderr, "Error: %s\n", msg)
+	if c.events != nil {
+		c.events.Diagnostic(diag.Diagnostic{Severity: diag.Error, Summary: msg})
+	}
 	return exitError
 }
 
@@ -338,6 +351,9 @@ func (c *cli) interactive() bool {
 func (c *cli) printDiags(ds diag.Diagnostics) {
 	for _, d := range ds {
 		fmt.Fprintln(c.stderr, d.String())
+		if c.events != nil {
+			c.events.Diagnostic(d)
+		}
 	}
 }
 

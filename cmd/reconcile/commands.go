@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +108,11 @@ taint NAME' makes the next plan replace it too.
 --out FILE saves the plan; 'reconcile apply FILE' applies exactly it, and refuses it
 if the state or the specs changed since. 'reconcile show FILE' prints it again.
 
+--output json writes the plan as one document (docs/plan-json.md); --output jsonl
+writes events as the plan runs, one JSON object a line (docs/events-jsonl.md): the
+cloud calls retried, the drift, each change, the outputs and a summary. Only events
+go to stdout; messages for people go to stderr.
+
 Plans open the state read-only: several plans run at once without blocking each
 other. A plan started while an apply holds the state waits up to --lock-timeout for
 it to finish, then fails naming the holder.
@@ -184,12 +190,19 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 			fmt.Fprintf(c.stdout, "\nSaved the plan to %s. To apply exactly it, run:\n  reconcile apply %s\n", o.out, o.out)
 		}
 	}
+	if c.events != nil {
+		// The summary ends the stream: after the plan file is saved, or
+		// the error saying it could not be.
+		c.events.PlanSummary(pl)
+	}
 	if o.detailed && pl.HasChanges() {
 		return exitChanges
 	}
 	return exitOK
 }
 
+// renderPlan writes the plan in the chosen output format; with --output
+// jsonl, its drift and changes as events (the summary comes later).
 func (c *cli) renderPlan(pl *plan.Plan) error {
 	opts := render.Options{Color: c.color(), Version: version}
 	switch c.g.output {
@@ -197,6 +210,9 @@ func (c *cli) renderPlan(pl *plan.Plan) error {
 		return render.PlanJSON(c.stdout, pl, opts)
 	case "markdown":
 		return render.PlanMarkdown(c.stdout, pl, opts)
+	case "jsonl":
+		c.events.Plan(pl)
+		return c.events.Err()
 	}
 	return render.PlanText(c.stdout, pl, opts)
 }
@@ -282,6 +298,13 @@ Independent resources are handled in parallel, up to --parallelism at once. Stat
 is written after every operation. When one resource fails, only the resources that
 depend on it are skipped; the rest complete, and the next plan picks up from there.
 
+--output json writes the result as one document once the apply has ended
+(docs/apply-json.md). --output jsonl writes events as it runs, one JSON object a line
+(docs/events-jsonl.md): the changes planned, then the start, progress, retries and
+end (complete, errored or skipped) of each operation, the outputs and a summary. Only
+events go to stdout, every line whole even when the apply is stopped; messages for
+people go to stderr.
+
 On SIGINT or SIGTERM, apply starts no new operation, lets the running ones finish
 for up to 20s (RECONCILE_STOP_GRACE), then abandons them, and exits 1 listing what
 it left undone; a second signal abandons them at once (exit 130). Every create is
@@ -312,6 +335,9 @@ state without being deleted. Resources read with get and lookups are never delet
 --target NAME (repeatable) deletes only NAME and the resources that depend on it.
 To review a destroy before it runs, save it with 'reconcile plan --destroy --out
 FILE' and apply that file.
+
+--output json and --output jsonl write what apply's do (docs/apply-json.md,
+docs/events-jsonl.md).
 
 Exit status: 0 destroyed, 1 error.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
@@ -368,6 +394,11 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 			return c.errorf("%v", err)
 		}
 		pl = pf.Plan
+		if c.events != nil {
+			// What is carried out, as without a plan file; its secrets,
+			// sealed in the file, shown as such.
+			c.events.Plan(pf.Shown())
+		}
 	} else if pl = c.planToApply(o, ss, destroy); pl == nil {
 		return exitError
 	}
@@ -427,7 +458,7 @@ func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool) *plan.Plan {
 	if diags.HasErrors() {
 		return nil
 	}
-	if c.g.output == "text" {
+	if c.g.output == "text" || c.g.output == "jsonl" {
 		if err := c.renderPlan(pl); err != nil {
 			c.errorf("%v", err)
 			return nil
@@ -441,17 +472,29 @@ func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool) *plan.Plan {
 		return nil
 	}
 	if !c.confirm() {
-		fmt.Fprintf(c.stdout, "%s cancelled; nothing was changed.\n", strings.ToUpper(c.cmd[:1])+c.cmd[1:])
+		fmt.Fprintf(c.people(), "%s cancelled; nothing was changed.\n", strings.ToUpper(c.cmd[:1])+c.cmd[1:])
 		return nil
 	}
 	return pl
 }
 
+// people is where messages for people go: stdout in text, stderr when
+// stdout holds a document or an event stream.
+func (c *cli) people() io.Writer {
+	if c.g.output == "text" {
+		return c.stdout
+	}
+	return c.stderr
+}
+
 // applyPlan applies pl, showing progress, and reports the result.
 func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool) int {
 	observe := func(report.Event) {}
-	if c.g.output == "text" {
+	switch c.g.output {
+	case "text":
 		observe = render.NewProgress(c.stdout).Event
+	case "jsonl":
+		observe = c.events.Op
 	}
 	if pl.RefreshOnly {
 		res, err := apply.RefreshOnly(c.ctx, pl, ss.st, apply.Options{Observer: observe, Command: c.cmd + " --refresh-only"})
@@ -501,7 +544,7 @@ func (c *cli) usePlanTarget(pf *plan.File) error {
 }
 
 func (c *cli) confirm() bool {
-	fmt.Fprintf(c.stdout, "\nDo you want to %s? Only 'yes' is accepted: ", c.cmd)
+	fmt.Fprintf(c.people(), "\nDo you want to %s? Only 'yes' is accepted: ", c.cmd)
 	line, _ := bufio.NewReader(c.stdin).ReadString('\n')
 	return strings.TrimSpace(line) == "yes"
 }
@@ -510,11 +553,15 @@ func (c *cli) confirm() bool {
 // returns the exit status: an apply that was stopped, or left anything
 // undone, exits 1.
 func (c *cli) reportApply(res *report.Apply, run render.Run) int {
-	if c.g.output == "json" {
+	switch c.g.output {
+	case "json":
 		if err := render.ApplyJSON(c.stdout, res, run); err != nil {
 			return c.errorf("%v", err)
 		}
-	} else {
+	case "jsonl":
+		render.ApplyErrorsText(c.stderr, res) // for people reading the log
+		c.events.ApplySummary(res, run)
+	default:
 		render.ApplyText(c.stdout, c.stderr, res, run)
 	}
 	if !res.Complete() || res.Stopped != "" {

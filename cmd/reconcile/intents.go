@@ -23,10 +23,7 @@ func (c *cli) resolveIntents(st store, reg resources.Registry) bool {
 	if len(ins) == 0 {
 		return true
 	}
-	w := c.stdout
-	if c.g.output != "text" {
-		w = c.stderr // stdout is for the JSON or markdown document
-	}
+	w := c.people() // stderr when stdout is for a document or an event stream
 	render.IntentsHeading(w, intentNames(ins))
 	rep, err := apply.ResolveIntents(c.ctx, st, reg, apply.ResolveOptions{
 		Parallelism: c.g.parallelism,

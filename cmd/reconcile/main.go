@@ -37,8 +37,12 @@ func main() {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	var forced atomic.Bool
-	go watchSignals(sigs, sc, cancel, &forced, os.Stderr, grace, func() { os.Exit(exitInterrupted) })
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stdout := &exitGate{w: os.Stdout}
+	go watchSignals(sigs, sc, cancel, &forced, os.Stderr, grace, func() {
+		stdout.close(2 * time.Second)
+		os.Exit(exitInterrupted)
+	})
+	code := run(ctx, os.Args[1:], os.Stdin, stdout, os.Stderr)
 	signal.Stop(sigs)
 	cancel()
 	if forced.Load() && code != exitOK {
@@ -124,6 +128,34 @@ func watchSignals(sigs <-chan os.Signal, sc stopper, cancel context.CancelFunc, 
 		<-sigs
 		forced.Store(true)
 		exit()
+	}
+}
+
+// exitGate is stdout as main hands it to run: an exit forced by a signal
+// closes it first, so that the process never ends in the middle of a write
+// (each event of --output jsonl is one write: every line written is whole).
+type exitGate struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (g *exitGate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.w.Write(p)
+}
+
+// close waits for the write under way, if any, up to timeout (a reader of
+// stdout may have stopped reading), and lets no other start.
+func (g *exitGate) close(timeout time.Duration) {
+	locked := make(chan struct{})
+	go func() {
+		g.mu.Lock() // never unlocked: the process exits
+		close(locked)
+	}()
+	select {
+	case <-locked:
+	case <-time.After(timeout):
 	}
 }
 

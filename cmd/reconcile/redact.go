@@ -13,9 +13,9 @@ import (
 // value.Redaction): the last line of defence, for free text such as a
 // cloud API's error message that echoes an input it refused.
 //
-// On a JSON stream (structured is set: the stdout of --output json) only
-// string values are searched, never object keys, and each is decoded,
-// redacted and encoded again, so that the output stays valid JSON.
+// On a JSON stream (structured is set: the stdout of --output json and
+// jsonl) only string values are searched, never object keys, and each is
+// decoded, redacted and encoded again, so that the output stays valid JSON.
 type redactor struct {
 	w          io.Writer
 	structured bool
@@ -142,7 +142,7 @@ func (c *cli) redactSecrets(secrets []string) {
 			r.mu.Unlock()
 			continue
 		}
-		*w = &redactor{w: *w, red: red, structured: w == &c.stdout && c.g.output == "json"}
+		*w = &redactor{w: *w, red: red, structured: w == &c.stdout && (c.g.output == "json" || c.g.output == "jsonl")}
 	}
 }
 
@@ -170,6 +170,8 @@ func underlying(w io.Writer) io.Writer {
 		case *redactor:
 			w = x.w
 		case *sanitizer:
+			w = x.w
+		case *exitGate:
 			w = x.w
 		default:
 			return w

@@ -106,11 +106,13 @@ outputs:
 	cmd(2, "plan", "--detailed-exitcode")
 	cmd(0, "plan", "--output", "json")
 	cmd(0, "plan", "--output", "markdown")
+	cmd(0, "plan", "--output", "jsonl")
 	cmd(0, "plan", "--out", "p.plan")
 	w.must(0, "apply", "p.plan", "--config", cfg, "--config", "mode=value")
 	r := cmd(0, "apply", "--auto-approve")
 	wantStdout(t, r, "No changes")
 	cmd(0, "apply", "--auto-approve", "--output", "json")
+	cmd(0, "apply", "--auto-approve", "--output", "jsonl")
 	cmd(0, "drift")
 	cmd(0, "drift", "--output", "json")
 	cmd(0, "drift", "--output", "markdown")
@@ -130,8 +132,18 @@ outputs:
 	cmd(2, "drift", "--output", "markdown")
 	cmd(2, "plan", "--detailed-exitcode")
 	cmd(2, "plan", "--detailed-exitcode", "--output", "json")
+	cmd(2, "plan", "--detailed-exitcode", "--output", "jsonl")
 	cmd(0, "plan", "--out", "p2.plan", "--output", "markdown")
 	w.must(0, "apply", "p2.plan", "--config", cfg, "--config", "mode=value")
+	// The same changes again, applied from a plan file as a stream.
+	ep2 := w.stateList()["ep"].ID
+	if _, err := e.sdkClient(t).UpdateEndpoint(context.Background(), ailanguage.UpdateEndpointRequest{EndpointId: &ep2,
+		UpdateEndpointDetails: ailanguage.UpdateEndpointDetails{Description: strPtr("changed by hand again"), FreeformTags: map[string]string{"token": "changed"}}}); err != nil {
+		t.Fatal(err)
+	}
+	cmd(0, "plan", "--out", "p3.plan")
+	r = w.must(0, "apply", "p3.plan", "--config", cfg, "--config", "mode=value", "--output", "jsonl")
+	wantStdout(t, r, `"type":"planned_change"`, `"type":"op_complete"`, `"after_sensitive":["/description"`)
 	cmd(0, "plan", "--detailed-exitcode")
 
 	w.must(0, "state", "list")
@@ -179,14 +191,19 @@ outputs:
 	wantStderr(t, r, "Invalid principal", "(sensitive value)")
 	r = w.must(1, "apply", "--auto-approve", "-f", "bad", "--config", cfg, "--config", "mode=value", "--state", "bad.db", "--output", "json")
 	wantStdout(t, r, "Invalid principal", "(sensitive value)")
+	r = w.must(1, "apply", "--auto-approve", "-f", "bad", "--config", cfg, "--config", "mode=value", "--state", "bad.db", "--output", "jsonl")
+	wantStdout(t, r, `"type":"op_errored"`, "Invalid principal", "(sensitive value)")
+	wantStderr(t, r, "Invalid principal", "(sensitive value)")
 	w.must(0, "destroy", "--auto-approve", "-f", "bad", "--config", cfg, "--state", "bad.db")
 
-	cmd(0, "destroy", "--auto-approve")
+	cmd(0, "plan", "--destroy", "--output", "jsonl")
+	cmd(0, "destroy", "--auto-approve", "--output", "jsonl")
 
 	// Search everything written.
 	w.mu.Lock()
 	runs := append([]result(nil), w.runs...)
 	w.mu.Unlock()
+	jsonl := 0
 	for _, r := range runs {
 		for name, s := range secrets {
 			for _, form := range encodings(s) {
@@ -197,6 +214,17 @@ outputs:
 		}
 		if slices.Contains(r.args, "json") && r.stdout != "" && !json.Valid([]byte(r.stdout)) {
 			t.Errorf("reconcile %s wrote JSON that does not parse:\n%s", strings.Join(r.args, " "), r.stdout)
+		}
+		if slices.Contains(r.args, "jsonl") {
+			jsonl++
+			if strings.Contains(r.stdout, "$secret") {
+				t.Errorf("the stream of reconcile %s shows a secret's digest:\n%s", strings.Join(r.args, " "), r.stdout)
+			}
+			for i, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+				if !json.Valid([]byte(line)) {
+					t.Errorf("line %d of the stream of reconcile %s does not parse:\n%s", i+1, strings.Join(r.args, " "), line)
+				}
+			}
 		}
 	}
 	files := 0
@@ -222,12 +250,12 @@ outputs:
 		}
 		return nil
 	})
-	for _, want := range []string{".reconcile/state.db", "bad.db", "p.plan", "p2.plan"} {
+	for _, want := range []string{".reconcile/state.db", "bad.db", "p.plan", "p2.plan", "p3.plan"} {
 		if _, err := os.Stat(w.path(want)); err != nil {
 			t.Errorf("%s was not written: %v", want, err)
 		}
 	}
-	t.Logf("%d runs of reconcile and %d files searched for %d secrets and %d credentials", len(runs), files, len(secrets), len(e.secrets))
+	t.Logf("%d runs of reconcile (%d event streams) and %d files searched for %d secrets and %d credentials", len(runs), jsonl, files, len(secrets), len(e.secrets))
 }
 
 // encodings returns the forms in which s could appear in output or files:

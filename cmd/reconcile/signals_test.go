@@ -135,3 +135,41 @@ func TestStopGraceEnv(t *testing.T) {
 		}
 	}
 }
+
+// blockingWriter signals each write it enters, and finishes it when told.
+type blockingWriter struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return len(p), nil
+}
+
+// TestExitGate: once closed, the gate lets no write start, so that a forced
+// exit never cuts a line; a write stuck (a reader that stopped reading)
+// delays the close only up to its timeout.
+func TestExitGate(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	g := &exitGate{w: &b}
+	if _, err := g.Write([]byte("{\"type\":\"version\"}\n")); err != nil {
+		t.Fatal(err)
+	}
+	g.close(time.Minute)
+	if g.mu.TryLock() {
+		t.Fatal("a write may start after the gate closed")
+	}
+	if b.String() != "{\"type\":\"version\"}\n" {
+		t.Errorf("wrote %q", b.String())
+	}
+
+	bw := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	g = &exitGate{w: bw}
+	go g.Write([]byte("a line being written\n"))
+	<-bw.entered
+	g.close(10 * time.Millisecond) // returns although the write never ends
+	close(bw.release)
+}

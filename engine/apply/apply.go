@@ -565,6 +565,11 @@ func (a *applier) resourceDeps(name string) []string {
 	return out
 }
 
+// ReportedRetry is a driver's report of a retried call as events carry it.
+func ReportedRetry(r resources.RetryInfo) *report.Retry {
+	return &report.Retry{Method: r.Method, Path: r.Path, Cause: r.Cause, Attempt: r.Attempt, Wait: r.Wait}
+}
+
 func str(v any) string {
 	s, _ := v.(string)
 	return s
@@ -616,7 +621,8 @@ func (o *operator) run(ctx context.Context, c *plan.Change, act plan.Action, tim
 		mu.Unlock()
 		if ev.Retry != nil {
 			// Every retry shows at once, not only at the next heartbeat.
-			o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: ev.Message, ID: startID})
+			o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Running, Elapsed: time.Since(start), Message: ev.Message, ID: startID,
+				Retry: ReportedRetry(*ev.Retry)})
 		}
 	})
 	if o.sc != nil {

@@ -151,11 +151,10 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		p.prior[records[i].Name] = &records[i]
 	}
 	p.env = eval.EnvFunc(p.lookup)
-	invCtx := ctx
-	if invCtx == nil {
-		invCtx = context.Background()
+	if p.ctx == nil {
+		p.ctx = context.Background()
 	}
-	p.invoke = eval.Invoker(invCtx, reg)
+	p.invoke = eval.Invoker(p.ctx, reg)
 	if p.sel = p.selectNodes(); p.diags.HasErrors() {
 		return nil, p.diags.Sort()
 	}
@@ -285,7 +284,8 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		return errReported
 	}
 	plain, secret := value.Reveal(args)
-	res, err := ev.Invoke(inv, plain.(map[string]any))
+	// Its own invoker, whose calls (and their retries) name the lookup.
+	res, err := eval.Invoker(resources.WithNode(p.ctx, v.Name), p.reg)(inv, plain.(map[string]any))
 	if err != nil {
 		return p.evalErr(value.RedactionOf(args).Error(err), inv.P, v.Name)
 	}
@@ -702,7 +702,7 @@ func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 			if !ok || p.bulk.Has(c.Type, c.ID) {
 				return nil
 			}
-			if _, err := d.Read(ctx, c.ID); errors.Is(err, resources.ErrNotFound) {
+			if _, err := d.Read(resources.WithNode(ctx, name), c.ID); errors.Is(err, resources.ErrNotFound) {
 				mu.Lock()
 				c.Action, c.Reason = plan.Forget, plan.ReasonGoneOutside
 				c.DeletedOutside, c.DeletedID = true, c.ID

@@ -102,6 +102,7 @@ func refreshRecords(ctx context.Context, spec *specs.Spec, reg resources.Registr
 // cloud, or takes what bulk found of it, and compares it with what state
 // holds. An object whose bulk attributes drifted is read again with Read.
 func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry, key []byte, rec state.Record, bulk *Bulk) refreshed {
+	ctx = resources.WithNode(ctx, rec.Name) // its retries name it
 	sl := value.Sealer{Key: key, Name: rec.Name}
 	out := refreshed{rec: rec}
 	s, ok := schemas.Lookup(rec.Type)
@@ -377,7 +378,7 @@ func ReadObject(ctx context.Context, reg resources.Registry, r *specs.Resource, 
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	got, err := d.Read(ctx, id)
+	got, err := d.Read(resources.WithNode(ctx, r.Name), id)
 	if err != nil {
 		return nil, err
 	}

@@ -111,23 +111,8 @@ func nonNil(s []string) []string {
 // was left undone to out, one "Error:" line per failed or interrupted node
 // to errs, then the outputs to out.
 func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
-	verb := run.verb()
 	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted)
-	switch {
-	case run == RunRefreshOnly && undone == 0:
-		fmt.Fprintf(out, "\nApply complete! %d accepted into state from the cloud; nothing in the cloud was changed.\n", res.Counts[plan.Refresh])
-	case run == RunRefreshOnly:
-		fmt.Fprintf(out, "\nApply incomplete: %d accepted into state; %d failed, %d skipped. Nothing in the cloud was changed.\n", res.Counts[plan.Refresh], len(res.Failed), len(res.Skipped))
-	case res.Stopped != "" && undone == 0:
-		fmt.Fprintf(out, "\n%s %s: %s; every operation it had started finished, and none was left to start.\n", verb, res.Stopped, ApplySummary(res))
-	case res.Stopped != "":
-		fmt.Fprintf(out, "\n%s %s before it was done: %s; %d interrupted, %d not started, %d failed, %d skipped.\n",
-			verb, res.Stopped, ApplySummary(res), len(res.Interrupted), len(res.NotStarted), len(res.Failed), len(res.Skipped))
-	case undone == 0:
-		fmt.Fprintf(out, "\n%s complete! %s.\n", verb, ApplySummary(res))
-	default:
-		fmt.Fprintf(out, "\n%s incomplete: %s; %d failed, %d skipped.\n", verb, ApplySummary(res), len(res.Failed), len(res.Skipped))
-	}
+	fmt.Fprintf(out, "\n%s\n", applyHeadline(res, run))
 	if len(res.Interrupted) > 0 {
 		fmt.Fprintf(out, "Interrupted while running (the next run finds out what they did): %s\n", strings.Join(addrs(res.Interrupted), ", "))
 	}
@@ -137,13 +122,7 @@ func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(out, "Skipped because a dependency failed: %s\n", strings.Join(res.Skipped, ", "))
 	}
-	for _, f := range slices.Concat(res.Failed, res.Interrupted) {
-		where := ""
-		if f.Pos.IsValid() {
-			where = " (" + f.Pos.String() + ")"
-		}
-		fmt.Fprintf(errs, "Error: %s%s: %v\n", f.Addr, where, f.Err)
-	}
+	ApplyErrorsText(errs, res)
 	if undone > 0 || res.Stopped != "" {
 		fmt.Fprintf(out, "What completed is saved in state; run the same command again to continue.\n")
 	}
@@ -157,6 +136,40 @@ func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
 			fmt.Fprintf(out, "  %-*s = %s\n", width, k, DisplayValue(res.Outputs[k]))
 		}
 	}
+}
+
+// ApplyErrorsText writes one "Error:" line per failed or interrupted node
+// of an apply's result, with the position of its declaration.
+func ApplyErrorsText(w io.Writer, res *report.Apply) {
+	for _, f := range slices.Concat(res.Failed, res.Interrupted) {
+		where := ""
+		if f.Pos.IsValid() {
+			where = " (" + f.Pos.String() + ")"
+		}
+		fmt.Fprintf(w, "Error: %s%s: %v\n", f.Addr, where, f.Err)
+	}
+}
+
+// applyHeadline is the line that sums up an apply's result, such as
+// "Apply complete! 1 created, 0 updated, 0 replaced, 0 destroyed, 0
+// imported."
+func applyHeadline(res *report.Apply, run Run) string {
+	verb := run.verb()
+	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted)
+	switch {
+	case run == RunRefreshOnly && undone == 0:
+		return fmt.Sprintf("Apply complete! %d accepted into state from the cloud; nothing in the cloud was changed.", res.Counts[plan.Refresh])
+	case run == RunRefreshOnly:
+		return fmt.Sprintf("Apply incomplete: %d accepted into state; %d failed, %d skipped. Nothing in the cloud was changed.", res.Counts[plan.Refresh], len(res.Failed), len(res.Skipped))
+	case res.Stopped != "" && undone == 0:
+		return fmt.Sprintf("%s %s: %s; every operation it had started finished, and none was left to start.", verb, res.Stopped, ApplySummary(res))
+	case res.Stopped != "":
+		return fmt.Sprintf("%s %s before it was done: %s; %d interrupted, %d not started, %d failed, %d skipped.",
+			verb, res.Stopped, ApplySummary(res), len(res.Interrupted), len(res.NotStarted), len(res.Failed), len(res.Skipped))
+	case undone == 0:
+		return fmt.Sprintf("%s complete! %s.", verb, ApplySummary(res))
+	}
+	return fmt.Sprintf("%s incomplete: %s; %d failed, %d skipped.", verb, ApplySummary(res), len(res.Failed), len(res.Skipped))
 }
 
 // ApplySummary counts what an apply did, e.g. "2 created, 0 updated, 0

@@ -8,6 +8,11 @@
 //   - apply results: ApplyText, ApplyJSON (docs/apply-json.md) and
 //     ApplySummary, for apply, destroy and refresh-only runs (Run), and
 //     the progress lines of a running apply (Progress);
+//   - the event stream of --output jsonl (docs/events-jsonl.md):
+//     EventStream writes a plan's drift and changes, each apply
+//     report.Event (the events Progress writes as lines), the retries of
+//     calls outside operations, diagnostics, the outputs and a summary,
+//     one JSON object a line, each stamped by the clock it is given;
 //   - the resolution of interrupted creates: IntentsHeading, IntentsText,
 //     IntentProgress, and IntentsWarning for commands that only read state;
 //   - the other commands' JSON, from small models the CLI fills:

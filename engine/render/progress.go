@@ -33,24 +33,35 @@ var verbs = map[plan.Action][3]string{
 // Event writes the line of one event; events of actions that do nothing
 // have none.
 func (p *Progress) Event(e report.Event) {
-	v, ok := verbs[e.Action]
+	line, ok := progressLine(e)
 	if !ok {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, line)
+}
+
+// progressLine is the line, without its newline, that Progress writes of
+// e; false when e has none.
+func progressLine(e report.Event) (string, bool) {
+	v, ok := verbs[e.Action]
+	if !ok {
+		return "", false
+	}
 	switch e.Phase {
 	case report.Started:
-		fmt.Fprintf(p.w, "%s: %s...%s\n", e.Addr, v[0], idSuffix(e.ID))
+		return fmt.Sprintf("%s: %s...%s", e.Addr, v[0], idSuffix(e.ID)), true
 	case report.Running:
-		fmt.Fprintf(p.w, "%s: Still %s... [%s elapsed]%s\n", e.Addr, v[1], elapsed(e.Elapsed), messageSuffix(e.Message))
+		return fmt.Sprintf("%s: Still %s... [%s elapsed]%s", e.Addr, v[1], elapsed(e.Elapsed), messageSuffix(e.Message)), true
 	case report.Done:
-		fmt.Fprintf(p.w, "%s: %s complete after %s%s\n", e.Addr, v[2], elapsed(e.Elapsed), idSuffix(e.ID))
+		return fmt.Sprintf("%s: %s complete after %s%s", e.Addr, v[2], elapsed(e.Elapsed), idSuffix(e.ID)), true
 	case report.Failed:
-		fmt.Fprintf(p.w, "%s: %s failed after %s\n", e.Addr, v[2], elapsed(e.Elapsed))
+		return fmt.Sprintf("%s: %s failed after %s", e.Addr, v[2], elapsed(e.Elapsed)), true
 	case report.Skipped:
-		fmt.Fprintf(p.w, "%s: skipped, a dependency failed\n", e.Addr)
+		return fmt.Sprintf("%s: skipped, a dependency failed", e.Addr), true
 	}
+	return "", false
 }
 
 // IntentProgress writes the line of a resolution of an interrupted create

@@ -31,6 +31,17 @@ type Event struct {
 	ID      string
 	Message string // the driver's last progress message, or the error
 	Pos     diag.Pos
+	// Retry is set on a Running event that reports a cloud call failed
+	// and retried (Message then says so too); nil otherwise.
+	Retry *Retry
+}
+
+// Retry describes a cloud call that failed and is retried.
+type Retry struct {
+	Method, Path string        // the request, e.g. "POST", "/20221001/endpoints"
+	Cause        string        // why: "503 Service Unavailable", "connection error: ..."
+	Attempt      int           // the number of the attempt about to be made: 2 for the first retry
+	Wait         time.Duration // the pause before it
 }
 
 // NodeError is a node that failed during apply.
