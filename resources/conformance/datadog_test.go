@@ -106,6 +106,7 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 		rel == nil || rel.UnparsedObject != nil || rel.Org == nil || rel.Org.Data.Type != datadogV2.ORGANIZATIONSTYPE_ORGS {
 		t.Fatalf("GetCurrentUser: data %+v, relationships %+v", me.Data, rel)
 	}
+	checkCurrentUser(t, me)
 	orgID := rel.Org.Data.Id
 	if len(orgID) != 36 {
 		t.Errorf("GetCurrentUser: org id %q is not a UUID", orgID)
@@ -115,18 +116,6 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 		roleID = *rel.Roles.Data[0].Id
 	} else {
 		t.Fatalf("GetCurrentUser: no role in relationships %+v", rel)
-	}
-	var sawOrg bool
-	for i, inc := range me.Included {
-		if inc.UnparsedObject != nil {
-			t.Errorf("GetCurrentUser: included[%d] not decoded: %v", i, inc.UnparsedObject)
-		}
-		if inc.Organization != nil && inc.Organization.Id != nil && *inc.Organization.Id == orgID {
-			sawOrg = true
-		}
-	}
-	if !sawOrg {
-		t.Errorf("GetCurrentUser: the org %s is not among the included objects", orgID)
 	}
 
 	// Upsert (create), get, replace, delete.
@@ -210,6 +199,67 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 	wantDatadogError(t, "GetRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
 	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "malformed", policyRequest("malformed", second...))
 	wantDatadogError(t, "UpdateRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
+}
+
+// checkCurrentUser checks that the SDK decodes every attribute,
+// relationship and included object of the current user that Datadog
+// sends (a recording of 2026): nothing unparsed, the nullable fields null,
+// allowed_login_methods and team_roles (not in the SDK's model) kept as
+// additional properties, and
+// the role, its permissions and the org each decoded as what they are.
+func checkCurrentUser(t *testing.T, me datadogV2.UserResponse) {
+	t.Helper()
+	a := me.Data.Attributes
+	// allowed_login_methods, which Datadog sends, is not in the model.
+	if m, ok := a.AdditionalProperties["allowed_login_methods"].([]any); !ok || len(m) != 0 || len(a.AdditionalProperties) != 1 {
+		t.Errorf("GetCurrentUser: attributes outside the SDK's model %v, want allowed_login_methods [] alone", a.AdditionalProperties)
+	}
+	if a.Uuid == nil || *a.Uuid != *me.Data.Id || a.Email == nil || a.Handle == nil || a.Icon == nil || !strings.HasPrefix(*a.Icon, "https://secure.gravatar.com/avatar/") ||
+		a.CreatedAt == nil || a.ModifiedAt == nil || !a.Name.IsSet() || a.Name.Get() == nil || !a.Title.IsSet() || a.Title.Get() != nil ||
+		!a.LastLoginTime.IsSet() || a.LastLoginTime.Get() != nil || a.Verified == nil || !*a.Verified ||
+		a.ServiceAccount == nil || *a.ServiceAccount || a.Disabled == nil || *a.Disabled || a.Status == nil || *a.Status != "Active" || a.MfaEnabled != nil {
+		t.Errorf("GetCurrentUser: attributes %+v", a)
+	}
+	rel := me.Data.Relationships
+	if rel.Roles == nil || len(rel.Roles.Data) != 1 || rel.OtherOrgs != nil || rel.OtherUsers != nil {
+		t.Errorf("GetCurrentUser: relationships %+v, want one role and no other_orgs or other_users", rel)
+	}
+	if tr, ok := rel.AdditionalProperties["team_roles"].(map[string]any); !ok || tr["data"] == nil {
+		t.Errorf("GetCurrentUser: relationships' additional properties %v, want team_roles with data []", rel.AdditionalProperties)
+	}
+	var roles, perms, orgs int
+	var permIDs []string
+	for i, inc := range me.Included {
+		switch {
+		case inc.UnparsedObject != nil:
+			t.Errorf("GetCurrentUser: included[%d] not decoded: %v", i, inc.UnparsedObject)
+		case inc.Role != nil:
+			roles++
+			r := inc.Role
+			if r.Id == nil || *r.Id != *rel.Roles.Data[0].Id || r.Attributes == nil || r.Attributes.Name == nil || r.Relationships == nil || r.Relationships.Permissions == nil {
+				t.Errorf("GetCurrentUser: included role %+v", r)
+			} else {
+				for _, p := range r.Relationships.Permissions.Data {
+					permIDs = append(permIDs, p.GetId())
+				}
+			}
+		case inc.Permission != nil:
+			perms++
+			if p := inc.Permission; p.Id == nil || !slices.Contains(permIDs, *p.Id) || p.Attributes == nil || p.Attributes.Name == nil {
+				t.Errorf("GetCurrentUser: included permission %+v, not among the role's %v", p, permIDs)
+			}
+		case inc.Organization != nil:
+			orgs++
+			o := inc.Organization
+			if o.Id == nil || *o.Id != rel.Org.Data.Id || o.Attributes == nil || o.Attributes.PublicId == nil || o.Attributes.Name == nil ||
+				o.Attributes.Description != nil || o.Attributes.Url != nil || o.Attributes.UnparsedObject != nil {
+				t.Errorf("GetCurrentUser: included org %+v", o)
+			}
+		}
+	}
+	if roles != 1 || orgs != 1 || perms == 0 || perms != len(permIDs) {
+		t.Errorf("GetCurrentUser: included %d roles, %d permissions (of %d), %d orgs; want the role, its permissions and the org", roles, perms, len(permIDs), orgs)
+	}
 }
 
 // TestDatadogReplacedServers wires the client the other way cloud-apis.md

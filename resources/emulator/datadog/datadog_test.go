@@ -1,10 +1,13 @@
 package datadog_test
 
 import (
+	"crypto/md5"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,14 +72,84 @@ func TestEmulatorWire(t *testing.T) {
 	}
 }
 
+// TestEmulatorCurrentUserShape pins the answer of GET /api/v2/current_user
+// on the one Datadog's provider recorded in 2026
+// (TestAccDatadogCurrentUserDatasource_basic of terraform-provider-datadog):
+// the same members, in the same order, with the same JSON types.
 func TestEmulatorCurrentUserShape(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	resp, body := e.call(t, "GET", "/api/v2/current_user", e.creds.DatadogAPIKey, e.creds.DatadogAppKey, "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET current_user = %d %s", resp.StatusCode, body)
+	}
+	// shape lists the members of a JSON object in order, each with the
+	// JSON type of its value, and the shapes of nested objects under
+	// their path.
+	shapes := map[string]string{}
+	var walk func(path string, dec *json.Decoder)
+	walk = func(path string, dec *json.Decoder) {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("decode %s: %v", path, err)
+		}
+		switch tok {
+		case json.Delim('{'):
+			var members []string
+			for dec.More() {
+				k, _ := dec.Token()
+				members = append(members, k.(string))
+				walk(path+"."+k.(string), dec)
+			}
+			dec.Token()
+			if _, seen := shapes[path]; !seen {
+				shapes[path] = strings.Join(members, " ")
+			}
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				walk(path+"[]", dec)
+			}
+			dec.Token()
+		default:
+			kind := map[bool]string{true: "null"}[tok == nil]
+			switch tok.(type) {
+			case string:
+				kind = "string"
+			case bool:
+				kind = "bool"
+			case float64:
+				kind = "number"
+			}
+			shapes[path+":"] += kind + " "
+		}
+	}
+	walk("", json.NewDecoder(strings.NewReader(body)))
+	for path, want := range map[string]string{
+		"":                                  "data included",
+		".data":                             "type id attributes relationships",
+		".data.attributes":                  "uuid name handle created_at modified_at email icon title verified service_account disabled allowed_login_methods status last_login_time",
+		".data.attributes.title:":           "null ",
+		".data.attributes.last_login_time:": "null ",
+		".data.attributes.verified:":        "bool ",
+		".data.relationships":               "roles org team_roles",
+		".data.relationships.org":           "data",
+		".data.relationships.org.data":      "type id",
+		".included[]":                       "type id attributes relationships", // the first: the role
+		".included[].attributes":            "name managed created_at modified_at",
+		".included[].relationships":         "permissions",
+	} {
+		if shapes[path] != want {
+			t.Errorf("current_user%s = %q, want %q", path, shapes[path], want)
+		}
+	}
 	var doc struct {
 		Data struct {
-			ID            string
-			Type          string
+			ID         string
+			Type       string
+			Attributes struct {
+				UUID, Email, Icon, Status string
+				AllowedLoginMethods       []string `json:"allowed_login_methods"`
+			}
 			Relationships struct {
 				Org struct {
 					Data struct{ ID, Type string }
@@ -84,18 +157,49 @@ func TestEmulatorCurrentUserShape(t *testing.T) {
 				Roles struct {
 					Data []struct{ ID, Type string }
 				}
+				TeamRoles struct {
+					Data []any
+				} `json:"team_roles"`
 			}
 		}
-		Included []struct{ ID, Type string }
+		Included []struct {
+			ID, Type      string
+			Attributes    map[string]any
+			Relationships struct {
+				Permissions struct {
+					Data []struct{ ID, Type string }
+				}
+			}
+		}
 	}
-	if err := json.Unmarshal([]byte(body), &doc); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET current_user = %d %s (%v)", resp.StatusCode, body, err)
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatalf("GET current_user = %s (%v)", body, err)
 	}
 	user, org := e.em.CurrentUser()
 	d := doc.Data
-	if d.ID != user || d.Type != "users" || d.Relationships.Org.Data.ID != org || d.Relationships.Org.Data.Type != "orgs" ||
-		len(d.Relationships.Roles.Data) != 1 || len(doc.Included) != 2 || doc.Included[0].ID != org {
-		t.Errorf("GET current_user = %s\nwant user %s in org %s with one role, org and role included", body, user, org)
+	if d.ID != user || d.Type != "users" || d.Attributes.UUID != user || d.Relationships.Org.Data.ID != org || d.Relationships.Org.Data.Type != "orgs" ||
+		len(d.Relationships.Roles.Data) != 1 || d.Relationships.TeamRoles.Data == nil || d.Attributes.AllowedLoginMethods == nil || d.Attributes.Status != "Active" {
+		t.Errorf("GET current_user = %s\nwant user %s in org %s with one role", body, user, org)
+	}
+	// The icon is the Gravatar of the email, with "&" as Datadog writes it.
+	if sum := md5.Sum([]byte(d.Attributes.Email)); d.Attributes.Icon != fmt.Sprintf("https://secure.gravatar.com/avatar/%x?s=48&d=retro", sum) || strings.Contains(body, `\u0026`) {
+		t.Errorf("icon %q of %s, in %s", d.Attributes.Icon, d.Attributes.Email, body)
+	}
+	// Included: the role, then its permissions, then the org.
+	inc := doc.Included
+	if len(inc) < 3 || inc[0].Type != "roles" || inc[0].ID != d.Relationships.Roles.Data[0].ID || inc[len(inc)-1].Type != "orgs" || inc[len(inc)-1].ID != org {
+		t.Fatalf("included = %+v, want the role, its permissions and the org", inc)
+	}
+	perms := inc[0].Relationships.Permissions.Data
+	var names []string
+	for i, p := range perms {
+		if p.Type != "permissions" || inc[1+i].Type != "permissions" || inc[1+i].ID != p.ID {
+			t.Errorf("permission %d of the role = %+v, included %+v", i, p, inc[1+i])
+		}
+		names = append(names, fmt.Sprint(inc[1+i].Attributes["name"]))
+	}
+	if len(perms)+2 != len(inc) || !slices.Contains(names, "user_access_manage") {
+		t.Errorf("the role's permissions %v, included %d objects: want each permission once, user_access_manage among them", names, len(inc))
 	}
 	if resp.Header.Get("X-RateLimit-Name") != "current_user" {
 		t.Errorf("X-RateLimit-Name = %q, want current_user", resp.Header.Get("X-RateLimit-Name"))

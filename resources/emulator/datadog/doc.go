@@ -37,10 +37,16 @@
 //   - The relations of each resource type are those of the v2.67.0
 //     specification; a type added to Datadog since is refused.
 //
-// Known simplifications: GET /api/v2/current_user answers the seeded user
-// with its org and role included but fewer attributes than the real answer
-// (no uuid, no last_login_time); the one key pair accepted may do
-// everything; the rate limit (1000 requests a minute per route by default,
+// GET /api/v2/current_user has the attributes, relationships (team_roles
+// included, which the OpenAPI model lacks) and included role, permissions
+// and org of a recorded answer (Datadog's Terraform provider, 2026), in
+// its order.
+//
+// Known simplifications: the current user's role lists a few of the
+// permissions of Datadog's Admin role, not the several hundred; the user
+// is never a service account, never disabled, has never signed in to the
+// UI (last_login_time null) and has no team roles; the one key pair
+// accepted may do everything; the rate limit (1000 requests a minute per route by default,
 // SetRateLimit to change or lift it) is the emulator's own, as Datadog
 // does not publish one; OAuth bearer tokens are
 // not accepted; paths other than the four routes answer 404 before the keys
