@@ -194,11 +194,30 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 		t.Errorf("GetRestrictionPolicy(%s): bindings %+v, want %+v", pl, b, second)
 	}
 
-	// A malformed resource id.
+	// A malformed resource id (recorded by the SDK's scenarios).
 	_, resp, err = policies.GetRestrictionPolicy(ctx, "malformed")
 	wantDatadogError(t, "GetRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
 	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "malformed", policyRequest("malformed", second...))
 	wantDatadogError(t, "UpdateRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
+	resp, err = policies.DeleteRestrictionPolicy(ctx, "malformed")
+	if err == nil || resp == nil || resp.StatusCode != 400 {
+		t.Errorf("DeleteRestrictionPolicy(malformed): %v (%v), want 400", err, resp)
+	}
+
+	// A type without restriction policies, and a principal of a type no
+	// relation supports (recorded by Datadog's Terraform provider).
+	editors := []datadogV2.RestrictionPolicyBinding{{Relation: "editor", Principals: []string{"org:" + orgID}}}
+	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "security_rule:xs9-9lw-fjj", policyRequest("security_rule:xs9-9lw-fjj", editors...))
+	wantDatadogError(t, "UpdateRestrictionPolicy(security_rule:...)", resp, err, 400,
+		"Invalid resource type: 'security_rule' does not support restriction policies")
+	_, resp, err = policies.GetRestrictionPolicy(ctx, "security_rule:xs9-9lw-fjj")
+	wantDatadogError(t, "GetRestrictionPolicy(security_rule:...)", resp, err, 400,
+		"Invalid resource type: 'security_rule' does not support restriction policies")
+	const foo = "foo:4dee724d-00cc-11ea-a77b-570c9d03c6c5"
+	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "security-rule:xs9-9lw-fjj", policyRequest("security-rule:xs9-9lw-fjj",
+		datadogV2.RestrictionPolicyBinding{Relation: "editor", Principals: []string{foo, "org:" + orgID}}))
+	wantDatadogError(t, "UpdateRestrictionPolicy with a foo: principal", resp, err, 400,
+		`Invalid request: [PrincipalTypeInvalidForRelation] principal "`+foo+`" is not supported by "editor" relation, supported types: "org, role, team, user"`)
 }
 
 // checkCurrentUser checks that the SDK decodes every attribute,

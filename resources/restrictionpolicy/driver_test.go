@@ -354,7 +354,7 @@ func TestAPIErrors(t *testing.T) {
 				_, _, err := d.Create(t.Context(), attrs{"resourceId": "gizmo:1", "bindings": []any{binding("editor", roleA)}})
 				return err
 			},
-			wantStatus: 400, wantMsg: "Invalid resource: 'gizmo:1' has an unsupported resource type 'gizmo'", wantRefused: true,
+			wantStatus: 400, wantMsg: "Invalid resource type: 'gizmo' does not support restriction policies", wantRefused: true,
 		},
 		"relation not valid for type, and bad principal": {
 			call: func() error {
@@ -362,9 +362,19 @@ func TestAPIErrors(t *testing.T) {
 					"bindings": []any{binding("runner", roleA), binding("viewer", "bob")}})
 				return err
 			},
+			wantStatus:  400,
+			wantMsg:     "Invalid relation: 'runner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor)",
+			wantRefused: true,
+		},
+		"principal of an unknown type": {
+			call: func() error {
+				_, _, err := d.Create(t.Context(), attrs{"resourceId": "security-rule:1",
+					"bindings": []any{binding("editor", roleA, "group:4dee724d-00cc-11ea-a77b-570c9d03c6c5")}})
+				return err
+			},
 			wantStatus: 400,
-			wantMsg: "Invalid relation: 'runner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor); " +
-				"Invalid principal: 'bob' is not in a valid format",
+			wantMsg: `Invalid request: [PrincipalTypeInvalidForRelation] principal "group:4dee724d-00cc-11ea-a77b-570c9d03c6c5" ` +
+				`is not supported by "editor" relation, supported types: "org, role, team, user"`,
 			wantRefused: true,
 		},
 		"bad keys on create": {

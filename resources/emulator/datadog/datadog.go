@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,8 +60,6 @@ var relations = map[string][]string{
 	"feature-flag":                {"viewer", "contributor", "editor"},
 	"network-path-config":         {"viewer", "editor"},
 }
-
-var principalRE = regexp.MustCompile(`^(role|team|user|org):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // Emulator serves the Datadog calls the datadog:RestrictionPolicy driver and
 // the datadog:getCurrentUser lookup make, under /api/v2/:

@@ -19,6 +19,8 @@ func TestEmulatorWire(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	api, app := e.creds.DatadogAPIKey, e.creds.DatadogAppKey
+	_, orgID := e.em.CurrentUser()
+	org := "org:" + orgID
 	const rp = "/api/v2/restriction_policy/"
 	body := func(bindings string) string {
 		return `{"data":{"id":"x","type":"restriction_policy","attributes":{"bindings":` + bindings + `}}}`
@@ -29,22 +31,36 @@ func TestEmulatorWire(t *testing.T) {
 		wantBody                     string // exact
 	}{
 		"GET without policy": {"GET", rp + "dashboard:test-get", api, app, "", 200,
-			`{"data":{"id":"dashboard:test-get","type":"restriction_policy","attributes":{"bindings":[]}}}`},
+			`{"data":{"type":"restriction_policy","id":"dashboard:test-get","attributes":{"bindings":[]}}}`},
 		"GET with %3A": {"GET", rp + "dashboard%3Atest-get", api, app, "", 200,
-			`{"data":{"id":"dashboard:test-get","type":"restriction_policy","attributes":{"bindings":[]}}}`},
+			`{"data":{"type":"restriction_policy","id":"dashboard:test-get","attributes":{"bindings":[]}}}`},
 		"DELETE without policy": {"DELETE", rp + "dashboard:test-delete", api, app, "", 204, ""},
-		"POST upsert": {"POST", rp + "notebook%3A77", api, app, body(`[{"relation":"editor","principals":["` + roleA + `"]}]`), 200,
-			`{"data":{"id":"notebook:77","type":"restriction_policy","attributes":{"bindings":[{"relation":"editor","principals":["` + roleA + `"]}]}}}`},
+		"POST upsert": {"POST", rp + "notebook%3A77", api, app, body(`[{"relation":"editor","principals":["` + org + `","` + roleA + `"]}]`), 200,
+			`{"data":{"type":"restriction_policy","id":"notebook:77","attributes":{"bindings":[{"relation":"editor","principals":["` + org + `","` + roleA + `"]}]}}}`},
 		"POST null bindings": {"POST", rp + "slo:1", api, app, body(`null`), 200,
-			`{"data":{"id":"slo:1","type":"restriction_policy","attributes":{"bindings":[]}}}`},
+			`{"data":{"type":"restriction_policy","id":"slo:1","attributes":{"bindings":[]}}}`},
 		"POST private location keeps its pl: prefix": {"POST", rp + "synthetics-private-location:pl:abc", api, app, body(`[]`), 200,
-			`{"data":{"id":"synthetics-private-location:pl:abc","type":"restriction_policy","attributes":{"bindings":[]}}}`},
+			`{"data":{"type":"restriction_policy","id":"synthetics-private-location:pl:abc","attributes":{"bindings":[]}}}`},
 		"POST wrong type": {"POST", rp + "slo:1", api, app, `{"data":{"type":"policy","attributes":{"bindings":[]}}}`, 400,
 			`{"errors":["Invalid type: 'policy', expected 'restriction_policy'"]}`},
 		"POST relation of another type": {"POST", rp + "connection:1", api, app, body(`[{"relation":"runner","principals":[]}]`), 400,
 			`{"errors":["Invalid relation: 'runner' is not a supported relation for resource type 'connection' (supported: viewer, resolver, editor)"]}`},
 		"POST principal without uuid": {"POST", rp + "workflow:1", api, app, body(`[{"relation":"runner","principals":["team:ops"]}]`), 400,
 			`{"errors":["Invalid principal: 'team:ops' is not in a valid format"]}`},
+		// Recorded: TestAccRestrictionPolicyInvalidInput of terraform-provider-datadog.
+		"POST principal of an unknown type": {"POST", rp + "security-rule:xs9-9lw-fjj", api, app,
+			body(`[{"relation":"editor","principals":["foo:4dee724d-00cc-11ea-a77b-570c9d03c6c5","` + org + `"]}]`), 400,
+			`{"errors":["Invalid request: [PrincipalTypeInvalidForRelation] principal \"foo:4dee724d-00cc-11ea-a77b-570c9d03c6c5\" is not supported by \"editor\" relation, supported types: \"org, role, team, user\""]}`},
+		"POST principal without a type": {"POST", rp + "dashboard:1", api, app, body(`[{"relation":"viewer","principals":["4dee724d-00cc-11ea-a77b-570c9d03c6c5"]}]`), 400,
+			`{"errors":["Invalid principal: '4dee724d-00cc-11ea-a77b-570c9d03c6c5' is not in a valid format"]}`},
+		"POST one problem at a time": {"POST", rp + "dashboard:1", api, app, body(`[{"relation":"owner","principals":["foo:1"]},{"relation":"viewer"}]`), 400,
+			`{"errors":["Invalid relation: 'owner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor)"]}`},
+		"POST unsupported type": {"POST", rp + "security_rule:xs9-9lw-fjj", api, app, body(`[{"relation":"editor","principals":["` + org + `"]}]`), 400,
+			`{"errors":["Invalid resource type: 'security_rule' does not support restriction policies"]}`},
+		"GET unsupported type": {"GET", rp + "widget:1", api, app, "", 400,
+			`{"errors":["Invalid resource type: 'widget' does not support restriction policies"]}`},
+		"DELETE unsupported type": {"DELETE", rp + "widget:1", api, app, "", 400,
+			`{"errors":["Invalid resource type: 'widget' does not support restriction policies"]}`},
 		"malformed id": {"GET", rp + "malformed", api, app, "", 400,
 			`{"errors":["Invalid resource: 'malformed' is not in a valid format"]}`},
 		"no keys":          {"GET", rp + "dashboard:1", "", "", "", 403, `{"errors":["Forbidden"]}`},
@@ -60,6 +76,9 @@ func TestEmulatorWire(t *testing.T) {
 			resp, got := e.call(t, tc.method, tc.path, tc.api, tc.app, tc.body)
 			if resp.StatusCode != tc.wantStatus || got != tc.wantBody {
 				t.Errorf("%s %s = %d %s\nwant %d %s", tc.method, tc.path, resp.StatusCode, got, tc.wantStatus, tc.wantBody)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("%s %s: Content-Type %q, want application/json (a 204 too)", tc.method, tc.path, ct)
 			}
 			if tc.wantStatus != 403 && tc.wantStatus != 404 {
 				for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Period", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Name"} {
@@ -392,7 +411,7 @@ func TestSeedFromRefused(t *testing.T) {
 			want: `user: id "7" is not a UUID`,
 		},
 		"resource id":    {d: policies(policy("malformed")), want: `policies[0] "malformed": Invalid resource: 'malformed' is not in a valid format`},
-		"resource type":  {d: policies(policy("widget:1")), want: `policies[0] "widget:1": Invalid resource: 'widget:1' has an unsupported resource type 'widget'`},
+		"resource type":  {d: policies(policy("widget:1")), want: `policies[0] "widget:1": Invalid resource type: 'widget' does not support restriction policies`},
 		"resource path":  {d: policies(policy("dashboard:a/b", viewer)), want: `policies[0] "dashboard:a/b": a resource id cannot hold '/', '?' or '#'`},
 		"resource twice": {d: policies(policy("dashboard:x", viewer), policy("dashboard:x")), want: `policies[1] "dashboard:x": the same resourceId as policies[0]`},
 		"no binding":     {d: policies(policy("dashboard:x")), want: `policies[0] "dashboard:x": bindings: a policy needs at least one binding (a resource without one has no policy)`},
@@ -402,6 +421,8 @@ func TestSeedFromRefused(t *testing.T) {
 		"no principals": {d: policies(policy("dashboard:x", datadog.BindingSeed{Relation: "viewer"})), want: `policies[0] "dashboard:x": bindings[0].principals is required`},
 		"bad principal": {d: policies(policy("dashboard:x", datadog.BindingSeed{Relation: "viewer", Principals: []string{okRole, "user:bob"}})),
 			want: `policies[0] "dashboard:x": bindings[0]: Invalid principal: 'user:bob' is not in a valid format (role:, team:, user: or org: and a UUID)`},
+		"principal type": {d: policies(policy("dashboard:x", datadog.BindingSeed{Relation: "editor", Principals: []string{"group:" + sfUser}})),
+			want: `policies[0] "dashboard:x": bindings[0]: Invalid request: [PrincipalTypeInvalidForRelation] principal "group:` + sfUser + `" is not supported by "editor" relation, supported types: "org, role, team, user"`},
 		"policy unreadable": {d: policies(policy("dashboard:x", viewer)), setup: broken("dd.restrictionPolicies", "dashboard:x"),
 			want: `policies[0] "dashboard:x": decode dd.restrictionPolicies/dashboard:x: json: cannot unmarshal string into Go value of type datadog.storedPolicy`},
 		"mark unreadable": {d: policies(policy("dashboard:x", viewer)), setup: broken("dd.seeded", "dashboard:x"),

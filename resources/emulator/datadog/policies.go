@@ -18,16 +18,17 @@ type storedPolicy struct {
 	Bindings []binding `json:"bindings"`
 }
 
-// checkResourceID returns the problems with a resource id, or nil.
-func checkResourceID(rid string) []string {
+// checkResourceID returns the problem with a resource id, or "". The
+// texts are Datadog's.
+func checkResourceID(rid string) string {
 	typ, id, ok := strings.Cut(rid, ":")
 	if !ok || typ == "" || id == "" {
-		return []string{fmt.Sprintf("Invalid resource: '%s' is not in a valid format", rid)}
+		return fmt.Sprintf("Invalid resource: '%s' is not in a valid format", rid)
 	}
 	if _, ok := relations[typ]; !ok {
-		return []string{fmt.Sprintf("Invalid resource: '%s' has an unsupported resource type '%s'", rid, typ)}
+		return fmt.Sprintf("Invalid resource type: '%s' does not support restriction policies", typ)
 	}
-	return nil
+	return ""
 }
 
 // policyFor is the answer for the policy of rid; bindings are [] rather
@@ -40,8 +41,8 @@ func policyFor(rid string, bindings []binding) policyResponse {
 }
 
 func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid string) {
-	if errs := checkResourceID(rid); errs != nil {
-		writeErrors(w, http.StatusBadRequest, errs...)
+	if msg := checkResourceID(rid); msg != "" {
+		writeErrors(w, http.StatusBadRequest, msg)
 		return
 	}
 	switch r.Method {
@@ -60,6 +61,7 @@ func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid
 			writeErrors(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
+		w.Header().Set("Content-Type", "application/json") // as Datadog's 204 has
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodPost:
 		if v := r.URL.Query().Get("allow_self_lockout"); v != "" {
@@ -68,9 +70,9 @@ func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid
 				return
 			}
 		}
-		bindings, errs := decodePolicy(r, rid)
-		if errs != nil {
-			writeErrors(w, http.StatusBadRequest, errs...)
+		bindings, msg := decodePolicy(r, rid)
+		if msg != "" {
+			writeErrors(w, http.StatusBadRequest, msg)
 			return
 		}
 		err := e.store.Update(func(tx emulator.Tx) error {
@@ -87,48 +89,66 @@ func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid
 	}
 }
 
+// principalTypes are the principal types every relation supports, in the
+// order Datadog lists them.
+var principalTypes = []string{"org", "role", "team", "user"}
+
 // decodePolicy reads and checks a POST body, returning its bindings or the
-// list of problems.
-func decodePolicy(r *http.Request, rid string) ([]binding, []string) {
+// first problem found. Datadog answers one problem at a time, wrapped as
+// "Invalid request: ..." where its own text is known.
+func decodePolicy(r *http.Request, rid string) ([]binding, string) {
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
 	if err != nil {
-		return nil, []string{"Request body too large"}
+		return nil, "Request body too large"
 	}
 	var req updateRequest
 	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&req); err != nil {
-		return nil, []string{fmt.Sprintf("Invalid JSON: %v", err)}
+		return nil, fmt.Sprintf("Invalid JSON: %v", err)
 	}
 	switch {
 	case req.Data == nil:
-		return nil, []string{"Missing required field: 'data'"}
+		return nil, "Missing required field: 'data'"
 	case req.Data.Type != policyType:
-		return nil, []string{fmt.Sprintf("Invalid type: '%s', expected '%s'", req.Data.Type, policyType)}
+		return nil, fmt.Sprintf("Invalid type: '%s', expected '%s'", req.Data.Type, policyType)
 	case req.Data.Attributes == nil:
-		return nil, []string{"Missing required field: 'data.attributes'"}
+		return nil, "Missing required field: 'data.attributes'"
 	}
 	typ, _, _ := strings.Cut(rid, ":")
 	allowed := relations[typ]
-	var errs []string
 	bindings := []binding{}
 	for i, b := range req.Data.Attributes.Bindings {
-		if b.Relation == nil || *b.Relation == "" {
-			errs = append(errs, fmt.Sprintf("Missing required field: 'bindings[%d].relation'", i))
-		} else if !slices.Contains(allowed, *b.Relation) {
-			errs = append(errs, fmt.Sprintf("Invalid relation: '%s' is not a supported relation for resource type '%s' (supported: %s)",
-				*b.Relation, typ, strings.Join(allowed, ", ")))
-		}
-		if b.Principals == nil {
-			errs = append(errs, fmt.Sprintf("Missing required field: 'bindings[%d].principals'", i))
-			continue
+		switch {
+		case b.Relation == nil || *b.Relation == "":
+			return nil, fmt.Sprintf("Missing required field: 'bindings[%d].relation'", i)
+		case !slices.Contains(allowed, *b.Relation):
+			return nil, fmt.Sprintf("Invalid relation: '%s' is not a supported relation for resource type '%s' (supported: %s)",
+				*b.Relation, typ, strings.Join(allowed, ", "))
+		case b.Principals == nil:
+			return nil, fmt.Sprintf("Missing required field: 'bindings[%d].principals'", i)
 		}
 		for _, p := range *b.Principals {
-			if !principalRE.MatchString(p) {
-				errs = append(errs, fmt.Sprintf("Invalid principal: '%s' is not in a valid format", p))
+			if msg := checkPrincipal(p, *b.Relation); msg != "" {
+				return nil, msg
 			}
 		}
-		if b.Relation != nil {
-			bindings = append(bindings, binding{Relation: *b.Relation, Principals: append([]string{}, *b.Principals...)})
-		}
+		bindings = append(bindings, binding{Relation: *b.Relation, Principals: append([]string{}, *b.Principals...)})
 	}
-	return bindings, errs
+	return bindings, ""
+}
+
+// checkPrincipal returns the problem with principal p of a binding of
+// relation rel, or "". A type no relation supports gets Datadog's text; a
+// malformed principal, or one whose id is not a UUID, the emulator's.
+func checkPrincipal(p, rel string) string {
+	typ, id, ok := strings.Cut(p, ":")
+	switch {
+	case !ok || typ == "" || id == "":
+		return fmt.Sprintf("Invalid principal: '%s' is not in a valid format", p)
+	case !slices.Contains(principalTypes, typ):
+		return fmt.Sprintf("Invalid request: [PrincipalTypeInvalidForRelation] principal %q is not supported by %q relation, supported types: %q",
+			p, rel, strings.Join(principalTypes, ", "))
+	case !uuidRE.MatchString(id):
+		return fmt.Sprintf("Invalid principal: '%s' is not in a valid format", p)
+	}
+	return ""
 }

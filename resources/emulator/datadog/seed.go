@@ -183,8 +183,8 @@ func seedPolicy(tx emulator.Tx, p PolicySeed, i int, seen map[string]int) (wrote
 // checkPolicyID checks the resource id of a seeded policy: one the API
 // takes, which can stand in a URL path.
 func checkPolicyID(rid string) error {
-	if errs := checkResourceID(rid); errs != nil {
-		return errors.New(errs[0])
+	if msg := checkResourceID(rid); msg != "" {
+		return errors.New(msg)
 	}
 	if strings.ContainsAny(rid, "/?#") {
 		return errors.New("a resource id cannot hold '/', '?' or '#'")
@@ -212,8 +212,11 @@ func seedBindings(rid string, bs []BindingSeed) ([]binding, error) {
 			return nil, fmt.Errorf("bindings[%d].principals is required", j)
 		}
 		for _, pr := range b.Principals {
-			if !principalRE.MatchString(pr) {
-				return nil, fmt.Errorf("bindings[%d]: Invalid principal: '%s' is not in a valid format (role:, team:, user: or org: and a UUID)", j, pr)
+			if msg := checkPrincipal(pr, b.Relation); msg != "" {
+				if strings.HasPrefix(msg, "Invalid principal") {
+					msg += " (role:, team:, user: or org: and a UUID)"
+				}
+				return nil, fmt.Errorf("bindings[%d]: %s", j, msg)
 			}
 		}
 		bindings[j] = binding{Relation: b.Relation, Principals: slices.Clone(b.Principals)}

@@ -14,10 +14,10 @@ type policyResponse struct {
 }
 
 // restrictionPolicy is a RestrictionPolicy. Its fields are written in the
-// order id, type, attributes.
+// order Datadog writes them: type, id, attributes.
 type restrictionPolicy struct {
-	ID         string           `json:"id"`   // the resource id, "<type>:<id>"
 	Type       string           `json:"type"` // always policyType
+	ID         string           `json:"id"`   // the resource id, "<type>:<id>"
 	Attributes policyAttributes `json:"attributes"`
 }
 
