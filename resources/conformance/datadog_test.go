@@ -183,15 +183,16 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 
 	// A private location keeps its own "pl:" prefix after the type.
 	const pl = "synthetics-private-location:pl:conformance-1234"
-	if _, _, err := policies.UpdateRestrictionPolicy(ctx, pl, policyRequest(pl, second...)); err != nil {
+	editors := []datadogV2.RestrictionPolicyBinding{{Relation: "editor", Principals: []string{"org:" + orgID}}}
+	if _, _, err := policies.UpdateRestrictionPolicy(ctx, pl, policyRequest(pl, editors...)); err != nil {
 		t.Fatalf("UpdateRestrictionPolicy(%s): %v", pl, err)
 	}
 	got, _, err = policies.GetRestrictionPolicy(ctx, pl)
 	if err != nil {
 		t.Fatalf("GetRestrictionPolicy(%s): %v", pl, err)
 	}
-	if b := bindingsOf(t, "GetRestrictionPolicy("+pl+")", got, pl); !sameBindings(b, second) {
-		t.Errorf("GetRestrictionPolicy(%s): bindings %+v, want %+v", pl, b, second)
+	if b := bindingsOf(t, "GetRestrictionPolicy("+pl+")", got, pl); !sameBindings(b, editors) {
+		t.Errorf("GetRestrictionPolicy(%s): bindings %+v, want %+v", pl, b, editors)
 	}
 
 	// A malformed resource id (recorded by the SDK's scenarios).
@@ -206,7 +207,6 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 
 	// A type without restriction policies, and a principal of a type no
 	// relation supports (recorded by Datadog's Terraform provider).
-	editors := []datadogV2.RestrictionPolicyBinding{{Relation: "editor", Principals: []string{"org:" + orgID}}}
 	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "security_rule:xs9-9lw-fjj", policyRequest("security_rule:xs9-9lw-fjj", editors...))
 	wantDatadogError(t, "UpdateRestrictionPolicy(security_rule:...)", resp, err, 400,
 		"Invalid resource type: 'security_rule' does not support restriction policies")
@@ -218,6 +218,54 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 		datadogV2.RestrictionPolicyBinding{Relation: "editor", Principals: []string{foo, "org:" + orgID}}))
 	wantDatadogError(t, "UpdateRestrictionPolicy with a foo: principal", resp, err, 400,
 		`Invalid request: [PrincipalTypeInvalidForRelation] principal "`+foo+`" is not supported by "editor" relation, supported types: "org, role, team, user"`)
+}
+
+// TestDatadogSelfLockout: a POST that would lower the caller's own access
+// to the resource is refused unless allow_self_lockout=true, which the
+// seeded user (an admin, with user_access_manage) may pass.
+func TestDatadogSelfLockout(t *testing.T) {
+	srv, _ := startEmulator(t)
+	ctx := datadogContext(testContext(t), srv, srv.Creds.DatadogAPIKey, srv.Creds.DatadogAppKey)
+	client := datadog.NewAPIClient(datadog.NewConfiguration())
+	policies := datadogV2.NewRestrictionPoliciesApi(client)
+	me, _, err := datadogV2.NewUsersApi(client).GetCurrentUser(ctx)
+	if err != nil {
+		t.Fatalf("GetCurrentUser: %v", err)
+	}
+	org := "org:" + me.Data.Relationships.Org.Data.Id
+	const rid, other = "dashboard:lockout", "role:00000000-0000-0000-0000-000000000009"
+	mine := []datadogV2.RestrictionPolicyBinding{{Relation: "editor", Principals: []string{org}}}
+	if _, _, err := policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, mine...)); err != nil {
+		t.Fatalf("UpdateRestrictionPolicy keeping the caller editor: %v", err)
+	}
+	viewer := []datadogV2.RestrictionPolicyBinding{{Relation: "viewer", Principals: []string{org}}, {Relation: "editor", Principals: []string{other}}}
+	for _, opt := range [][]datadogV2.UpdateRestrictionPolicyOptionalParameters{
+		nil, {*datadogV2.NewUpdateRestrictionPolicyOptionalParameters().WithAllowSelfLockout(false)},
+	} {
+		_, resp, err := policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, viewer...), opt...)
+		wantDatadogError(t, "UpdateRestrictionPolicy demoting the caller", resp, err, 400,
+			"Invalid request: users cannot decrease their own level of access (from editor to viewer)")
+	}
+	got, _, err := policies.GetRestrictionPolicy(ctx, rid)
+	if err != nil {
+		t.Fatalf("GetRestrictionPolicy: %v", err)
+	}
+	if b := bindingsOf(t, "GetRestrictionPolicy after the refusals", got, rid); !sameBindings(b, mine) {
+		t.Errorf("GetRestrictionPolicy after the refusals: bindings %+v, want %+v unchanged", b, mine)
+	}
+	up, _, err := policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, viewer...),
+		*datadogV2.NewUpdateRestrictionPolicyOptionalParameters().WithAllowSelfLockout(true))
+	if err != nil {
+		t.Fatalf("UpdateRestrictionPolicy with allow_self_lockout=true: %v", err)
+	}
+	if b := bindingsOf(t, "UpdateRestrictionPolicy with allow_self_lockout=true", up, rid); !sameBindings(b, viewer) {
+		t.Errorf("UpdateRestrictionPolicy with allow_self_lockout=true: bindings %+v, want %+v", b, viewer)
+	}
+	// A new policy without the caller at all.
+	_, resp, err := policies.UpdateRestrictionPolicy(ctx, "notebook:lockout", policyRequest("notebook:lockout",
+		datadogV2.RestrictionPolicyBinding{Relation: "editor", Principals: []string{other}}))
+	wantDatadogError(t, "UpdateRestrictionPolicy without the caller", resp, err, 400,
+		"Invalid request: users cannot decrease their own level of access (from editor to no access)")
 }
 
 // checkCurrentUser checks that the SDK decodes every attribute,

@@ -64,7 +64,9 @@ var relations = map[string][]string{
 // Emulator serves the Datadog calls the datadog:RestrictionPolicy driver and
 // the datadog:getCurrentUser lookup make, under /api/v2/:
 //
-//	POST   /api/v2/restriction_policy/{resource_id}   upsert (full replacement), 200
+//	POST   /api/v2/restriction_policy/{resource_id}   upsert (full replacement), 200; 400 when it
+//	                                                  would lower the caller's own access, unless
+//	                                                  allow_self_lockout=true
 //	GET    /api/v2/restriction_policy/{resource_id}   200, "bindings": [] when there is no policy
 //	DELETE /api/v2/restriction_policy/{resource_id}   204, even when there was no policy
 //	GET    /api/v2/current_user                       the seeded user, with its role, the role's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -86,6 +87,97 @@ func TestEmulatorWire(t *testing.T) {
 						t.Errorf("%s %s: no %s header", tc.method, tc.path, h)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestEmulatorSelfLockout pins the refusal of a POST that would lower the
+// caller's own access to the resource, unless allow_self_lockout=true.
+func TestEmulatorSelfLockout(t *testing.T) {
+	t.Parallel()
+	creds, err := emulator.NewCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		user  = "user:aaaaaaaa-1111-4111-8111-aaaaaaaaaaaa"
+		org   = "org:bbbbbbbb-2222-4222-8222-bbbbbbbbbbbb"
+		role  = "role:cccccccc-3333-4333-8333-cccccccccccc"
+		team  = "team:dddddddd-4444-4444-8444-dddddddddddd"
+		other = "role:00000000-0000-0000-0000-000000000009"
+	)
+	bind := func(rel string, ps ...string) string {
+		return `{"relation":"` + rel + `","principals":["` + strings.Join(ps, `","`) + `"]}`
+	}
+	refused := func(from, to string) string {
+		return `{"errors":["Invalid request: users cannot decrease their own level of access (from ` + from + ` to ` + to + `)"]}`
+	}
+	for name, tc := range map[string]struct {
+		rid    string
+		before []string // bindings, set first with allow_self_lockout=true; none: no policy
+		after  []string
+		allow  string // the query parameter's value; "": none
+		want   string // "": 200
+	}{
+		"new policy with the caller's org as editor":  {rid: "dashboard:1", after: []string{bind("editor", org)}},
+		"new policy with the caller as editor":        {rid: "dashboard:1", after: []string{bind("viewer", org), bind("editor", user)}},
+		"new policy with the caller's role as editor": {rid: "dashboard:1", after: []string{bind("editor", other, "role:"+strings.ToUpper(role[5:]))}},
+		"new policy with the caller's team as editor": {rid: "dashboard:1", after: []string{bind("editor", team)}},
+		"new policy with the caller as viewer":        {rid: "dashboard:1", after: []string{bind("viewer", org), bind("editor", other)}, want: refused("editor", "viewer")},
+		"new policy without the caller":               {rid: "dashboard:1", after: []string{bind("editor", other)}, want: refused("editor", "no access")},
+		"new policy without the caller, allowed":      {rid: "dashboard:1", after: []string{bind("editor", other)}, allow: "true"},
+		"new policy without the caller, not allowed":  {rid: "dashboard:1", after: []string{bind("editor", other)}, allow: "false", want: refused("editor", "no access")},
+		"no bindings: no restriction":                 {rid: "dashboard:1", before: []string{bind("editor", other)}, after: []string{}},
+		"the caller keeps what it had":                {rid: "dashboard:1", before: []string{bind("viewer", org), bind("editor", other)}, after: []string{bind("viewer", user)}},
+		"the caller gains access":                     {rid: "dashboard:1", before: []string{bind("editor", other)}, after: []string{bind("viewer", role)}},
+		"the caller loses editor to another relation": {rid: "workflow:1", after: []string{bind("runner", org), bind("editor", other)}, want: refused("editor", "runner")},
+		"the caller loses a relation between":         {rid: "workflow:1", before: []string{bind("runner", team), bind("editor", other)}, after: []string{bind("viewer", team), bind("editor", other)}, want: refused("runner", "viewer")},
+		"the top relation of a type is not editor":    {rid: "case-management-project:1", after: []string{bind("contributor", org)}, want: refused("manager", "contributor")},
+		"a type whose top relation the caller keeps":  {rid: "case-management-project:1", after: []string{bind("manager", org)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store, em := seedStore(t, creds)
+			if err := store.Update(func(tx emulator.Tx) error {
+				_, _, err := em.SeedFrom(tx, datadog.SeedData{User: &datadog.UserSeed{
+					ID: user[5:], OrgID: org[4:], RoleID: role[5:], TeamIDs: []string{strings.ToUpper(team[5:])}}})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(em)
+			t.Cleanup(srv.Close)
+			e := &env{url: srv.URL, creds: creds, em: em}
+			path := "/api/v2/restriction_policy/" + tc.rid
+			post := func(bindings []string, query string) (int, string) {
+				t.Helper()
+				resp, got := e.call(t, "POST", path+query, creds.DatadogAPIKey, creds.DatadogAppKey,
+					`{"data":{"id":"`+tc.rid+`","type":"restriction_policy","attributes":{"bindings":[`+strings.Join(bindings, ",")+`]}}}`)
+				return resp.StatusCode, got
+			}
+			if tc.before != nil {
+				if status, got := post(tc.before, "?allow_self_lockout=true"); status != 200 {
+					t.Fatalf("POST the policy before = %d %s", status, got)
+				}
+			}
+			query := ""
+			if tc.allow != "" {
+				query = "?allow_self_lockout=" + tc.allow
+			}
+			status, got := post(tc.after, query)
+			_, stored := e.call(t, "GET", path, creds.DatadogAPIKey, creds.DatadogAppKey, "")
+			wantStored := `[` + strings.Join(tc.before, ",") + `]`
+			if tc.want == "" {
+				wantStored = `[` + strings.Join(tc.after, ",") + `]`
+				if status != 200 {
+					t.Errorf("POST = %d %s, want 200", status, got)
+				}
+			} else if status != 400 || got != tc.want {
+				t.Errorf("POST = %d %s\nwant 400 %s", status, got, tc.want)
+			}
+			if !strings.Contains(stored, `"bindings":`+wantStored) {
+				t.Errorf("GET after the POST = %s, want bindings %s", stored, wantStored)
 			}
 		})
 	}
@@ -402,6 +494,7 @@ func TestSeedFromRefused(t *testing.T) {
 		"user id":           {d: user(datadog.UserSeed{ID: "7", OrgID: "8", Email: "x"}), want: `user: id "7" is not a UUID`},
 		"org id":            {d: user(datadog.UserSeed{OrgID: "8", RoleID: "9"}), want: `user: orgId "8" is not a UUID`},
 		"role id":           {d: user(datadog.UserSeed{RoleID: "9", Email: "x"}), want: `user: roleId "9" is not a UUID`},
+		"team id":           {d: user(datadog.UserSeed{TeamIDs: []string{sfUser, "ops"}, Email: "x"}), want: `user: teamIds[1] "ops" is not a UUID`},
 		"email":             {d: user(datadog.UserSeed{Email: "x"}), want: `user: email "x" is not an email address`},
 		"email with blanks": {d: user(datadog.UserSeed{Email: "a b@c"}), want: `user: email "a b@c" is not an email address`},
 		"user unreadable":   {d: user(datadog.UserSeed{}), setup: broken("dd.account", "current"), want: `user: decode dd.account/current: json: cannot unmarshal string into Go value of type datadog.account`},

@@ -31,7 +31,14 @@
 // without restriction policies 400 "Invalid resource type: 'T' does not
 // support restriction policies" (for GET, POST and DELETE alike), and a
 // principal type outside org, role, team and user 400 "Invalid request:
-// [PrincipalTypeInvalidForRelation] ...".
+// [PrincipalTypeInvalidForRelation] ...". A POST that would lower the
+// caller's own access to the resource (the highest relation its user,
+// role, teams or org get; full access where there is no policy) is 400
+// "Invalid request: users cannot decrease their own level of access (from
+// editor to viewer)" unless allow_self_lockout=true. GET
+// /api/v2/current_user has the attributes, relationships (team_roles
+// included, which the OpenAPI model lacks) and included role, permissions
+// and org of a recorded answer, in its order.
 //
 // Choices where neither the documentation nor a recording says:
 //
@@ -42,26 +49,24 @@
 //     holds one message, the first problem found, as Datadog's recorded
 //     ones do. Ids of roles, teams and users are not checked to exist, nor
 //     org ids to be the caller's.
+//   - A self-lockout to no access at all says "(from editor to no access)";
+//     Datadog's wording for that case was not recorded.
 //   - "bindings": null in a POST is taken as no bindings; a body data.id is
 //     ignored (the path names the resource).
 //   - Bindings are stored and returned as given (no merging of duplicate
-//     relations, no sorting of bindings or principals); allow_self_lockout
-//     is accepted and ignored, as self-lockout is not emulated.
+//     relations, no sorting of bindings or principals).
 //   - The relations of each resource type are those of the v2.67.0
 //     specification; a type added to Datadog since is refused.
 //
-// GET /api/v2/current_user has the attributes, relationships (team_roles
-// included, which the OpenAPI model lacks) and included role, permissions
-// and org of a recorded answer (Datadog's Terraform provider, 2026), in
-// its order.
-//
-// Known simplifications: the current user's role lists a few of the
-// permissions of Datadog's Admin role, not the several hundred; the user
-// is never a service account, never disabled, has never signed in to the
-// UI (last_login_time null) and has no team roles; the one key pair
-// accepted may do everything; the rate limit (1000 requests a minute per route by default,
+// Known simplifications: the current user is always an admin (its role
+// carries user_access_manage, so allow_self_lockout always lets it
+// through), and its role lists a few of the permissions of Datadog's
+// Admin role, not the several hundred; it is never a service account,
+// never disabled, has never signed in to the UI (last_login_time null)
+// and has no team roles, even when the seed puts it in teams (which count
+// for its access all the same); the one key pair accepted may do
+// everything; the rate limit (1000 requests a minute per route by default,
 // SetRateLimit to change or lift it) is the emulator's own, as Datadog
-// does not publish one; OAuth bearer tokens are
-// not accepted; paths other than the four routes answer 404 before the keys
-// are checked.
+// does not publish one; OAuth bearer tokens are not accepted; paths other
+// than the four routes answer 404 before the keys are checked.
 package datadog

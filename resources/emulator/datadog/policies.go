@@ -64,8 +64,10 @@ func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid
 		w.Header().Set("Content-Type", "application/json") // as Datadog's 204 has
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodPost:
+		allowLockout := false
 		if v := r.URL.Query().Get("allow_self_lockout"); v != "" {
-			if _, err := strconv.ParseBool(v); err != nil {
+			var err error
+			if allowLockout, err = strconv.ParseBool(v); err != nil {
 				writeErrors(w, http.StatusBadRequest, fmt.Sprintf("Invalid value for allow_self_lockout: '%s'", v))
 				return
 			}
@@ -75,17 +77,33 @@ func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid
 			writeErrors(w, http.StatusBadRequest, msg)
 			return
 		}
-		err := e.store.Update(func(tx emulator.Tx) error {
+		a, err := e.account()
+		if err != nil {
+			writeErrors(w, http.StatusInternalServerError, "Internal Server Error")
+			return
+		}
+		var refusal string
+		err = e.store.Update(func(tx emulator.Tx) error {
+			var cur storedPolicy
+			if _, err := tx.Get(bucketPolicies, rid, &cur); err != nil {
+				return err
+			}
+			if refusal = selfLockout(rid, a, cur.Bindings, bindings, allowLockout); refusal != "" {
+				return nil
+			}
 			if len(bindings) == 0 {
 				return tx.Delete(bucketPolicies, rid)
 			}
 			return tx.Put(bucketPolicies, rid, storedPolicy{Bindings: bindings})
 		})
-		if err != nil {
+		switch {
+		case err != nil:
 			writeErrors(w, http.StatusInternalServerError, "Internal Server Error")
-			return
+		case refusal != "":
+			writeErrors(w, http.StatusBadRequest, refusal)
+		default:
+			writeJSON(w, http.StatusOK, policyFor(rid, bindings))
 		}
-		writeJSON(w, http.StatusOK, policyFor(rid, bindings))
 	}
 }
 
@@ -151,4 +169,55 @@ func checkPrincipal(p, rel string) string {
 		return fmt.Sprintf("Invalid principal: '%s' is not in a valid format", p)
 	}
 	return ""
+}
+
+// selfLockout returns Datadog's refusal of a POST that would lower the
+// caller's own access to the resource rid, from what the bindings before
+// give it to what the bindings after do, or "" when it would not (or when
+// allow is set: the caller is an admin, with user_access_manage). The
+// caller is a, with its user, role, teams and org as principals.
+func selfLockout(rid string, a account, before, after []binding, allow bool) string {
+	if allow {
+		return ""
+	}
+	typ, _, _ := strings.Cut(rid, ":")
+	rels := relations[typ]
+	from, to := accessLevel(rels, a, before), accessLevel(rels, a, after)
+	if to >= from {
+		return ""
+	}
+	name := func(level int) string {
+		if level < 0 {
+			return "no access"
+		}
+		return rels[level]
+	}
+	return fmt.Sprintf("Invalid request: users cannot decrease their own level of access (from %s to %s)", name(from), name(to))
+}
+
+// accessLevel is the index in rels (least access first) of the highest
+// relation bindings give the caller a, -1 for none. A resource without
+// bindings has no policy: everyone has full access.
+func accessLevel(rels []string, a account, bindings []binding) int {
+	if len(bindings) == 0 {
+		return len(rels) - 1
+	}
+	mine := map[string]bool{"user:" + a.UserID: true, "role:" + a.RoleID: true, "org:" + a.OrgID: true}
+	for _, t := range a.Teams {
+		mine["team:"+t] = true
+	}
+	level := -1
+	for _, b := range bindings {
+		i := slices.Index(rels, b.Relation)
+		if i <= level {
+			continue
+		}
+		for _, p := range b.Principals {
+			if mine[strings.ToLower(p)] {
+				level = i
+				break
+			}
+		}
+	}
+	return level
 }

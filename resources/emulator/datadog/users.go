@@ -11,7 +11,8 @@ import (
 	"reconcile/resources/emulator"
 )
 
-// account is the seeded identity: the current user, its org and its role.
+// account is the seeded identity: the current user, its org, its role and
+// its teams.
 type account struct {
 	UserID    string    `json:"userId"`
 	Email     string    `json:"email"`
@@ -22,6 +23,7 @@ type account struct {
 	OrgPublic string    `json:"orgPublicId"`
 	RoleID    string    `json:"roleId"`
 	RoleName  string    `json:"roleName"`
+	Teams     []string  `json:"teamIds,omitempty"` // UUIDs, lower case
 	Created   time.Time `json:"created"`
 }
 
