@@ -79,11 +79,14 @@ func (e *emu) waitActive(c ailanguage.AIServiceLanguageClient, id string) ailang
 	return ailanguage.Endpoint{}
 }
 
-// setPolicy replaces the restriction policy of rid through the Datadog API.
+// setPolicy replaces the restriction policy of rid through the Datadog
+// API, as another admin would: the emulator has one user, reconcile's, so
+// the write passes allow_self_lockout=true, bindings without that user
+// being someone else's business.
 func (e *emu) setPolicy(rid string, bindings []binding) {
 	e.t.Helper()
 	body := map[string]any{"data": map[string]any{"id": rid, "type": "restriction_policy", "attributes": map[string]any{"bindings": bindings}}}
-	e.do("POST", "/api/v2/restriction_policy/"+url.PathEscape(rid), body, e.ddHeaders(), nil)
+	e.do("POST", "/api/v2/restriction_policy/"+url.PathEscape(rid)+"?allow_self_lockout=true", body, e.ddHeaders(), nil)
 }
 
 // setServicePolicy sets the IAM policy of a GCP managed service.

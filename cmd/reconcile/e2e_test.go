@@ -133,7 +133,12 @@ type emu struct {
 // startEmulator starts an emulator for t, stopped when t ends.
 func startEmulator(t *testing.T) *emu {
 	t.Helper()
-	srv, err := server.Start(server.Options{DataDir: t.TempDir()})
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.json")
+	if err := os.WriteFile(seed, []byte(callerSeed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Start(server.Options{DataDir: filepath.Join(dir, "data"), SeedFile: seed})
 	if err != nil {
 		t.Fatalf("start the emulator: %v", err)
 	}
@@ -603,8 +608,16 @@ outputs:
   orgPrincipal: org:${me.orgId}
 `
 
+// role1 is the role of the emulator's Datadog current user, whose keys
+// reconcile uses (callerSeed): a policy giving role1, or the user's org,
+// editor keeps the caller's own access, which Datadog refuses to take
+// away. role2 is another role.
 const role1 = "role:00000000-0000-0000-0000-000000000001"
 const role2 = "role:00000000-0000-0000-0000-000000000002"
+
+// callerSeed is the emulator seed file of startEmulator: the current user
+// is in role1.
+const callerSeed = `{"datadog": {"user": {"roleId": "00000000-0000-0000-0000-000000000001"}}}`
 
 // policySpec is one datadog:RestrictionPolicy named name on resource rid,
 // giving editor to the current user's org plus extra bindings, and options.
@@ -1174,7 +1187,7 @@ func TestE2EPartialFailure(t *testing.T) {
 		t.Errorf("state holds the skipped resource: %+v", st["dep"])
 	}
 
-	w.write("main.yaml", spec(policySpec("good", good, "", ""), strings.Replace(badSpec, "runner", "viewer", 1), policySpec("dep", dep, "", "      dependsOn: [\"${bad}\"]\n")))
+	w.write("main.yaml", spec(policySpec("good", good, "", ""), strings.Replace(badSpec, "runner", "editor", 1), policySpec("dep", dep, "", "      dependsOn: [\"${bad}\"]\n")))
 	r = w.must(0, "apply", "--auto-approve")
 	wantStdout(t, r, "Apply complete!", "2 created", "0 updated")
 	if len(e.policy(bad)) != 1 || len(e.policy(dep)) != 1 {
@@ -1397,4 +1410,53 @@ func TestE2EEmulateCommand(t *testing.T) {
 	if !slices.Contains(rest, "Emulator stopped.") {
 		t.Errorf("emulate did not say it stopped: %q", rest)
 	}
+}
+
+// Datadog refuses bindings that would lower the access of the user whose
+// key reconcile uses, and reconcile never asks to lock that user out: an
+// apply that would is refused with the API's message and what to do, a
+// create makes nothing, an update changes nothing, and the next plan
+// still proposes the change.
+func TestE2EPolicySelfLockoutRefused(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	kept, fresh := rid(t, "kept"), rid(t, "fresh")
+	w.write("main.yaml", spec(policySpec("kept", kept, "", "")))
+	w.must(0, "apply", "--auto-approve")
+
+	// The org, the caller's, goes from editor to viewer; a new policy
+	// gives editor to another role only.
+	w.write("main.yaml", lookupsSpec+fmt.Sprintf(`resources:
+  kept:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: %s
+      bindings:
+        - relation: viewer
+          principals: ["org:${me.orgId}"]
+        - relation: editor
+          principals: [%q]
+  fresh:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: %s
+      bindings:
+        - relation: editor
+          principals: [%q]
+`, kept, role2, fresh, role2))
+	r := w.must(1, "apply", "--auto-approve")
+	wantStderr(t, r, "Error: kept", "Error: fresh",
+		"users cannot decrease their own level of access (from editor to viewer)",
+		"users cannot decrease their own level of access (from editor to no access)",
+		"application key (DD_APP_KEY)", "org (org:ORG_ID)", "datadog:getCurrentUser")
+	wantStdout(t, r, "Apply incomplete", "2 failed")
+	if got := e.policy(kept); len(got) != 1 || got[0].Relation != "editor" || !slices.Equal(got[0].Principals, []string{"org:" + e.orgID()}) {
+		t.Errorf("policy of %s after the refused update = %+v, want the org editor still", kept, got)
+	}
+	if got := e.policy(fresh); len(got) != 0 {
+		t.Errorf("policy of %s after the refused create = %+v, want none", fresh, got)
+	}
+	w.must(2, "plan", "--detailed-exitcode")
 }

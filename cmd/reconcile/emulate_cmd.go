@@ -64,7 +64,8 @@ Every section and list is optional; any other key is an error. Optional fields:
   gcp policy    version (default 1; 3 when a binding has a condition),
                 bindings[].condition {"expression", "title", "description"}
   datadog user  every field: id, email, handle, name, orgId, orgName, roleId,
-                roleName (ids are UUIDs; unset ones keep the built-in values)
+                roleName, teamIds (ids are UUIDs; unset ones keep the
+                built-in values; the user is in no team by default)
 OCI states are CREATING, ACTIVE (the default), UPDATING, DELETING, DELETED and
 FAILED. References may name built-in objects too (the tenancy, the built-in
 project, orders.endpoints.acme-prod.cloud.goog). Every entry is checked as the
@@ -106,6 +107,10 @@ Admin API (for tests):
                               connections accepted
   GET /_emulator/health       {"status": "ok"}
 Out-of-band changes, as another user would make them, go through the real APIs.
+The Datadog API knows one user, the one reconcile's keys belong to, and, as
+Datadog does, refuses a restriction policy that would lower that user's own
+access to the resource unless the POST carries allow_self_lockout=true: a
+change made as someone else that leaves the user out needs it.
 
 Other commands reach it with --emulator=http://ADDR.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {

@@ -138,10 +138,7 @@ func TestE2EFaults(t *testing.T) {
 		// Out-of-band calls, with the faults off for them.
 		saved := r.settings
 		r.e.settings(server.Settings{})
-		r.e.do("POST", "/api/v2/restriction_policy/"+"dashboard:faults-pol1", map[string]any{"data": map[string]any{
-			"id": "dashboard:faults-pol1", "type": "restriction_policy",
-			"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role2}}}}}},
-			r.e.ddHeaders(), nil)
+		r.e.setPolicy("dashboard:faults-pol1", []binding{{Relation: "viewer", Principals: []string{role2}}})
 		id := r.w.stateList()["ep2"].ID
 		c := r.e.sdkClient(t)
 		if _, err := c.UpdateEndpoint(context.Background(), ailanguage.UpdateEndpointRequest{EndpointId: &id,

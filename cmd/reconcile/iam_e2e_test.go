@@ -205,3 +205,54 @@ outputs:`+tail)
 	r = w.must(1, "plan")
 	wantStderr(t, r, "both write the IAM policy")
 }
+
+// TestE2EIamBindingDrift: a binding's members changed outside reconcile
+// (one revoked, one granted) are drift naming both, in text and JSON, and
+// the next apply puts the binding back as the specs say.
+func TestE2EIamBindingDrift(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	const (
+		consumer = "services/inventory.endpoints.acme-prod.cloud.goog/consumers/acme-consumer"
+		role     = "roles/viewer"
+	)
+	w.write("main.yaml", `resources:
+  viewers:
+    type: gcp:endpoints:ConsumersIamBinding
+    properties:
+      serviceName: inventory.endpoints.acme-prod.cloud.goog
+      consumerProject: acme-consumer
+      role: roles/viewer
+      members: [user:bob@acme.example, user:carol@acme.example]
+`)
+	w.must(0, "apply", "--auto-approve")
+	w.must(0, "drift")
+
+	// Someone revokes bob and grants eve in the console.
+	p := e.iamPolicy(consumer)
+	var bindings []map[string]any
+	for _, b := range p.Bindings {
+		members := b.Members
+		if b.Role == role {
+			members = []string{"user:carol@acme.example", "user:eve@acme.example"}
+		}
+		bindings = append(bindings, map[string]any{"role": b.Role, "members": members})
+	}
+	e.do("POST", "/v1/"+consumer+":setIamPolicy", map[string]any{"policy": map[string]any{"etag": p.Etag, "bindings": bindings}},
+		map[string]string{"Authorization": "Bearer " + e.secrets["GOOGLE_OAUTH_ACCESS_TOKEN"]}, nil)
+
+	const line = "binding " + role + ": -user:bob@acme.example +user:eve@acme.example"
+	r := w.must(2, "drift")
+	wantStdout(t, r, "viewers (gcp:endpoints:ConsumersIamBinding) was changed outside reconcile", line, "Drift: 1 changed")
+	d := w.driftJSON(2)
+	if len(d.Items) != 1 || d.Items[0].Address != "viewers" || !slices.Equal(d.Items[0].Details, []string{line}) {
+		t.Errorf("drift --output json = %+v, want viewers with details [%q]", d.Items, line)
+	}
+	w.must(0, "apply", "--auto-approve")
+	if got := e.iamPolicy(consumer).members(role); !slices.Equal(got, []string{"user:bob@acme.example", "user:carol@acme.example"}) {
+		t.Errorf("members of %s after apply = %v, want bob and carol again", role, got)
+	}
+	w.must(0, "drift")
+}

@@ -206,8 +206,13 @@ func TestRegistryReusesConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	me, err := reg.Functions[restrictionpolicy.CurrentUserToken].Invoke(ctx, resources.Attrs{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dd := reg.Drivers[restrictionpolicy.Token]
 	ddID, _, err := dd.Create(ctx, resources.Attrs{"resourceId": "dashboard:conns", "bindings": []any{
+		map[string]any{"relation": "editor", "principals": []any{"org:" + me["orgId"].(string)}},
 		map[string]any{"relation": "viewer", "principals": []any{"role:00000000-0000-0000-0000-000000000001"}}}})
 	if err != nil {
 		t.Fatal(err)

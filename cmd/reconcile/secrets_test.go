@@ -82,12 +82,14 @@ resources:
       resourceId: dashboard:secrets
       bindings:
         - relation: editor
+          principals: [%q]
+        - relation: viewer
           principals: ["${principal}"]
 outputs:
   description: ${ep.description}
   token: ${apiToken}
   endpoint: ${ep.id}
-`, secrets["fn::secret description"], principal, server.Tenancy, model)
+`, secrets["fn::secret description"], principal, server.Tenancy, model, role1)
 	}
 	if err := os.MkdirAll(w.path("specs"), 0o755); err != nil {
 		t.Fatal(err)
@@ -124,8 +126,7 @@ outputs:
 		UpdateEndpointDetails: ailanguage.UpdateEndpointDetails{Description: strPtr("changed by hand"), FreeformTags: map[string]string{"token": "changed"}}}); err != nil {
 		t.Fatal(err)
 	}
-	e.do("POST", "/api/v2/restriction_policy/dashboard:secrets", map[string]any{"data": map[string]any{"id": "dashboard:secrets", "type": "restriction_policy",
-		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role2}}}}}}, e.ddHeaders(), nil)
+	e.setPolicy("dashboard:secrets", []binding{{Relation: "viewer", Principals: []string{role2}}})
 	r = cmd(2, "drift")
 	wantStdout(t, r, "(sensitive value)")
 	cmd(2, "drift", "--output", "json")
@@ -175,8 +176,7 @@ outputs:
 	cmd(2, "plan", "--detailed-exitcode")
 	w.must(0, "state", "untaint", "pol")
 	// import, of an object of the same kind that holds no secret.
-	e.do("POST", "/api/v2/restriction_policy/dashboard:other", map[string]any{"data": map[string]any{"id": "dashboard:other", "type": "restriction_policy",
-		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role1}}}}}}, e.ddHeaders(), nil)
+	e.setPolicy("dashboard:other", []binding{{Relation: "viewer", Principals: []string{role1}}})
 	w.must(0, "import", "other", "dashboard:other", "--type", "datadog:RestrictionPolicy")
 	w.must(0, "state", "rm", "other")
 

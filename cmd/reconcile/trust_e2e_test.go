@@ -79,9 +79,7 @@ func TestE2EPolicyCreateNeverOverwrites(t *testing.T) {
 	e := startEmulator(t)
 	w := newWS(t, e)
 	pid := rid(t, "")
-	theirs := map[string]any{"data": map[string]any{"id": pid, "type": "restriction_policy",
-		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": "viewer", "principals": []string{role2}}}}}}
-	e.do("POST", "/api/v2/restriction_policy/"+pid, theirs, e.ddHeaders(), nil)
+	e.setPolicy(pid, []binding{{Relation: "viewer", Principals: []string{role2}}})
 
 	w.write("main.yaml", spec(policySpec("pol", pid, "", "")))
 	r := w.run("apply", "--auto-approve")

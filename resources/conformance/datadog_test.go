@@ -106,6 +106,7 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 		rel == nil || rel.UnparsedObject != nil || rel.Org == nil || rel.Org.Data.Type != datadogV2.ORGANIZATIONSTYPE_ORGS {
 		t.Fatalf("GetCurrentUser: data %+v, relationships %+v", me.Data, rel)
 	}
+	checkCurrentUser(t, me)
 	orgID := rel.Org.Data.Id
 	if len(orgID) != 36 {
 		t.Errorf("GetCurrentUser: org id %q is not a UUID", orgID)
@@ -115,18 +116,6 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 		roleID = *rel.Roles.Data[0].Id
 	} else {
 		t.Fatalf("GetCurrentUser: no role in relationships %+v", rel)
-	}
-	var sawOrg bool
-	for i, inc := range me.Included {
-		if inc.UnparsedObject != nil {
-			t.Errorf("GetCurrentUser: included[%d] not decoded: %v", i, inc.UnparsedObject)
-		}
-		if inc.Organization != nil && inc.Organization.Id != nil && *inc.Organization.Id == orgID {
-			sawOrg = true
-		}
-	}
-	if !sawOrg {
-		t.Errorf("GetCurrentUser: the org %s is not among the included objects", orgID)
 	}
 
 	// Upsert (create), get, replace, delete.
@@ -194,22 +183,150 @@ func TestDatadogRestrictionPolicy(t *testing.T) {
 
 	// A private location keeps its own "pl:" prefix after the type.
 	const pl = "synthetics-private-location:pl:conformance-1234"
-	if _, _, err := policies.UpdateRestrictionPolicy(ctx, pl, policyRequest(pl, second...)); err != nil {
+	editors := []datadogV2.RestrictionPolicyBinding{{Relation: "editor", Principals: []string{"org:" + orgID}}}
+	if _, _, err := policies.UpdateRestrictionPolicy(ctx, pl, policyRequest(pl, editors...)); err != nil {
 		t.Fatalf("UpdateRestrictionPolicy(%s): %v", pl, err)
 	}
 	got, _, err = policies.GetRestrictionPolicy(ctx, pl)
 	if err != nil {
 		t.Fatalf("GetRestrictionPolicy(%s): %v", pl, err)
 	}
-	if b := bindingsOf(t, "GetRestrictionPolicy("+pl+")", got, pl); !sameBindings(b, second) {
-		t.Errorf("GetRestrictionPolicy(%s): bindings %+v, want %+v", pl, b, second)
+	if b := bindingsOf(t, "GetRestrictionPolicy("+pl+")", got, pl); !sameBindings(b, editors) {
+		t.Errorf("GetRestrictionPolicy(%s): bindings %+v, want %+v", pl, b, editors)
 	}
 
-	// A malformed resource id.
+	// A malformed resource id (recorded by the SDK's scenarios).
 	_, resp, err = policies.GetRestrictionPolicy(ctx, "malformed")
 	wantDatadogError(t, "GetRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
 	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "malformed", policyRequest("malformed", second...))
 	wantDatadogError(t, "UpdateRestrictionPolicy(malformed)", resp, err, 400, "Invalid resource: 'malformed' is not in a valid format")
+	resp, err = policies.DeleteRestrictionPolicy(ctx, "malformed")
+	if err == nil || resp == nil || resp.StatusCode != 400 {
+		t.Errorf("DeleteRestrictionPolicy(malformed): %v (%v), want 400", err, resp)
+	}
+
+	// A type without restriction policies, and a principal of a type no
+	// relation supports (recorded by Datadog's Terraform provider).
+	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "security_rule:xs9-9lw-fjj", policyRequest("security_rule:xs9-9lw-fjj", editors...))
+	wantDatadogError(t, "UpdateRestrictionPolicy(security_rule:...)", resp, err, 400,
+		"Invalid resource type: 'security_rule' does not support restriction policies")
+	_, resp, err = policies.GetRestrictionPolicy(ctx, "security_rule:xs9-9lw-fjj")
+	wantDatadogError(t, "GetRestrictionPolicy(security_rule:...)", resp, err, 400,
+		"Invalid resource type: 'security_rule' does not support restriction policies")
+	const foo = "foo:4dee724d-00cc-11ea-a77b-570c9d03c6c5"
+	_, resp, err = policies.UpdateRestrictionPolicy(ctx, "security-rule:xs9-9lw-fjj", policyRequest("security-rule:xs9-9lw-fjj",
+		datadogV2.RestrictionPolicyBinding{Relation: "editor", Principals: []string{foo, "org:" + orgID}}))
+	wantDatadogError(t, "UpdateRestrictionPolicy with a foo: principal", resp, err, 400,
+		`Invalid request: [PrincipalTypeInvalidForRelation] principal "`+foo+`" is not supported by "editor" relation, supported types: "org, role, team, user"`)
+}
+
+// TestDatadogSelfLockout: a POST that would lower the caller's own access
+// to the resource is refused unless allow_self_lockout=true, which the
+// seeded user (an admin, with user_access_manage) may pass.
+func TestDatadogSelfLockout(t *testing.T) {
+	srv, _ := startEmulator(t)
+	ctx := datadogContext(testContext(t), srv, srv.Creds.DatadogAPIKey, srv.Creds.DatadogAppKey)
+	client := datadog.NewAPIClient(datadog.NewConfiguration())
+	policies := datadogV2.NewRestrictionPoliciesApi(client)
+	me, _, err := datadogV2.NewUsersApi(client).GetCurrentUser(ctx)
+	if err != nil {
+		t.Fatalf("GetCurrentUser: %v", err)
+	}
+	org := "org:" + me.Data.Relationships.Org.Data.Id
+	const rid, other = "dashboard:lockout", "role:00000000-0000-0000-0000-000000000009"
+	mine := []datadogV2.RestrictionPolicyBinding{{Relation: "editor", Principals: []string{org}}}
+	if _, _, err := policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, mine...)); err != nil {
+		t.Fatalf("UpdateRestrictionPolicy keeping the caller editor: %v", err)
+	}
+	viewer := []datadogV2.RestrictionPolicyBinding{{Relation: "viewer", Principals: []string{org}}, {Relation: "editor", Principals: []string{other}}}
+	for _, opt := range [][]datadogV2.UpdateRestrictionPolicyOptionalParameters{
+		nil, {*datadogV2.NewUpdateRestrictionPolicyOptionalParameters().WithAllowSelfLockout(false)},
+	} {
+		_, resp, err := policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, viewer...), opt...)
+		wantDatadogError(t, "UpdateRestrictionPolicy demoting the caller", resp, err, 400,
+			"Invalid request: users cannot decrease their own level of access (from editor to viewer)")
+	}
+	got, _, err := policies.GetRestrictionPolicy(ctx, rid)
+	if err != nil {
+		t.Fatalf("GetRestrictionPolicy: %v", err)
+	}
+	if b := bindingsOf(t, "GetRestrictionPolicy after the refusals", got, rid); !sameBindings(b, mine) {
+		t.Errorf("GetRestrictionPolicy after the refusals: bindings %+v, want %+v unchanged", b, mine)
+	}
+	up, _, err := policies.UpdateRestrictionPolicy(ctx, rid, policyRequest(rid, viewer...),
+		*datadogV2.NewUpdateRestrictionPolicyOptionalParameters().WithAllowSelfLockout(true))
+	if err != nil {
+		t.Fatalf("UpdateRestrictionPolicy with allow_self_lockout=true: %v", err)
+	}
+	if b := bindingsOf(t, "UpdateRestrictionPolicy with allow_self_lockout=true", up, rid); !sameBindings(b, viewer) {
+		t.Errorf("UpdateRestrictionPolicy with allow_self_lockout=true: bindings %+v, want %+v", b, viewer)
+	}
+	// A new policy without the caller at all.
+	_, resp, err := policies.UpdateRestrictionPolicy(ctx, "notebook:lockout", policyRequest("notebook:lockout",
+		datadogV2.RestrictionPolicyBinding{Relation: "editor", Principals: []string{other}}))
+	wantDatadogError(t, "UpdateRestrictionPolicy without the caller", resp, err, 400,
+		"Invalid request: users cannot decrease their own level of access (from editor to no access)")
+}
+
+// checkCurrentUser checks that the SDK decodes every attribute,
+// relationship and included object of the current user that Datadog
+// sends (a recording of 2026): nothing unparsed, the nullable fields null,
+// allowed_login_methods and team_roles (not in the SDK's model) kept as
+// additional properties, and
+// the role, its permissions and the org each decoded as what they are.
+func checkCurrentUser(t *testing.T, me datadogV2.UserResponse) {
+	t.Helper()
+	a := me.Data.Attributes
+	// allowed_login_methods, which Datadog sends, is not in the model.
+	if m, ok := a.AdditionalProperties["allowed_login_methods"].([]any); !ok || len(m) != 0 || len(a.AdditionalProperties) != 1 {
+		t.Errorf("GetCurrentUser: attributes outside the SDK's model %v, want allowed_login_methods [] alone", a.AdditionalProperties)
+	}
+	if a.Uuid == nil || *a.Uuid != *me.Data.Id || a.Email == nil || a.Handle == nil || a.Icon == nil || !strings.HasPrefix(*a.Icon, "https://secure.gravatar.com/avatar/") ||
+		a.CreatedAt == nil || a.ModifiedAt == nil || !a.Name.IsSet() || a.Name.Get() == nil || !a.Title.IsSet() || a.Title.Get() != nil ||
+		!a.LastLoginTime.IsSet() || a.LastLoginTime.Get() != nil || a.Verified == nil || !*a.Verified ||
+		a.ServiceAccount == nil || *a.ServiceAccount || a.Disabled == nil || *a.Disabled || a.Status == nil || *a.Status != "Active" || a.MfaEnabled != nil {
+		t.Errorf("GetCurrentUser: attributes %+v", a)
+	}
+	rel := me.Data.Relationships
+	if rel.Roles == nil || len(rel.Roles.Data) != 1 || rel.OtherOrgs != nil || rel.OtherUsers != nil {
+		t.Errorf("GetCurrentUser: relationships %+v, want one role and no other_orgs or other_users", rel)
+	}
+	if tr, ok := rel.AdditionalProperties["team_roles"].(map[string]any); !ok || tr["data"] == nil {
+		t.Errorf("GetCurrentUser: relationships' additional properties %v, want team_roles with data []", rel.AdditionalProperties)
+	}
+	var roles, perms, orgs int
+	var permIDs []string
+	for i, inc := range me.Included {
+		switch {
+		case inc.UnparsedObject != nil:
+			t.Errorf("GetCurrentUser: included[%d] not decoded: %v", i, inc.UnparsedObject)
+		case inc.Role != nil:
+			roles++
+			r := inc.Role
+			if r.Id == nil || *r.Id != *rel.Roles.Data[0].Id || r.Attributes == nil || r.Attributes.Name == nil || r.Relationships == nil || r.Relationships.Permissions == nil {
+				t.Errorf("GetCurrentUser: included role %+v", r)
+			} else {
+				for _, p := range r.Relationships.Permissions.Data {
+					permIDs = append(permIDs, p.GetId())
+				}
+			}
+		case inc.Permission != nil:
+			perms++
+			if p := inc.Permission; p.Id == nil || !slices.Contains(permIDs, *p.Id) || p.Attributes == nil || p.Attributes.Name == nil {
+				t.Errorf("GetCurrentUser: included permission %+v, not among the role's %v", p, permIDs)
+			}
+		case inc.Organization != nil:
+			orgs++
+			o := inc.Organization
+			if o.Id == nil || *o.Id != rel.Org.Data.Id || o.Attributes == nil || o.Attributes.PublicId == nil || o.Attributes.Name == nil ||
+				o.Attributes.Description != nil || o.Attributes.Url != nil || o.Attributes.UnparsedObject != nil {
+				t.Errorf("GetCurrentUser: included org %+v", o)
+			}
+		}
+	}
+	if roles != 1 || orgs != 1 || perms == 0 || perms != len(permIDs) {
+		t.Errorf("GetCurrentUser: included %d roles, %d permissions (of %d), %d orgs; want the role, its permissions and the org", roles, perms, len(permIDs), orgs)
+	}
 }
 
 // TestDatadogReplacedServers wires the client the other way cloud-apis.md

@@ -19,7 +19,7 @@ func TestReadsReuseConnections(t *testing.T) {
 	cfg := e.config()
 	d := restrictionpolicy.New(cfg)
 	me := restrictionpolicy.NewCurrentUser(cfg)
-	id, _, err := d.Create(t.Context(), attrs{"resourceId": "dashboard:conns", "bindings": []any{binding("viewer", roleA)}})
+	id, _, err := d.Create(t.Context(), attrs{"resourceId": "dashboard:conns", "bindings": []any{binding("editor", roleA)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,15 @@
 // would have written. resourceId forces a replacement (declared in the
 // schema).
 //
+// Datadog refuses (400 "users cannot decrease their own level of access")
+// bindings that would lower the access of the user whose application key
+// makes the call, unless the call passes allow_self_lockout=true. The
+// driver never passes it, as Datadog's Terraform and Pulumi providers do
+// not (their resource has no such input), so that an apply cannot lock its
+// own key out of the policy it manages; Create and Update add to the
+// refusal what to do (keep the user, one of its roles or teams, or its org
+// among the principals of the relation it has).
+//
 // The API cannot tell a policy without bindings from no policy: GET answers
 // 200 with "bindings": [] for any resource. So a policy needs at least one
 // binding (the schema requires it; removing the resource lifts the

@@ -88,9 +88,25 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 	}
 	p, err := d.c.UpdateRestrictionPolicy(ctx, rid, bindings)
 	if err != nil {
-		return "", nil, wrap("create", rid, refusal(err))
+		return "", nil, wrap("create", rid, refusal(selfLockoutHint(err)))
 	}
 	return p.ResourceID, attrsOf(p), nil
+}
+
+// selfLockoutHint adds what to do to the API's refusal of bindings that
+// would lower the caller's own access to the resource ("users cannot
+// decrease their own level of access"). Datadog lets admins through with
+// allow_self_lockout=true; reconcile never sends it, as Datadog's
+// Terraform and Pulumi providers do not, so that an apply cannot take
+// away the access of the key that manages the policy.
+func selfLockoutHint(err error) error {
+	var ae *resources.APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(ae.Message, "cannot decrease their own level of access") {
+		return err
+	}
+	return fmt.Errorf("%w; Datadog refuses bindings that lower the access of the user whose application key (DD_APP_KEY) makes the call: "+
+		"name that user (user:ID), one of its roles or teams, or its org (org:ORG_ID) among the principals of the relation it has now "+
+		"(editor for most resource types; datadog:getCurrentUser gives id and orgId)", err)
 }
 
 // refusal marks err with resources.Refused when it is the API's refusal of
@@ -157,7 +173,7 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 	}
 	p, err := d.c.UpdateRestrictionPolicy(ctx, id, bindings)
 	if err != nil {
-		return nil, wrap("update", id, err)
+		return nil, wrap("update", id, selfLockoutHint(err))
 	}
 	return attrsOf(p), nil
 }

@@ -1,7 +1,9 @@
 package restrictionpolicy_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -57,10 +59,7 @@ func newEnv(t *testing.T, path string, creds *emulator.Credentials, wrap func(ht
 		}
 		creds = &c
 	}
-	em := datadog.New(store, *creds)
-	if err := em.Seed(); err != nil {
-		t.Fatalf("Seed() = %v", err)
-	}
+	em := seedCaller(t, store, *creds)
 	var h http.Handler = em
 	if wrap != nil {
 		h = wrap(h)
@@ -71,6 +70,51 @@ func newEnv(t *testing.T, path string, creds *emulator.Credentials, wrap func(ht
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{url: srv.URL, creds: *creds, em: em, conns: conns}
+}
+
+// seedCaller returns an emulator on store whose current user, the caller
+// of the API, is in roleA (unless the store has a user already): bindings
+// that give roleA the highest relation of a resource type keep the
+// caller's own access, which Datadog refuses to lower.
+func seedCaller(t *testing.T, store *emulator.Store, creds emulator.Credentials) *datadog.Emulator {
+	t.Helper()
+	em := datadog.New(store, creds)
+	if err := store.Update(func(tx emulator.Tx) error {
+		_, _, err := em.SeedFrom(tx, datadog.SeedData{User: &datadog.UserSeed{RoleID: strings.TrimPrefix(roleA, "role:")}})
+		return err
+	}); err != nil {
+		t.Fatalf("SeedFrom() = %v", err)
+	}
+	if err := em.Seed(); err != nil {
+		t.Fatalf("Seed() = %v", err)
+	}
+	return em
+}
+
+// writeOutside writes the policy of rid as another admin would, in the UI
+// or with allow_self_lockout=true: its bindings need not keep the
+// caller's access.
+func (e *env) writeOutside(t *testing.T, rid string, bindings ...restrictionpolicy.Binding) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"data": map[string]any{"id": rid, "type": "restriction_policy",
+		"attributes": map[string]any{"bindings": bindings}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), "POST", e.url+"/api/v2/restriction_policy/"+rid+"?allow_self_lockout=true", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("DD-API-KEY", e.creds.DatadogAPIKey)
+	req.Header.Set("DD-APPLICATION-KEY", e.creds.DatadogAppKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 {
+		t.Fatalf("write the policy of %s outside: %d %s", rid, resp.StatusCode, b)
+	}
 }
 
 func (e *env) config() restrictionpolicy.Config {
@@ -179,9 +223,7 @@ func TestCreateRefusesExistingPolicy(t *testing.T) {
 	const rid = "notebook:42"
 	// Someone else's policy, made in the UI or by another stack.
 	theirs := []restrictionpolicy.Binding{{Relation: "viewer", Principals: []string{teamA}}}
-	if _, err := restrictionpolicy.NewClient(e.config()).UpdateRestrictionPolicy(ctx, rid, theirs); err != nil {
-		t.Fatal(err)
-	}
+	e.writeOutside(t, rid, theirs...)
 	rec.take()
 	d := restrictionpolicy.New(e.config())
 	want := attrs{"resourceId": rid, "bindings": []any{binding("editor", userA)}}
@@ -354,7 +396,7 @@ func TestAPIErrors(t *testing.T) {
 				_, _, err := d.Create(t.Context(), attrs{"resourceId": "gizmo:1", "bindings": []any{binding("editor", roleA)}})
 				return err
 			},
-			wantStatus: 400, wantMsg: "Invalid resource: 'gizmo:1' has an unsupported resource type 'gizmo'", wantRefused: true,
+			wantStatus: 400, wantMsg: "Invalid resource type: 'gizmo' does not support restriction policies", wantRefused: true,
 		},
 		"relation not valid for type, and bad principal": {
 			call: func() error {
@@ -362,9 +404,19 @@ func TestAPIErrors(t *testing.T) {
 					"bindings": []any{binding("runner", roleA), binding("viewer", "bob")}})
 				return err
 			},
+			wantStatus:  400,
+			wantMsg:     "Invalid relation: 'runner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor)",
+			wantRefused: true,
+		},
+		"principal of an unknown type": {
+			call: func() error {
+				_, _, err := d.Create(t.Context(), attrs{"resourceId": "security-rule:1",
+					"bindings": []any{binding("editor", roleA, "group:4dee724d-00cc-11ea-a77b-570c9d03c6c5")}})
+				return err
+			},
 			wantStatus: 400,
-			wantMsg: "Invalid relation: 'runner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor); " +
-				"Invalid principal: 'bob' is not in a valid format",
+			wantMsg: `Invalid request: [PrincipalTypeInvalidForRelation] principal "group:4dee724d-00cc-11ea-a77b-570c9d03c6c5" ` +
+				`is not supported by "editor" relation, supported types: "org, role, team, user"`,
 			wantRefused: true,
 		},
 		"bad keys on create": {
@@ -555,10 +607,7 @@ func TestRestartPersistence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	em := datadog.New(store, creds)
-	if err := em.Seed(); err != nil {
-		t.Fatal(err)
-	}
+	em := seedCaller(t, store, creds)
 	srv := httptest.NewServer(em)
 	cfg := restrictionpolicy.Config{BaseURL: srv.URL, APIKey: creds.DatadogAPIKey, AppKey: creds.DatadogAppKey}
 	if _, _, err := restrictionpolicy.New(cfg).Create(t.Context(), want); err != nil {
@@ -588,5 +637,56 @@ func TestIDFor(t *testing.T) {
 	}
 	if _, ok := d.IDFor(resources.Attrs{"bindings": []any{}}); ok {
 		t.Errorf("IDFor without a resourceId knows an id")
+	}
+}
+
+// TestSelfLockoutRefused: bindings that would lower the caller's own
+// access are refused by the API (the driver never sends
+// allow_self_lockout), and the error says what to do; nothing changes.
+func TestSelfLockoutRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "", nil, nil)
+	d := restrictionpolicy.New(e.config())
+	ctx := t.Context()
+	const rid = "dashboard:lockout"
+	mine := attrs{"resourceId": rid, "bindings": []any{binding("editor", roleA)}}
+	if _, _, err := d.Create(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func(want attrs) error{
+		"update": func(want attrs) error { _, err := d.Update(ctx, rid, mine, want); return err },
+		"create": func(want attrs) error {
+			want = attrs{"resourceId": "dashboard:lockout-new", "bindings": want["bindings"]}
+			_, _, err := d.Create(ctx, want)
+			return err
+		},
+	} {
+		for _, tc := range []struct {
+			bindings []any
+			wantMsg  string
+		}{
+			{[]any{binding("viewer", roleA), binding("editor", roleB)}, "(from editor to viewer)"},
+			{[]any{binding("editor", roleB, teamA, userA)}, "(from editor to no access)"},
+		} {
+			err := call(attrs{"resourceId": rid, "bindings": tc.bindings})
+			var ae *resources.APIError
+			if !errors.As(err, &ae) || ae.Status != 400 || ae.Message != "Invalid request: users cannot decrease their own level of access "+tc.wantMsg {
+				t.Fatalf("%s to %v: error %v, want the API's 400 %s", name, tc.bindings, err, tc.wantMsg)
+			}
+			for _, hint := range []string{"application key (DD_APP_KEY)", "org (org:ORG_ID)", "datadog:getCurrentUser"} {
+				if !strings.Contains(err.Error(), hint) {
+					t.Errorf("%s to %v: error %q does not say %q", name, tc.bindings, err, hint)
+				}
+			}
+			if name == "create" && !errors.Is(err, resources.ErrRefused) {
+				t.Errorf("create to %v: error %v does not match ErrRefused", tc.bindings, err)
+			}
+		}
+	}
+	if got, err := d.Read(ctx, rid); err != nil || !resources.Equal(got["bindings"], mine["bindings"]) {
+		t.Errorf("Read after the refused updates = %v, %v; want %v unchanged", got, err, mine["bindings"])
+	}
+	if got, err := d.Read(ctx, "dashboard:lockout-new"); !errors.Is(err, resources.ErrNotFound) {
+		t.Errorf("Read of the refused create = %v, %v; want ErrNotFound", got, err)
 	}
 }

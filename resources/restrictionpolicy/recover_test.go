@@ -16,7 +16,6 @@ func TestRecover(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "", nil, nil)
 	d := restrictionpolicy.New(e.config())
-	client := restrictionpolicy.NewClient(e.config())
 	recoverOf := func(want attrs) (string, attrs, error) {
 		return d.Recover(t.Context(), resources.RecoverRequest{Token: "t", Want: want, Time: time.Now()})
 	}
@@ -41,10 +40,7 @@ func TestRecover(t *testing.T) {
 	})
 	t.Run("someone else's policy", func(t *testing.T) {
 		const rid = "dashboard:recover-theirs"
-		theirs := []restrictionpolicy.Binding{{Relation: "editor", Principals: []string{userA}}}
-		if _, err := client.UpdateRestrictionPolicy(t.Context(), rid, theirs); err != nil {
-			t.Fatal(err)
-		}
+		e.writeOutside(t, rid, restrictionpolicy.Binding{Relation: "editor", Principals: []string{userA}})
 		id, got, err := recoverOf(attrs{"resourceId": rid, "bindings": []any{binding("editor", roleA)}})
 		if id != "" || got != nil || err == nil || !strings.Contains(err.Error(), "cannot tell whether the create made it") {
 			t.Errorf("Recover over another policy = %q, %v, %v; want an error saying it cannot tell, and nothing adopted", id, got, err)

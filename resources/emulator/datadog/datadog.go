@@ -1,11 +1,11 @@
 package datadog
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,15 +61,16 @@ var relations = map[string][]string{
 	"network-path-config":         {"viewer", "editor"},
 }
 
-var principalRE = regexp.MustCompile(`^(role|team|user|org):[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // Emulator serves the Datadog calls the datadog:RestrictionPolicy driver and
 // the datadog:getCurrentUser lookup make, under /api/v2/:
 //
-//	POST   /api/v2/restriction_policy/{resource_id}   upsert (full replacement), 200
+//	POST   /api/v2/restriction_policy/{resource_id}   upsert (full replacement), 200; 400 when it
+//	                                                  would lower the caller's own access, unless
+//	                                                  allow_self_lockout=true
 //	GET    /api/v2/restriction_policy/{resource_id}   200, "bindings": [] when there is no policy
 //	DELETE /api/v2/restriction_policy/{resource_id}   204, even when there was no policy
-//	GET    /api/v2/current_user                       the seeded user, in its org, with its role
+//	GET    /api/v2/current_user                       the seeded user, with its role, the role's
+//	                                                  permissions and its org included
 //
 // The resource id may carry ":" literally or as %3A. Requests need both
 // DD-API-KEY and DD-APPLICATION-KEY of the credentials, else 403
@@ -110,10 +111,18 @@ func (e *Emulator) SetRateLimit(perMinute int) {
 	e.limit = max(perMinute, 0)
 }
 
+// writeJSON writes v as the body of an answer of the given status. As
+// Datadog does, it leaves "&", "<" and ">" unescaped (a user's icon URL
+// has a "&").
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"errors":["Internal Server Error"]}`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	b := []byte(`{"errors":["Internal Server Error"]}`)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+	} else {
+		b = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -18,16 +18,17 @@ type storedPolicy struct {
 	Bindings []binding `json:"bindings"`
 }
 
-// checkResourceID returns the problems with a resource id, or nil.
-func checkResourceID(rid string) []string {
+// checkResourceID returns the problem with a resource id, or "". The
+// texts are Datadog's.
+func checkResourceID(rid string) string {
 	typ, id, ok := strings.Cut(rid, ":")
 	if !ok || typ == "" || id == "" {
-		return []string{fmt.Sprintf("Invalid resource: '%s' is not in a valid format", rid)}
+		return fmt.Sprintf("Invalid resource: '%s' is not in a valid format", rid)
 	}
 	if _, ok := relations[typ]; !ok {
-		return []string{fmt.Sprintf("Invalid resource: '%s' has an unsupported resource type '%s'", rid, typ)}
+		return fmt.Sprintf("Invalid resource type: '%s' does not support restriction policies", typ)
 	}
-	return nil
+	return ""
 }
 
 // policyFor is the answer for the policy of rid; bindings are [] rather
@@ -40,8 +41,8 @@ func policyFor(rid string, bindings []binding) policyResponse {
 }
 
 func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid string) {
-	if errs := checkResourceID(rid); errs != nil {
-		writeErrors(w, http.StatusBadRequest, errs...)
+	if msg := checkResourceID(rid); msg != "" {
+		writeErrors(w, http.StatusBadRequest, msg)
 		return
 	}
 	switch r.Method {
@@ -60,75 +61,163 @@ func (e *Emulator) restrictionPolicy(w http.ResponseWriter, r *http.Request, rid
 			writeErrors(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
+		w.Header().Set("Content-Type", "application/json") // as Datadog's 204 has
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodPost:
+		allowLockout := false
 		if v := r.URL.Query().Get("allow_self_lockout"); v != "" {
-			if _, err := strconv.ParseBool(v); err != nil {
+			var err error
+			if allowLockout, err = strconv.ParseBool(v); err != nil {
 				writeErrors(w, http.StatusBadRequest, fmt.Sprintf("Invalid value for allow_self_lockout: '%s'", v))
 				return
 			}
 		}
-		bindings, errs := decodePolicy(r, rid)
-		if errs != nil {
-			writeErrors(w, http.StatusBadRequest, errs...)
+		bindings, msg := decodePolicy(r, rid)
+		if msg != "" {
+			writeErrors(w, http.StatusBadRequest, msg)
 			return
 		}
-		err := e.store.Update(func(tx emulator.Tx) error {
+		a, err := e.account()
+		if err != nil {
+			writeErrors(w, http.StatusInternalServerError, "Internal Server Error")
+			return
+		}
+		var refusal string
+		err = e.store.Update(func(tx emulator.Tx) error {
+			var cur storedPolicy
+			if _, err := tx.Get(bucketPolicies, rid, &cur); err != nil {
+				return err
+			}
+			if refusal = selfLockout(rid, a, cur.Bindings, bindings, allowLockout); refusal != "" {
+				return nil
+			}
 			if len(bindings) == 0 {
 				return tx.Delete(bucketPolicies, rid)
 			}
 			return tx.Put(bucketPolicies, rid, storedPolicy{Bindings: bindings})
 		})
-		if err != nil {
+		switch {
+		case err != nil:
 			writeErrors(w, http.StatusInternalServerError, "Internal Server Error")
-			return
+		case refusal != "":
+			writeErrors(w, http.StatusBadRequest, refusal)
+		default:
+			writeJSON(w, http.StatusOK, policyFor(rid, bindings))
 		}
-		writeJSON(w, http.StatusOK, policyFor(rid, bindings))
 	}
 }
 
+// principalTypes are the principal types every relation supports, in the
+// order Datadog lists them.
+var principalTypes = []string{"org", "role", "team", "user"}
+
 // decodePolicy reads and checks a POST body, returning its bindings or the
-// list of problems.
-func decodePolicy(r *http.Request, rid string) ([]binding, []string) {
+// first problem found. Datadog answers one problem at a time, wrapped as
+// "Invalid request: ..." where its own text is known.
+func decodePolicy(r *http.Request, rid string) ([]binding, string) {
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 1<<20))
 	if err != nil {
-		return nil, []string{"Request body too large"}
+		return nil, "Request body too large"
 	}
 	var req updateRequest
 	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&req); err != nil {
-		return nil, []string{fmt.Sprintf("Invalid JSON: %v", err)}
+		return nil, fmt.Sprintf("Invalid JSON: %v", err)
 	}
 	switch {
 	case req.Data == nil:
-		return nil, []string{"Missing required field: 'data'"}
+		return nil, "Missing required field: 'data'"
 	case req.Data.Type != policyType:
-		return nil, []string{fmt.Sprintf("Invalid type: '%s', expected '%s'", req.Data.Type, policyType)}
+		return nil, fmt.Sprintf("Invalid type: '%s', expected '%s'", req.Data.Type, policyType)
 	case req.Data.Attributes == nil:
-		return nil, []string{"Missing required field: 'data.attributes'"}
+		return nil, "Missing required field: 'data.attributes'"
 	}
 	typ, _, _ := strings.Cut(rid, ":")
 	allowed := relations[typ]
-	var errs []string
 	bindings := []binding{}
 	for i, b := range req.Data.Attributes.Bindings {
-		if b.Relation == nil || *b.Relation == "" {
-			errs = append(errs, fmt.Sprintf("Missing required field: 'bindings[%d].relation'", i))
-		} else if !slices.Contains(allowed, *b.Relation) {
-			errs = append(errs, fmt.Sprintf("Invalid relation: '%s' is not a supported relation for resource type '%s' (supported: %s)",
-				*b.Relation, typ, strings.Join(allowed, ", ")))
-		}
-		if b.Principals == nil {
-			errs = append(errs, fmt.Sprintf("Missing required field: 'bindings[%d].principals'", i))
-			continue
+		switch {
+		case b.Relation == nil || *b.Relation == "":
+			return nil, fmt.Sprintf("Missing required field: 'bindings[%d].relation'", i)
+		case !slices.Contains(allowed, *b.Relation):
+			return nil, fmt.Sprintf("Invalid relation: '%s' is not a supported relation for resource type '%s' (supported: %s)",
+				*b.Relation, typ, strings.Join(allowed, ", "))
+		case b.Principals == nil:
+			return nil, fmt.Sprintf("Missing required field: 'bindings[%d].principals'", i)
 		}
 		for _, p := range *b.Principals {
-			if !principalRE.MatchString(p) {
-				errs = append(errs, fmt.Sprintf("Invalid principal: '%s' is not in a valid format", p))
+			if msg := checkPrincipal(p, *b.Relation); msg != "" {
+				return nil, msg
 			}
 		}
-		if b.Relation != nil {
-			bindings = append(bindings, binding{Relation: *b.Relation, Principals: append([]string{}, *b.Principals...)})
+		bindings = append(bindings, binding{Relation: *b.Relation, Principals: append([]string{}, *b.Principals...)})
+	}
+	return bindings, ""
+}
+
+// checkPrincipal returns the problem with principal p of a binding of
+// relation rel, or "". A type no relation supports gets Datadog's text; a
+// malformed principal, or one whose id is not a UUID, the emulator's.
+func checkPrincipal(p, rel string) string {
+	typ, id, ok := strings.Cut(p, ":")
+	switch {
+	case !ok || typ == "" || id == "":
+		return fmt.Sprintf("Invalid principal: '%s' is not in a valid format", p)
+	case !slices.Contains(principalTypes, typ):
+		return fmt.Sprintf("Invalid request: [PrincipalTypeInvalidForRelation] principal %q is not supported by %q relation, supported types: %q",
+			p, rel, strings.Join(principalTypes, ", "))
+	case !uuidRE.MatchString(id):
+		return fmt.Sprintf("Invalid principal: '%s' is not in a valid format", p)
+	}
+	return ""
+}
+
+// selfLockout returns Datadog's refusal of a POST that would lower the
+// caller's own access to the resource rid, from what the bindings before
+// give it to what the bindings after do, or "" when it would not (or when
+// allow is set: the caller is an admin, with user_access_manage). The
+// caller is a, with its user, role, teams and org as principals.
+func selfLockout(rid string, a account, before, after []binding, allow bool) string {
+	if allow {
+		return ""
+	}
+	typ, _, _ := strings.Cut(rid, ":")
+	rels := relations[typ]
+	from, to := accessLevel(rels, a, before), accessLevel(rels, a, after)
+	if to >= from {
+		return ""
+	}
+	name := func(level int) string {
+		if level < 0 {
+			return "no access"
+		}
+		return rels[level]
+	}
+	return fmt.Sprintf("Invalid request: users cannot decrease their own level of access (from %s to %s)", name(from), name(to))
+}
+
+// accessLevel is the index in rels (least access first) of the highest
+// relation bindings give the caller a, -1 for none. A resource without
+// bindings has no policy: everyone has full access.
+func accessLevel(rels []string, a account, bindings []binding) int {
+	if len(bindings) == 0 {
+		return len(rels) - 1
+	}
+	mine := map[string]bool{"user:" + a.UserID: true, "role:" + a.RoleID: true, "org:" + a.OrgID: true}
+	for _, t := range a.Teams {
+		mine["team:"+t] = true
+	}
+	level := -1
+	for _, b := range bindings {
+		i := slices.Index(rels, b.Relation)
+		if i <= level {
+			continue
+		}
+		for _, p := range b.Principals {
+			if mine[strings.ToLower(p)] {
+				level = i
+				break
+			}
 		}
 	}
-	return bindings, errs
+	return level
 }

@@ -25,8 +25,9 @@ type SeedData struct {
 	Policies []PolicySeed `json:"policies,omitempty"`
 }
 
-// UserSeed is the current user of a seed file, with its org and role. Empty
-// fields take Seed's values; a handle defaults to the email.
+// UserSeed is the current user of a seed file, with its org, role and
+// teams. Empty fields take Seed's values (no teams); a handle defaults to
+// the email.
 type UserSeed struct {
 	ID       string `json:"id,omitempty"` // a UUID
 	Email    string `json:"email,omitempty"`
@@ -36,6 +37,9 @@ type UserSeed struct {
 	OrgName  string `json:"orgName,omitempty"`
 	RoleID   string `json:"roleId,omitempty"` // a UUID
 	RoleName string `json:"roleName,omitempty"`
+	// TeamIDs are the UUIDs of the teams the user is in: "team:" principals
+	// naming one give the user access, as its role and org do.
+	TeamIDs []string `json:"teamIds,omitempty"`
 }
 
 // PolicySeed is the restriction policy of one resource in a seed file.
@@ -112,11 +116,17 @@ func seedUser(tx emulator.Tx, u UserSeed) (wrote bool, err error) {
 	return true, nil
 }
 
-// checkUser checks the ids (UUIDs) and the email of u, those it gives.
+// checkUser checks the ids (UUIDs, teams' too) and the email of u, those
+// it gives.
 func checkUser(u UserSeed) error {
 	for _, f := range []struct{ name, val string }{{"id", u.ID}, {"orgId", u.OrgID}, {"roleId", u.RoleID}} {
 		if f.val != "" && !uuidRE.MatchString(f.val) {
 			return fmt.Errorf("%s %q is not a UUID", f.name, f.val)
+		}
+	}
+	for i, t := range u.TeamIDs {
+		if !uuidRE.MatchString(t) {
+			return fmt.Errorf("teamIds[%d] %q is not a UUID", i, t)
 		}
 	}
 	if u.Email != "" && (!strings.Contains(u.Email, "@") || strings.ContainsAny(u.Email, " \t\r\n")) {
@@ -143,6 +153,9 @@ func accountFrom(u UserSeed) account {
 	}
 	if a.Handle == "" {
 		a.Handle = a.Email
+	}
+	for _, t := range u.TeamIDs {
+		a.Teams = append(a.Teams, strings.ToLower(t))
 	}
 	return a
 }
@@ -183,8 +196,8 @@ func seedPolicy(tx emulator.Tx, p PolicySeed, i int, seen map[string]int) (wrote
 // checkPolicyID checks the resource id of a seeded policy: one the API
 // takes, which can stand in a URL path.
 func checkPolicyID(rid string) error {
-	if errs := checkResourceID(rid); errs != nil {
-		return errors.New(errs[0])
+	if msg := checkResourceID(rid); msg != "" {
+		return errors.New(msg)
 	}
 	if strings.ContainsAny(rid, "/?#") {
 		return errors.New("a resource id cannot hold '/', '?' or '#'")
@@ -212,8 +225,11 @@ func seedBindings(rid string, bs []BindingSeed) ([]binding, error) {
 			return nil, fmt.Errorf("bindings[%d].principals is required", j)
 		}
 		for _, pr := range b.Principals {
-			if !principalRE.MatchString(pr) {
-				return nil, fmt.Errorf("bindings[%d]: Invalid principal: '%s' is not in a valid format (role:, team:, user: or org: and a UUID)", j, pr)
+			if msg := checkPrincipal(pr, b.Relation); msg != "" {
+				if strings.HasPrefix(msg, "Invalid principal") {
+					msg += " (role:, team:, user: or org: and a UUID)"
+				}
+				return nil, fmt.Errorf("bindings[%d]: %s", j, msg)
 			}
 		}
 		bindings[j] = binding{Relation: b.Relation, Principals: slices.Clone(b.Principals)}

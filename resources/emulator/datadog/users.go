@@ -1,6 +1,7 @@
 package datadog
 
 import (
+	"crypto/md5"
 	"crypto/sha256"
 	"fmt"
 	"net/http"
@@ -10,7 +11,8 @@ import (
 	"reconcile/resources/emulator"
 )
 
-// account is the seeded identity: the current user, its org and its role.
+// account is the seeded identity: the current user, its org, its role and
+// its teams.
 type account struct {
 	UserID    string    `json:"userId"`
 	Email     string    `json:"email"`
@@ -21,6 +23,7 @@ type account struct {
 	OrgPublic string    `json:"orgPublicId"`
 	RoleID    string    `json:"roleId"`
 	RoleName  string    `json:"roleName"`
+	Teams     []string  `json:"teamIds,omitempty"` // UUIDs, lower case
 	Created   time.Time `json:"created"`
 }
 
@@ -91,6 +94,35 @@ func seedUUID(label string) string {
 // attributes: microseconds and an explicit +00:00 offset.
 const datadogTime = "2006-01-02T15:04:05.000000+00:00"
 
+// adminPermissions are the permissions the emulator lists for the
+// current user's role: a few of the several hundred of Datadog's Admin
+// role, with their real ids, among them user_access_manage, which
+// allow_self_lockout needs. Their descriptions are Datadog's.
+var adminPermissions = []permission{
+	perm("d90f6830-d3d8-11e9-a77a-b3404e5e9ee2", "dashboards_read", "Dashboards Read", "View dashboards.", "2019-09-10T14:39:51.955175+00:00", "Dashboards", "read", true),
+	perm("d90f6831-d3d8-11e9-a77a-4fd230ddbc6a", "dashboards_write", "Dashboards Write", "Create and change dashboards.", "2019-09-10T14:39:51.962944+00:00", "Dashboards", "write", false),
+	perm("4441648c-d8b1-11e9-a77a-1b899a04b304", "monitors_read", "Monitors Read", "View monitors.", "2019-09-16T18:39:07.744297+00:00", "Monitors", "read", true),
+	perm("48ef71ea-d8b1-11e9-a77a-93f408470ad0", "monitors_write", "Monitors Write", "Edit, delete, and resolve individual monitors.", "2019-09-16T18:39:15.597109+00:00", "Monitors", "write", false),
+	perm("9de604d8-e707-11ea-aa2d-93f1a783b3a3", "user_access_manage", "User Access Manage", "Disable users, manage user roles, manage SAML-to-role mappings, and configure logs restriction queries.", "2020-08-25T19:17:28.810412+00:00", "Access Management", "write", false),
+	perm("b6bf9ac6-9a59-11ec-8480-da7ad0900002", "notebooks_read", "Notebooks Read", "View notebooks.", "2022-03-02T18:51:05.040950+00:00", "Notebooks", "read", true),
+	perm("b6bf9ac7-9a59-11ec-8480-da7ad0900002", "notebooks_write", "Notebooks Write", "Create and change notebooks.", "2022-03-02T18:51:05.044683+00:00", "Notebooks", "write", false),
+	perm("f8e941cf-e746-11ec-b22d-da7ad0900002", "slos_read", "SLOs Read", "View SLOs and status corrections.", "2022-06-08T16:20:55.142591+00:00", "Service Level Objectives", "read", true),
+	perm("f8e941d0-e746-11ec-b22d-da7ad0900002", "slos_write", "SLOs Write", "Create, edit, and delete SLOs.", "2022-06-08T16:20:55.143869+00:00", "Service Level Objectives", "write", false),
+}
+
+func perm(id, name, display, desc, created, group, typ string, restricted bool) permission {
+	return permission{Type: "permissions", ID: id, Attributes: permissionAttributes{
+		Name: name, DisplayName: display, Description: desc, Created: created, GroupName: group, DisplayType: typ, Restricted: restricted}}
+}
+
+// managedRoles are the roles Datadog makes and maintains in every org.
+var managedRoles = map[string]bool{"Datadog Admin Role": true, "Datadog Standard Role": true, "Datadog Read Only Role": true}
+
+// gravatar is the icon Datadog gives a user: the Gravatar of its email.
+func gravatar(email string) string {
+	return fmt.Sprintf("https://secure.gravatar.com/avatar/%x?s=48&d=retro", md5.Sum([]byte(strings.ToLower(strings.TrimSpace(email)))))
+}
+
 func (e *Emulator) currentUser(w http.ResponseWriter) {
 	a, err := e.account()
 	if err != nil {
@@ -98,31 +130,38 @@ func (e *Emulator) currentUser(w http.ResponseWriter) {
 		return
 	}
 	created := a.Created.Format(datadogTime)
+	var name *string
+	if a.Name != "" {
+		name = &a.Name
+	}
+	permRefs := make([]ref, len(adminPermissions))
+	included := []any{role{
+		Type: "roles", ID: a.RoleID,
+		Attributes:    roleAttributes{Name: a.RoleName, Managed: managedRoles[a.RoleName], CreatedAt: created, ModifiedAt: created},
+		Relationships: roleRelationships{Permissions: toMany{Data: permRefs}},
+	}}
+	for i, p := range adminPermissions {
+		permRefs[i] = ref{Type: p.Type, ID: p.ID}
+		included = append(included, p)
+	}
+	included = append(included, organization{
+		Type: "orgs", ID: a.OrgID,
+		Attributes: organizationAttributes{PublicID: a.OrgPublic, Name: a.OrgName, Sharing: "all_private", CreatedAt: created, ModifiedAt: created},
+	})
 	writeJSON(w, http.StatusOK, userResponse{
 		Data: user{
-			Attributes: userAttributes{
-				CreatedAt: created, ModifiedAt: created,
-				Email: a.Email, Handle: a.Handle, Name: a.Name,
-				Status: "Active", Verified: true,
-			},
-			ID: a.UserID,
-			Relationships: userRelationships{
-				Org:   toOne{Data: ref{a.OrgID, "orgs"}},
-				Roles: toMany{Data: []ref{{a.RoleID, "roles"}}},
-			},
 			Type: "users",
-		},
-		Included: []any{
-			organization{
-				Attributes: organizationAttributes{CreatedAt: created, ModifiedAt: created, Name: a.OrgName, PublicID: a.OrgPublic},
-				ID:         a.OrgID,
-				Type:       "orgs",
+			ID:   a.UserID,
+			Attributes: userAttributes{
+				UUID: a.UserID, Name: name, Handle: a.Handle, CreatedAt: created, ModifiedAt: created,
+				Email: a.Email, Icon: gravatar(a.Email), Verified: true, AllowedLoginMethods: []string{}, Status: "Active",
 			},
-			role{
-				Attributes: roleAttributes{CreatedAt: created, ModifiedAt: created, Name: a.RoleName, UserCount: 1},
-				ID:         a.RoleID,
-				Type:       "roles",
+			Relationships: userRelationships{
+				Roles:     toMany{Data: []ref{{"roles", a.RoleID}}},
+				Org:       toOne{Data: ref{"orgs", a.OrgID}},
+				TeamRoles: toMany{Data: []ref{}},
 			},
 		},
+		Included: included,
 	})
 }

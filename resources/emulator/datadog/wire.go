@@ -14,10 +14,10 @@ type policyResponse struct {
 }
 
 // restrictionPolicy is a RestrictionPolicy. Its fields are written in the
-// order id, type, attributes.
+// order Datadog writes them: type, id, attributes.
 type restrictionPolicy struct {
-	ID         string           `json:"id"`   // the resource id, "<type>:<id>"
 	Type       string           `json:"type"` // always policyType
+	ID         string           `json:"id"`   // the resource id, "<type>:<id>"
 	Attributes policyAttributes `json:"attributes"`
 }
 
@@ -61,43 +61,52 @@ type errorResponse struct {
 }
 
 // userResponse is a UserResponse, the answer of GET /api/v2/current_user:
-// the user, with its org and its roles in Included. The fields of this and
-// the types below are in the alphabetical order of their JSON names, the
-// order the emulator writes them in.
+// the user, with its roles, their permissions and its org in Included. The
+// fields of this and the types below are in the order Datadog writes them
+// (a recording of GET /api/v2/current_user in 2026), which is not the
+// order of the OpenAPI models.
 type userResponse struct {
 	Data     user  `json:"data"`
-	Included []any `json:"included"` // organization and role values
+	Included []any `json:"included"` // role, permission and organization values
 }
 
 // user is a User.
 type user struct {
-	Attributes    userAttributes    `json:"attributes"`
-	ID            string            `json:"id"` // a UUID
-	Relationships userRelationships `json:"relationships"`
 	Type          string            `json:"type"` // "users"
+	ID            string            `json:"id"`   // a UUID
+	Attributes    userAttributes    `json:"attributes"`
+	Relationships userRelationships `json:"relationships"`
 }
 
-// userAttributes is a UserAttributes. Times are written as Datadog writes
-// them, microseconds and an explicit +00:00 offset.
+// userAttributes is a UserAttributes, with the attributes Datadog sends
+// for the current user: mfa_enabled, in the model, is not among them.
+// Times are written as Datadog writes them, microseconds and an explicit
+// +00:00 offset.
 type userAttributes struct {
-	CreatedAt      string  `json:"created_at"`
-	Disabled       bool    `json:"disabled"`
-	Email          string  `json:"email"`
-	Handle         string  `json:"handle"`
-	Icon           string  `json:"icon"`
-	MFAEnabled     bool    `json:"mfa_enabled"`
-	ModifiedAt     string  `json:"modified_at"`
-	Name           string  `json:"name"`
-	ServiceAccount bool    `json:"service_account"`
-	Status         string  `json:"status"`
-	Title          *string `json:"title"` // nullable: null when the user has none
-	Verified       bool    `json:"verified"`
+	UUID                string   `json:"uuid"` // the id again
+	Name                *string  `json:"name"` // null for a user who never set one
+	Handle              string   `json:"handle"`
+	CreatedAt           string   `json:"created_at"`
+	ModifiedAt          string   `json:"modified_at"`
+	Email               string   `json:"email"`
+	Icon                string   `json:"icon"`  // a Gravatar URL
+	Title               *string  `json:"title"` // null when the user has none
+	Verified            bool     `json:"verified"`
+	ServiceAccount      bool     `json:"service_account"`
+	Disabled            bool     `json:"disabled"`
+	AllowedLoginMethods []string `json:"allowed_login_methods"` // [] rather than null
+	Status              string   `json:"status"`                // "Active", "Pending" or "Disabled"
+	LastLoginTime       *string  `json:"last_login_time"`       // null: the key's owner never signed in to the UI
 }
 
-// userRelationships is a UserResponseRelationships.
+// userRelationships is a UserResponseRelationships. team_roles, which
+// Datadog sends, is not in the OpenAPI model (clients keep it as an
+// additional property); other_orgs and other_users, which are, it does not
+// send for the current user.
 type userRelationships struct {
-	Org   toOne  `json:"org"`   // a RelationshipToOrganization
-	Roles toMany `json:"roles"` // a RelationshipToRoles
+	Roles     toMany `json:"roles"`      // a RelationshipToRoles
+	Org       toOne  `json:"org"`        // a RelationshipToOrganization
+	TeamRoles toMany `json:"team_roles"` // [] for a user in no team
 }
 
 // toOne is a JSON:API relationship to one object.
@@ -105,7 +114,8 @@ type toOne struct {
 	Data ref `json:"data"`
 }
 
-// toMany is a JSON:API relationship to several objects.
+// toMany is a JSON:API relationship to several objects; Data is [] rather
+// than null.
 type toMany struct {
 	Data []ref `json:"data"`
 }
@@ -113,39 +123,65 @@ type toMany struct {
 // ref is a JSON:API resource identifier, such as a
 // RelationshipToOrganizationData.
 type ref struct {
-	ID   string `json:"id"`
 	Type string `json:"type"`
-}
-
-// organization is an Organization, as included in a UserResponse.
-type organization struct {
-	Attributes organizationAttributes `json:"attributes"`
-	ID         string                 `json:"id"`   // the org's UUID
-	Type       string                 `json:"type"` // "orgs"
-}
-
-// organizationAttributes is an OrganizationAttributes.
-type organizationAttributes struct {
-	CreatedAt  string `json:"created_at"`
-	Disabled   bool   `json:"disabled"`
-	ModifiedAt string `json:"modified_at"`
-	Name       string `json:"name"`
-	PublicID   string `json:"public_id"` // not the UUID that "org:" principals use
-	Sharing    string `json:"sharing"`
-	URL        string `json:"url"`
+	ID   string `json:"id"`
 }
 
 // role is a Role, as included in a UserResponse.
 type role struct {
-	Attributes roleAttributes `json:"attributes"`
-	ID         string         `json:"id"`
-	Type       string         `json:"type"` // "roles"
+	Type          string            `json:"type"` // "roles"
+	ID            string            `json:"id"`
+	Attributes    roleAttributes    `json:"attributes"`
+	Relationships roleRelationships `json:"relationships"`
 }
 
-// roleAttributes is a RoleAttributes.
+// roleAttributes is a RoleAttributes, as included for the current user:
+// without the user_count and team_count the roles API sends.
 type roleAttributes struct {
+	Name       string `json:"name"`
+	Managed    bool   `json:"managed"` // true for Datadog's own roles
 	CreatedAt  string `json:"created_at"`
 	ModifiedAt string `json:"modified_at"`
-	Name       string `json:"name"`
-	UserCount  int64  `json:"user_count"`
+}
+
+// roleRelationships is a RoleResponseRelationships.
+type roleRelationships struct {
+	Permissions toMany `json:"permissions"` // a RelationshipToPermissions
+}
+
+// permission is a Permission, as included in a UserResponse.
+type permission struct {
+	Type       string               `json:"type"` // "permissions"
+	ID         string               `json:"id"`
+	Attributes permissionAttributes `json:"attributes"`
+}
+
+// permissionAttributes is a PermissionAttributes.
+type permissionAttributes struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+	Description string `json:"description"`
+	Created     string `json:"created"`
+	GroupName   string `json:"group_name"`
+	DisplayType string `json:"display_type"` // "read", "write" or "other"
+	Restricted  bool   `json:"restricted"`
+}
+
+// organization is an Organization, as included in a UserResponse.
+type organization struct {
+	Type       string                 `json:"type"` // "orgs"
+	ID         string                 `json:"id"`   // the org's UUID
+	Attributes organizationAttributes `json:"attributes"`
+}
+
+// organizationAttributes is an OrganizationAttributes.
+type organizationAttributes struct {
+	PublicID    string  `json:"public_id"` // not the UUID that "org:" principals use
+	Name        string  `json:"name"`
+	Description *string `json:"description"` // null when unset
+	Sharing     string  `json:"sharing"`
+	URL         *string `json:"url"` // null when unset
+	Disabled    bool    `json:"disabled"`
+	CreatedAt   string  `json:"created_at"`
+	ModifiedAt  string  `json:"modified_at"`
 }
