@@ -490,7 +490,12 @@ func (r result) String() string {
 
 func newWorkspace(t *testing.T, gh *fakeGitHub) *workspace {
 	t.Helper()
-	emu, err := server.Start(server.Options{DataDir: t.TempDir()})
+	// The emulator's Datadog user is in role1.
+	seed := filepath.Join(t.TempDir(), "seed.json")
+	if err := os.WriteFile(seed, []byte(`{"datadog": {"user": {"roleId": "00000000-0000-0000-0000-000000000001"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	emu, err := server.Start(server.Options{DataDir: t.TempDir(), SeedFile: seed})
 	if err != nil {
 		t.Fatalf("start the emulator: %v", err)
 	}
@@ -601,14 +606,15 @@ func (w *workspace) checkToken() {
 }
 
 // policies is a spec of restriction policies on dashboards, each giving
-// one relation to one role.
+// one relation to role2 and editor to role1, the caller's role (Datadog
+// refuses a policy that takes the caller's own access away).
 func policies(ps ...string) string {
 	var b strings.Builder
 	b.WriteString("resources:\n")
 	for _, p := range ps {
 		name, relation, _ := strings.Cut(p, "=")
-		fmt.Fprintf(&b, "  %s:\n    type: datadog:RestrictionPolicy\n    properties:\n      resourceId: dashboard:kit-%s\n      bindings:\n        - relation: %s\n          principals: [%q]\n",
-			name, name, relation, role1)
+		fmt.Fprintf(&b, "  %s:\n    type: datadog:RestrictionPolicy\n    properties:\n      resourceId: dashboard:kit-%s\n      bindings:\n        - relation: editor\n          principals: [%q]\n        - relation: %s\n          principals: [%q]\n",
+			name, name, role1, relation, role2)
 	}
 	return b.String()
 }
@@ -619,7 +625,8 @@ func (w *workspace) setPolicy(rid, relation, principal string) {
 	w.t.Helper()
 	body, _ := json.Marshal(map[string]any{"data": map[string]any{"id": rid, "type": "restriction_policy",
 		"attributes": map[string]any{"bindings": []any{map[string]any{"relation": relation, "principals": []string{principal}}}}}})
-	req, err := http.NewRequest("POST", w.emu.URL+"/api/v2/restriction_policy/"+rid, bytes.NewReader(body))
+	// As another user would: the emulator's own user may lose access.
+	req, err := http.NewRequest("POST", w.emu.URL+"/api/v2/restriction_policy/"+rid+"?allow_self_lockout=true", bytes.NewReader(body))
 	if err != nil {
 		w.t.Fatal(err)
 	}
