@@ -729,6 +729,9 @@ func TestApplyRetriesDeposedDelete(t *testing.T) {
 	if len(res.Failed) != 1 || !strings.Contains(res.Failed[0].Err.Error(), "busy") {
 		t.Fatalf("failed = %v, want the delete of the replaced object", res.Failed)
 	}
+	if want := []report.Deposed{{Addr: "a", Type: endpointToken, IDs: []string{old}}}; !reflect.DeepEqual(res.Deposed, want) {
+		t.Errorf("deposed = %+v, want %+v", res.Deposed, want)
+	}
 	r := h.record("a")
 	if r.ID == old || !reflect.DeepEqual(r.Deposed, []string{old}) {
 		t.Fatalf("record = id %q deposed %v, want a new id and %q deposed", r.ID, r.Deposed, old)

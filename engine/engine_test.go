@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,10 @@ type fakeCloud struct {
 	taintCreate func(want resources.Attrs) error
 	failUpdate  func(id string) error
 	failDelete  func(id string) error
+	// refuseInUse makes Delete refuse, as OCI refuses to delete a model
+	// an endpoint deploys (409 Conflict), an object whose id is a word of
+	// another object's attribute.
+	refuseInUse bool
 }
 
 func newFakeCloud() *fakeCloud {
@@ -192,6 +197,15 @@ func (f *fakeCloud) Delete(_ context.Context, id string) error {
 	}
 	if _, ok := f.objects[id]; !ok {
 		return resources.ErrNotFound
+	}
+	if f.refuseInUse {
+		for _, other := range slices.Sorted(maps.Keys(f.objects)) {
+			for k, v := range f.objects[other] {
+				if s, ok := v.(string); ok && other != id && k != "id" && slices.Contains(strings.Fields(s), id) {
+					return fmt.Errorf("409 Conflict: %s is in use: %s.%s refers to it", id, other, k)
+				}
+			}
+		}
 	}
 	delete(f.objects, id)
 	return nil

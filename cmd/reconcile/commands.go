@@ -297,6 +297,11 @@ file records them: with PLANFILE they are refused.
 Independent resources are handled in parallel, up to --parallelism at once. State
 is written after every operation. When one resource fails, only the resources that
 depend on it are skipped; the rest complete, and the next plan picks up from there.
+A replacement creates the new object first (unless deleteBeforeReplace) and deletes
+the old one only after every resource that depends on it has moved to the new one;
+an old object left behind (a dependent failed, its delete failed, the apply was
+stopped) stays in state as deposed, is listed in the summary, and is deleted by the
+next apply.
 
 --output json writes the result as one document once the apply has ended
 (docs/apply-json.md). --output jsonl writes events as it runs, one JSON object a line

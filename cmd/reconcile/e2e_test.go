@@ -557,6 +557,7 @@ type stateNode struct {
 	Dependencies []string       `json:"dependencies"`
 	Protect      bool           `json:"protect"`
 	Tainted      bool           `json:"tainted"`
+	Deposed      []string       `json:"deposed"`
 	Serial       int64          `json:"serial"`
 	UpdatedAt    time.Time      `json:"updated_at"`
 }
@@ -949,18 +950,18 @@ func TestE2EOutputFormats(t *testing.T) {
 	}
 	// docs/apply-json.md: every field present, lists [] rather than null,
 	// every action counted.
-	for _, k := range []string{"format_version", "run", "complete", "stopped", "counts", "failed", "interrupted", "skipped", "not_started", "outputs"} {
+	for _, k := range []string{"format_version", "run", "complete", "stopped", "counts", "failed", "interrupted", "skipped", "not_started", "deposed", "outputs"} {
 		if _, ok := applied[k]; !ok {
 			t.Errorf("apply json has no %q: %s", k, r.stdout)
 		}
 	}
-	for _, k := range []string{"failed", "interrupted", "skipped", "not_started"} {
+	for _, k := range []string{"failed", "interrupted", "skipped", "not_started", "deposed"} {
 		if l, ok := applied[k].([]any); !ok || len(l) != 0 {
 			t.Errorf("apply json %q = %#v, want []", k, applied[k])
 		}
 	}
 	counts, _ := applied["counts"].(map[string]any)
-	if applied["format_version"] != "2.0" || applied["run"] != "apply" || applied["complete"] != true || counts["create"] != 1.0 || counts["delete"] != 0.0 || len(counts) != 8 {
+	if applied["format_version"] != "2.1" || applied["run"] != "apply" || applied["complete"] != true || counts["create"] != 1.0 || counts["delete"] != 0.0 || len(counts) != 8 {
 		t.Errorf("apply json = %s", r.stdout)
 	}
 	if _, ok := applied["outputs"].(map[string]any)["policyEtag"]; !ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -161,7 +162,14 @@ func TestE2EProjectModelEndpoint(t *testing.T) {
 	w.write("main.yaml", modelSpec(prefix, "reviews-2", prefix+"-model-v2"))
 	r = w.must(2, "plan", "--detailed-exitcode")
 	wantStdout(t, r, "model (oci:AiLanguage:Model) must be replaced", "forces replacement")
-	w.must(0, "apply", "--auto-approve")
+	// The emulator refuses, as OCI does, to delete a model an endpoint
+	// deploys: the old model goes once the endpoint has moved.
+	r = w.must(0, "apply", "--auto-approve")
+	wantStdout(t, r, "Apply complete! 0 created, 1 updated, 1 replaced, 0 destroyed")
+	moved, deleted := strings.Index(r.stdout, "endpoint: Modifications complete"), strings.Index(r.stdout, "model: Destroying... [id="+model.ID+"]")
+	if moved < 0 || deleted < moved || strings.Index(r.stdout, "model: Creation complete") > moved {
+		t.Errorf("want the new model created, the endpoint moved to it, then the old model %s destroyed:\n%s", model.ID, r.stdout)
+	}
 	checkModelConverged(t, c, w, prefix, prefix+"-model-v2")
 	if got := w.stateShow("model"); got.ID == model.ID {
 		t.Errorf("a new training dataset did not replace the model %s", model.ID)
@@ -271,4 +279,58 @@ func TestCrashSIGKILLModel(t *testing.T) {
 	if killedTraining.Load() == 0 {
 		t.Errorf("no trial killed an apply while the model trained: the harness does not exercise the model's recovery")
 	}
+}
+
+// TestCrashSIGKILLModelReplacement kills, with SIGKILL, an apply that
+// replaces a model (a new training dataset) once the new model is trained
+// and the endpoint has started moving to it. The old model, deleted only
+// after the endpoint has moved (the emulator keeps the endpoint UPDATING
+// for 5 s, so that the kill comes first), is then still live and recorded
+// in state as deposed, beside the new one: nothing is orphaned. The next
+// apply deletes it, and the emulator holds each declared object once.
+func TestCrashSIGKILLModelReplacement(t *testing.T) {
+	needBinary(t)
+	if runtime.GOOS == "windows" {
+		t.Skip("needs SIGKILL")
+	}
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	c := e.sdkClient(t)
+	prefix := strings.ToLower(t.Name())
+	w.write("main.yaml", modelSpec(prefix, "reviews", prefix+"-model"))
+	w.must(0, "apply", "--auto-approve")
+	old := w.stateShow("model").ID
+
+	e.settings(server.Settings{UpdateDelayMS: 5000})
+	w.write("main.yaml", modelSpec(prefix, "reviews-2", prefix+"-model"))
+	p := w.startProc(nil, "apply", "--auto-approve")
+	if !p.waitFor(&p.out, "endpoint: Modifying...", 1) {
+		t.Fatalf("the apply ended before it moved the endpoint:\n%s", p.wait(30*time.Second))
+	}
+	if !p.signal(syscall.SIGKILL) {
+		t.Fatalf("the apply ended before it could be killed:\n%s", p.wait(30*time.Second))
+	}
+	if r := p.wait(30 * time.Second); p.signaled != syscall.SIGKILL {
+		t.Fatalf("the apply was not killed:\n%s", r)
+	}
+	rec := w.stateShow("model")
+	if rec.ID == old || !slices.Contains(rec.Deposed, old) {
+		t.Errorf("after the kill, state has the model %s with deposed %v; want the new model with %s deposed", rec.ID, rec.Deposed, old)
+	}
+	if m, err := c.GetModel(context.Background(), ailanguage.GetModelRequest{ModelId: &old}); err != nil || m.LifecycleState != ailanguage.ModelLifecycleStateActive {
+		t.Errorf("after the kill, the old model is %s (%v); want it ACTIVE: it may go only once the endpoint has moved", m.LifecycleState, err)
+	}
+
+	e.settings(server.Settings{})
+	r := w.must(0, "apply", "--auto-approve")
+	wantStdout(t, r, "model: Destroying... [id="+old+"]", "Apply complete!")
+	checkModelConverged(t, c, w, prefix, prefix+"-model")
+	if m, err := c.GetModel(context.Background(), ailanguage.GetModelRequest{ModelId: &old}); err == nil && m.LifecycleState != ailanguage.ModelLifecycleStateDeleted {
+		t.Errorf("after the next apply, the old model is %s; want it DELETED", m.LifecycleState)
+	}
+	if rec := w.stateShow("model"); len(rec.Deposed) != 0 {
+		t.Errorf("after the next apply, state still has %v deposed", rec.Deposed)
+	}
+	w.must(0, "plan", "--detailed-exitcode")
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,14 @@ func applyCounts(r *report.Apply) state.Counts {
 	}
 }
 
-const deletePrefix = "\x00delete:"
+// Apply adds nodes of its own to the spec's graph, named with a prefix no
+// spec name can have: one per resource that goes (deletePrefix), and one
+// per resource whose replaced objects are to be deleted once what depends
+// on it has moved to the new object (deposedPrefix).
+const (
+	deletePrefix  = "\x00delete:"
+	deposedPrefix = "\x00deposed:"
+)
 
 type applier struct {
 	spec    *specs.Spec
@@ -67,6 +75,9 @@ type applier struct {
 	intents map[string]state.Intent
 	sc      *StopControl // nil without one in ctx
 	op      *operator
+	// deposed lists the resources that have a deposed node, in schedule
+	// order.
+	deposed []string
 
 	mu     sync.Mutex
 	values map[string]any
@@ -74,6 +85,10 @@ type applier struct {
 	failed []report.NodeError
 	redact map[string]*value.Redaction // by node: the secrets of its inputs
 	key    []byte                      // the state's key for digests of secrets
+	// createdFirst are the resources replaced by creating the new object
+	// first: counted as created until their deposed node deletes the old
+	// one, then as replaced.
+	createdFirst map[string]bool
 }
 
 // sealer seals the secrets of the node name.
@@ -197,7 +212,8 @@ func newApplier(ctx context.Context, spec *specs.Spec, st state.Backend, reg res
 		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
 	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*plan.Change{}, prior: map[string]state.Record{},
-		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[plan.Action]int{}, redact: map[string]*value.Redaction{}, sc: StopControlOf(ctx)}
+		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[plan.Action]int{}, redact: map[string]*value.Redaction{},
+		createdFirst: map[string]bool{}, sc: StopControlOf(ctx)}
 	a.op = &operator{st: st, emit: a.emit, interval: opts.ProgressInterval, sc: a.sc}
 	for _, r := range records {
 		a.prior[r.Name] = r
@@ -212,6 +228,22 @@ func newApplier(ctx context.Context, spec *specs.Spec, st state.Backend, reg res
 // started, and whether and why it was stopped.
 func (a *applier) result(ctx context.Context, errs map[string]error, stop <-chan struct{}) *report.Apply {
 	res := &report.Apply{Counts: a.counts}
+	deposedNotStarted := false
+	for _, addr := range a.deposed {
+		err, ok := errs[deposedPrefix+addr]
+		if !ok {
+			continue
+		}
+		if err == dag.ErrStopped || ctx.Err() != nil && err == ctx.Err() {
+			deposedNotStarted = true
+		}
+		// Skipped (what depends on it, or the resource itself, failed),
+		// not started, or its delete failed: what is still deposed stays
+		// in state for the next apply to delete.
+		if cur, ok, gerr := a.st.Get(addr); gerr == nil && ok && len(cur.Deposed) > 0 {
+			res.Deposed = append(res.Deposed, report.Deposed{Addr: addr, Type: cur.Type, IDs: slices.Clone(cur.Deposed)})
+		}
+	}
 	failed := map[string]bool{}
 	for _, f := range a.failed {
 		failed[f.Addr] = true
@@ -223,6 +255,9 @@ func (a *applier) result(ctx context.Context, errs map[string]error, stop <-chan
 	}
 	for _, name := range slices.Sorted(maps.Keys(errs)) {
 		err := errs[name]
+		if strings.HasPrefix(name, deposedPrefix) {
+			continue // in res.Deposed
+		}
 		// A delete's change is keyed by its node name, not its address.
 		c, ok := a.changes[name]
 		if !ok || c.Action == plan.NoOp || failed[displayName(name)] {
@@ -238,7 +273,7 @@ func (a *applier) result(ctx context.Context, errs map[string]error, stop <-chan
 	}
 	sort.Slice(res.Failed, func(i, j int) bool { return res.Failed[i].Addr < res.Failed[j].Addr })
 	sort.Slice(res.Interrupted, func(i, j int) bool { return res.Interrupted[i].Addr < res.Interrupted[j].Addr })
-	if len(res.NotStarted) > 0 || len(res.Interrupted) > 0 || isClosed(stop) {
+	if len(res.NotStarted) > 0 || len(res.Interrupted) > 0 || deposedNotStarted || isClosed(stop) {
 		res.Stopped = "cancelled"
 		if isClosed(stop) {
 			res.Stopped = "stopped"
@@ -250,9 +285,13 @@ func (a *applier) result(ctx context.Context, errs map[string]error, stop <-chan
 	return res
 }
 
+// displayName is the address of the resource a node acts on.
 func displayName(node string) string {
-	if len(node) > len(deletePrefix) && node[:len(deletePrefix)] == deletePrefix {
-		return node[len(deletePrefix):]
+	if addr, ok := strings.CutPrefix(node, deletePrefix); ok {
+		return addr
+	}
+	if addr, ok := strings.CutPrefix(node, deposedPrefix); ok {
+		return addr
 	}
 	return node
 }
@@ -306,7 +345,88 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 			}
 		}
 	}
+	if !pl.Destroy {
+		nodes = a.scheduleDeposed(nodes, deps, scheduled, deleted)
+	}
 	return nodes, deps
+}
+
+// scheduleDeposed adds a deposed node for every scheduled resource that
+// has, or may come to have, objects recorded as deposed: one replaced by
+// creating the new object first, or one an earlier apply left deposed
+// objects on. The node deletes them (deleteDeposed) once everything that
+// depended on the resource has finished: the nodes that reference it,
+// directly or through variables, and those whose record says they did
+// (updated, replaced or deleted since), and the deposed nodes of those,
+// so that a chain of replacements deletes its old objects dependents
+// first. The old object is thus deleted only after what used it has moved
+// to the new one, as the cloud may refuse to delete an object in use.
+func (a *applier) scheduleDeposed(nodes []string, deps map[string][]string, scheduled, deleted map[string]bool) []string {
+	has := map[string]bool{}
+	var order []string
+	for _, name := range nodes {
+		r, isResource := a.spec.Resources[name]
+		c := a.changes[name]
+		if !isResource || r.Get != nil || c == nil || c.Kind != kind.Resource {
+			continue
+		}
+		prior, ok := a.prior[name]
+		hasDeposed := ok && prior.Kind == kind.Resource && len(prior.Deposed) > 0
+		if hasDeposed || c.Action == plan.Replace && !c.DeleteBeforeReplace {
+			has[name] = true
+			order = append(order, name)
+		}
+	}
+	if len(order) == 0 {
+		return nodes
+	}
+	// What state says depended on each resource, read once.
+	priorDependents := map[string][]string{}
+	for _, rec := range a.prior {
+		for _, d := range rec.Dependencies {
+			if has[d] && d != rec.Name {
+				priorDependents[d] = append(priorDependents[d], rec.Name)
+			}
+		}
+	}
+	g := a.spec.Graph()
+	for _, name := range order {
+		node := deposedPrefix + name
+		after := map[string]bool{name: true}
+		dependent := func(n string) {
+			after[n] = true
+			if has[n] {
+				after[deposedPrefix+n] = true
+			}
+		}
+		// Through variables, to the resources that read it.
+		seen := map[string]bool{}
+		var visit func(n string)
+		visit = func(n string) {
+			for _, d := range g.Dependents(n) {
+				if seen[d] || !scheduled[d] {
+					continue
+				}
+				seen[d] = true
+				dependent(d)
+				if _, isResource := a.spec.Resources[d]; !isResource {
+					visit(d)
+				}
+			}
+		}
+		visit(name)
+		for _, n := range priorDependents[name] {
+			if deleted[n] {
+				after[deletePrefix+n] = true
+			} else if scheduled[n] {
+				dependent(n)
+			}
+		}
+		nodes = append(nodes, node)
+		deps[node] = slices.Sorted(maps.Keys(after))
+		a.deposed = append(a.deposed, name)
+	}
+	return nodes
 }
 
 // needed returns the nodes of the specs an apply runs: all but the no-op
@@ -349,6 +469,9 @@ func (a *applier) idle(name string) bool {
 }
 
 func (a *applier) run(ctx context.Context, node string) error {
+	if addr, ok := strings.CutPrefix(node, deposedPrefix); ok {
+		return a.runDeposed(ctx, addr)
+	}
 	if c, ok := a.changes[node]; ok && node != c.Addr {
 		return a.runDelete(ctx, c)
 	}

@@ -108,7 +108,8 @@ func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *pla
 }
 
 // keepResource records a resource that does not change in the cloud (its
-// options may) and deletes what earlier replacements left deposed.
+// options may); what earlier replacements left deposed stays recorded, for
+// its deposed node to delete.
 func (a *applier) keepResource(ctx context.Context, o *resourceOp) error {
 	r, before, prior, rec := o.r, o.c.Before, o.prior, o.rec
 	// References see the desired inputs, secrets included (state and plan
@@ -134,13 +135,7 @@ func (a *applier) keepResource(ctx context.Context, o *resourceOp) error {
 	rec.Outputs = value.Seal(rec.Outputs, a.sealer(r.Name)).(map[string]any)
 	a.setValue(r.Name, eval.SecretOutputs(r, view, true))
 	rec.Deposed = prior.Deposed
-	if err := a.put(r.Name, r.Pos, rec); err != nil {
-		return err
-	}
-	if len(prior.Deposed) == 0 {
-		return nil
-	}
-	return a.deleteDeposed(ctx, r, o.c, o.d, o.timeout("delete"))
+	return a.put(r.Name, r.Pos, rec)
 }
 
 // updateResource updates a resource in place.
@@ -152,13 +147,7 @@ func (a *applier) updateResource(ctx context.Context, o *resourceOp) error {
 	}
 	rec := o.rec
 	rec.Deposed = o.prior.Deposed
-	if err := a.record(r, rec, id, o.desired, got, plan.Update, false); err != nil {
-		return err
-	}
-	if len(o.prior.Deposed) == 0 {
-		return nil
-	}
-	return a.deleteDeposed(ctx, r, o.c, o.d, o.timeout("delete"))
+	return a.record(r, rec, id, o.desired, got, plan.Update, false)
 }
 
 // importResource records the object the plan imports, then updates it
@@ -191,9 +180,12 @@ func (a *applier) importResource(ctx context.Context, o *resourceOp) error {
 }
 
 // replaceDeleteFirst replaces a resource whose old object must be gone
-// before the new one can be made (deleteBeforeReplace).
+// before the new one can be made (deleteBeforeReplace). What earlier
+// replacements left deposed stays recorded, for its deposed node.
 func (a *applier) replaceDeleteFirst(ctx context.Context, o *resourceOp) error {
 	r, id := o.r, o.prior.ID
+	rec := o.rec
+	rec.Deposed = o.prior.Deposed
 	if id != "" {
 		if err := a.deleteObject(ctx, o.c, o.d, id, o.timeout("delete")); err != nil {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("delete %s %q before replacing it: %w", r.Type, id, err))
@@ -202,34 +194,58 @@ func (a *applier) replaceDeleteFirst(ctx context.Context, o *resourceOp) error {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 		}
 	}
-	if err := a.create(ctx, r, o.c, o.d, o.rec, o.desired, o.want, o.timeout("create")); err != nil {
+	if err := a.create(ctx, r, o.c, o.d, rec, o.desired, o.want, o.timeout("create")); err != nil {
 		return err
 	}
 	a.recount(plan.Create, plan.Replace)
 	return nil
 }
 
-// replaceCreateFirst replaces a resource by creating the new object first,
-// keeping the old one's id as deposed until its delete succeeds, so that a
-// crash in between loses neither.
+// replaceCreateFirst replaces a resource by creating the new object first
+// and recording it with the old one's id kept as deposed. The old object
+// is deleted by the resource's deposed node, once what depends on the
+// resource has moved to the new one (see scheduleDeposed); until then, and
+// after a crash, state names both.
 func (a *applier) replaceCreateFirst(ctx context.Context, o *resourceOp) error {
 	rec := o.rec
-	rec.Deposed = append(slices.Clone(o.prior.Deposed), o.prior.ID)
+	rec.Deposed = slices.Clone(o.prior.Deposed)
+	if o.prior.ID != "" && !slices.Contains(rec.Deposed, o.prior.ID) {
+		rec.Deposed = append(rec.Deposed, o.prior.ID)
+	}
 	if err := a.create(ctx, o.r, o.c, o.d, rec, o.desired, o.want, o.timeout("create")); err != nil {
 		return err
 	}
-	if err := a.deleteDeposed(ctx, o.r, o.c, o.d, o.timeout("delete")); err != nil {
-		a.recount(plan.Create, plan.NoOp)
+	a.mu.Lock()
+	a.createdFirst[o.r.Name] = true
+	a.mu.Unlock()
+	return nil
+}
+
+// runDeposed deletes the objects that the replacement of addr, in this
+// apply or an earlier one, left deposed, now that everything depending on
+// addr has finished. A replacement made in this apply counts as one once
+// its old object is deleted.
+func (a *applier) runDeposed(ctx context.Context, addr string) error {
+	r, c := a.spec.Resources[addr], a.changes[addr]
+	if err := a.deleteDeposed(ctx, r, c, a.reg.Drivers[r.Type], r.Options.CustomTimeouts["delete"]); err != nil {
 		return err
 	}
-	a.recount(plan.Create, plan.Replace)
+	a.mu.Lock()
+	replaced := a.createdFirst[addr]
+	a.mu.Unlock()
+	if replaced {
+		a.recount(plan.Create, plan.Replace)
+	}
 	return nil
 }
 
 // deleteObject deletes object id of c's node. An object that is gone
 // already counts as deleted: this is the one delete of the apply.
 func (a *applier) deleteObject(ctx context.Context, c *plan.Change, d resources.Driver, id string, timeout time.Duration) error {
-	_, err := a.op.run(ctx, c, plan.Delete, timeout, func(ctx context.Context) (string, error) {
+	// The events name the object deleted, which may be a deposed one.
+	oc := *c
+	oc.ID = id
+	_, err := a.op.run(ctx, &oc, plan.Delete, timeout, func(ctx context.Context) (string, error) {
 		if err := d.Delete(ctx, id); err != nil && !errors.Is(err, resources.ErrNotFound) {
 			return id, err
 		}
@@ -238,9 +254,10 @@ func (a *applier) deleteObject(ctx context.Context, c *plan.Change, d resources.
 	return err
 }
 
-// deleteDeposed deletes the objects that an earlier replacement left in
-// state as deposed because their delete failed, and records the ones that
-// still could not be deleted.
+// deleteDeposed deletes the objects that replacements left in state as
+// deposed (see replaceCreateFirst; an earlier apply's, when their delete
+// failed or did not happen), and records the ones that still could not be
+// deleted.
 func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *plan.Change, d resources.Driver, timeout time.Duration) error {
 	cur, ok, err := a.st.Get(r.Name)
 	if err != nil {

@@ -6,23 +6,33 @@
 //
 // The walk. Apply runs the spec's graph with dag.WalkStop, independent
 // branches in parallel (Options.Parallelism), plus one node per Delete or
-// Forget, run after the nodes that depended on what goes. Each resource's
-// inputs are evaluated again now that its dependencies exist: they must be
-// known, and what the plan showed as known must not have changed (else:
-// make a new plan). Then the planned action is taken: Create, Update,
-// Import, Replace (the new object first, the old one kept in state as
-// deposed until its delete succeeds; or the old one first, with
-// deleteBeforeReplace), NoOp, or an Update of options alone. A failed node
-// stops only its dependents (report.Apply.Skipped); the result lists what
-// failed, was skipped, interrupted or not started, and, for a complete
-// apply, the outputs. A driver call starts only while state's lock is
-// held, and Options.Observer gets progress events with the node's secrets
-// redacted.
+// Forget, run after the nodes that depended on what goes, and one deposed
+// node per resource replaced by creating the new object first (or left
+// with deposed objects by an earlier apply). Each resource's inputs are
+// evaluated again now that its dependencies exist: they must be known, and
+// what the plan showed as known must not have changed (else: make a new
+// plan). Then the planned action is taken: Create, Update, Import, Replace
+// (the new object first, recorded with the old one's id kept as deposed;
+// or the old one first, with deleteBeforeReplace), NoOp, or an Update of
+// options alone. The deposed node deletes the old objects once every node
+// that depends on the resource (directly, through variables, or as its
+// record says it did) has finished, and after the deposed nodes of those:
+// the old object goes only once nothing uses it, as Terraform's
+// create_before_destroy and Pulumi do, for the cloud may refuse to delete
+// an object in use (OCI, a model an endpoint deploys). A failed node stops
+// only its dependents (report.Apply.Skipped); a deposed node held back by
+// a failure, or not started, leaves its old objects deposed, which the
+// result lists (report.Apply.Deposed). The result lists what failed, was
+// skipped, interrupted or not started, and, for a complete apply, the
+// outputs. A driver call starts only while state's lock is held, and
+// Options.Observer gets progress events with the node's secrets redacted.
 //
 // Durable state. State is written after every operation, not at the end:
 // an apply that dies keeps everything it completed, and the next plan
-// starts from there. An object whose delete failed stays recorded as
-// deposed and is deleted by the next apply.
+// starts from there. A replaced object stays recorded as deposed from the
+// create of its successor until its delete succeeds, so that a crash in
+// between leaves no orphan; the next apply deletes it (after the
+// resource's dependents, again).
 //
 // Intents. Before a create calls the driver, an intent (node, type, a new
 // idempotency token, the inputs sealed, options and dependencies) is

@@ -9,7 +9,8 @@
 // on a cycle, or depending on a name that is not a node, is left out of
 // it. Cycles lists each cycle (a node depending on itself is one of one)
 // in edge order from its smallest name, for the loader to report. Deps
-// and DepsMap give a node's dependencies, sorted.
+// and DepsMap give a node's dependencies, sorted, Dependents the nodes
+// that depend on it.
 //
 // Walk calls a function once per node, each only after every one of its
 // dependencies has returned, with at most parallelism calls at once:

@@ -43,6 +43,9 @@ func (g *Graph) Order() []string { return g.order }
 // Deps returns the dependencies of name, sorted.
 func (g *Graph) Deps(name string) []string { return g.deps[name] }
 
+// Dependents returns the nodes that depend on name directly, sorted.
+func (g *Graph) Dependents(name string) []string { return g.dependents[name] }
+
 // Has reports whether name is a node.
 func (g *Graph) Has(name string) bool {
 	_, ok := g.deps[name]

@@ -23,3 +23,13 @@ func TestClosure(t *testing.T) {
 		}
 	}
 }
+
+func TestDependents(t *testing.T) {
+	t.Parallel()
+	g := New(map[string][]string{"a": {}, "b": {"a"}, "c": {"b", "a", "a"}, "d": {"a"}})
+	for name, want := range map[string][]string{"a": {"b", "c", "d"}, "b": {"c"}, "c": nil, "missing": nil} {
+		if got := g.Dependents(name); !slices.Equal(got, want) {
+			t.Errorf("Dependents(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 // ApplyJSONVersion is the format version of ApplyJSON, documented in
 // docs/apply-json.md.
-const ApplyJSONVersion = "2.0"
+const ApplyJSONVersion = "2.1"
 
 // Run says what kind of run an apply result is of, for its words.
 type Run int
@@ -54,7 +54,14 @@ type applyJSON struct {
 	Interrupted   []nodeErrorJSON `json:"interrupted"`
 	Skipped       []string        `json:"skipped"`
 	NotStarted    []string        `json:"not_started"`
+	Deposed       []deposedJSON   `json:"deposed"`
 	Outputs       map[string]any  `json:"outputs"`
+}
+
+type deposedJSON struct {
+	Address string   `json:"address"`
+	Type    string   `json:"type"`
+	IDs     []string `json:"ids"`
 }
 
 type nodeErrorJSON struct {
@@ -77,8 +84,9 @@ func nodeErrorsJSON(errs []report.NodeError) []nodeErrorJSON {
 
 // ApplyJSON writes an apply's result in the versioned format documented in
 // docs/apply-json.md: counts of every action (zero included), what failed,
-// was interrupted, skipped or not started ([] when nothing), whether and
-// why the run was stopped, and the outputs, secrets as null.
+// was interrupted, skipped or not started and the replaced objects left
+// deposed ([] when nothing), whether and why the run was stopped, and the
+// outputs, secrets as null.
 func ApplyJSON(w io.Writer, res *report.Apply, run Run) error {
 	counts := map[string]int{}
 	for a := plan.NoOp + 1; int(a) < plan.NumActions; a++ {
@@ -90,10 +98,14 @@ func ApplyJSON(w io.Writer, res *report.Apply, run Run) error {
 			outputs[k] = JSONValue(v)
 		}
 	}
+	deposed := make([]deposedJSON, 0, len(res.Deposed))
+	for _, d := range res.Deposed {
+		deposed = append(deposed, deposedJSON{Address: d.Addr, Type: d.Type, IDs: nonNil(d.IDs)})
+	}
 	doc := applyJSON{
 		FormatVersion: ApplyJSONVersion, Run: run.name(), Complete: res.Complete() && res.Stopped == "", Stopped: res.Stopped,
 		Counts: counts, Failed: nodeErrorsJSON(res.Failed), Interrupted: nodeErrorsJSON(res.Interrupted),
-		Skipped: nonNil(res.Skipped), NotStarted: nonNil(res.NotStarted), Outputs: outputs,
+		Skipped: nonNil(res.Skipped), NotStarted: nonNil(res.NotStarted), Deposed: deposed, Outputs: outputs,
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -111,7 +123,7 @@ func nonNil(s []string) []string {
 // was left undone to out, one "Error:" line per failed or interrupted node
 // to errs, then the outputs to out.
 func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
-	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted)
+	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted) + len(res.Deposed)
 	fmt.Fprintf(out, "\n%s\n", applyHeadline(res, run))
 	if len(res.Interrupted) > 0 {
 		fmt.Fprintf(out, "Interrupted while running (the next run finds out what they did): %s\n", strings.Join(addrs(res.Interrupted), ", "))
@@ -121,6 +133,15 @@ func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
 	}
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(out, "Skipped because a dependency failed: %s\n", strings.Join(res.Skipped, ", "))
+	}
+	if len(res.Deposed) > 0 {
+		var objs []string
+		for _, d := range res.Deposed {
+			for _, id := range d.IDs {
+				objs = append(objs, fmt.Sprintf("%s (deposed object %q)", d.Addr, id))
+			}
+		}
+		fmt.Fprintf(out, "Replaced objects not deleted yet, kept in state as deposed (the next apply deletes them): %s\n", strings.Join(objs, ", "))
 	}
 	ApplyErrorsText(errs, res)
 	if undone > 0 || res.Stopped != "" {
@@ -155,7 +176,7 @@ func ApplyErrorsText(w io.Writer, res *report.Apply) {
 // imported."
 func applyHeadline(res *report.Apply, run Run) string {
 	verb := run.verb()
-	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted)
+	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted) + len(res.Deposed)
 	switch {
 	case run == RunRefreshOnly && undone == 0:
 		return fmt.Sprintf("Apply complete! %d accepted into state from the cloud; nothing in the cloud was changed.", res.Counts[plan.Refresh])

@@ -341,6 +341,7 @@ type applySummaryEvent struct {
 	Interrupted []nodeErrorJSON `json:"interrupted"`
 	Skipped     []string        `json:"skipped"`
 	NotStarted  []string        `json:"not_started"`
+	Deposed     []deposedJSON   `json:"deposed"`
 }
 
 // ApplySummary ends the stream of an apply, destroy or refresh-only
@@ -357,8 +358,12 @@ func (s *EventStream) ApplySummary(res *report.Apply, run Run) {
 	for a := plan.NoOp + 1; int(a) < plan.NumActions; a++ {
 		counts[a.String()] = res.Counts[a]
 	}
+	deposed := make([]deposedJSON, 0, len(res.Deposed))
+	for _, d := range res.Deposed {
+		deposed = append(deposed, deposedJSON{Address: d.Addr, Type: d.Type, IDs: nonNil(d.IDs)})
+	}
 	s.write(EventSummary, applyHeadline(res, run), func(h eventHeader) any {
-		return applySummaryEvent{eventHeader: h, Operation: run.name(), Complete: res.Complete() && res.Stopped == "", Stopped: res.Stopped,
+		return applySummaryEvent{Deposed: deposed, eventHeader: h, Operation: run.name(), Complete: res.Complete() && res.Stopped == "", Stopped: res.Stopped,
 			Counts: counts, Failed: nodeErrorsJSON(res.Failed), Interrupted: nodeErrorsJSON(res.Interrupted),
 			Skipped: nonNil(res.Skipped), NotStarted: nonNil(res.NotStarted)}
 	})

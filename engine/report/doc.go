@@ -4,8 +4,8 @@
 //   - Apply, the result of apply.Apply and apply.RefreshOnly: counts of the
 //     actions completed, the nodes that failed, were skipped (a dependency
 //     failed), interrupted (running when ctx was cancelled) or not started
-//     (the apply was stopped), why it stopped, and the outputs. Complete
-//     and Err sum it up.
+//     (the apply was stopped), the replaced objects left deposed, why it
+//     stopped, and the outputs. Complete and Err sum it up.
 //   - Event, the progress apply sends while it runs: a node's Started,
 //     Running (a heartbeat with the driver's last message), Done, Failed
 //     or Skipped phase.

@@ -70,6 +70,19 @@ type Apply struct {
 	// of a graceful one). A create among them is resolved by the next
 	// apply (see apply.ResolveIntents).
 	Interrupted []NodeError
+	// Deposed lists the resources whose replaced objects were not deleted
+	// (a resource that depended on them failed, or their delete did, or
+	// it did not start): state keeps them as deposed, and the next apply
+	// deletes them. By address, in schedule order.
+	Deposed []Deposed
+}
+
+// Deposed is a resource whose replaced objects are still in the cloud,
+// recorded in state as deposed.
+type Deposed struct {
+	Addr string
+	Type string
+	IDs  []string
 }
 
 // Err returns nil when every node succeeded.
@@ -79,13 +92,15 @@ func (r *Apply) Err() error {
 		return fmt.Errorf("the apply was %s: %d operations were interrupted and %d not started", r.Stopped, len(r.Interrupted), len(r.NotStarted))
 	case len(r.Failed) > 0:
 		return fmt.Errorf("%d of the planned operations failed", len(r.Failed))
+	case len(r.Deposed) > 0:
+		return fmt.Errorf("the replaced objects of %d resources were not deleted", len(r.Deposed))
 	}
 	return nil
 }
 
 // Complete reports whether every planned operation was carried out.
 func (r *Apply) Complete() bool {
-	return len(r.Failed) == 0 && len(r.Skipped) == 0 && len(r.NotStarted) == 0 && len(r.Interrupted) == 0
+	return len(r.Failed) == 0 && len(r.Skipped) == 0 && len(r.NotStarted) == 0 && len(r.Interrupted) == 0 && len(r.Deposed) == 0
 }
 
 // DriftStatus says how a node moved away from what was last applied.

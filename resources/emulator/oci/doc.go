@@ -84,9 +84,13 @@
 //     needs a trainingDataset (400 InvalidParameter). A model can be made
 //     only in an ACTIVE project (409 IncorrectState otherwise; an unknown
 //     project is 400 RelatedResourceNotAuthorizedOrNotFound).
-//   - Deleting a project that holds models, or a model that an endpoint
-//     deploys, is accepted (OCI documents no refusal; the endpoint stays
-//     as it is). Deleting a model still training cancels the training.
+//   - As OCI documents (DeleteModel, DeleteProject: "fails with a 409
+//     error unless all associated resources are in a DELETED state"),
+//     deleting a model that an endpoint not yet DELETED deploys, or a
+//     project that holds a model or an endpoint not yet DELETED, is 409
+//     Conflict (the non-transient code: it is not retried), with a message
+//     in the emulator's words naming what is in the way. Deleting a model
+//     still training cancels the training.
 //   - The tenancy has the Oracle-Tags tag defaults every tenancy made since
 //     2019 has: CreateEndpoint adds the defined tags Oracle-Tags.CreatedBy
 //     (the caller's user OCID) and Oracle-Tags.CreatedOn (the time, as

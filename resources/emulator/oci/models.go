@@ -374,6 +374,9 @@ func (e *Emulator) deleteModel(r *http.Request, args []string, _ []byte) (*respo
 		case stateUpdating:
 			return modelKind.busy(rec)
 		}
+		if err := e.modelInUse(tx, rec.ID, now); err != nil {
+			return err
+		}
 		// Deleting a model still training cancels the training.
 		if p := rec.Pending; p != nil && p.WorkRequestID != "" {
 			if err := finishWorkRequest(tx, p.WorkRequestID, now, "the training was cancelled: the model was deleted"); err != nil {
@@ -388,6 +391,27 @@ func (e *Emulator) deleteModel(r *http.Request, args []string, _ []byte) (*respo
 		return nil
 	})
 	return resp, err
+}
+
+// modelInUse refuses the delete of model id while an endpoint that is not
+// DELETED deploys it: 409 Conflict, as OCI documents ("fails with a 409
+// error unless all associated resources are in a DELETED state").
+func (e *Emulator) modelInUse(tx emulator.Tx, id string, now time.Time) error {
+	var users []string
+	err := e.eachEndpoint(tx, now, func(ep *endpointRecord) {
+		if ep.View.ModelID == id && ep.View.LifecycleState != stateDeleted {
+			users = append(users, ep.View.ID)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(users) > 0 {
+		slices.Sort(users)
+		return errorf(http.StatusConflict, "Conflict", "model %s is used by endpoint %s; delete the endpoint, or update it to deploy another model, before deleting the model",
+			id, strings.Join(users, ", "))
+	}
+	return nil
 }
 
 func (e *Emulator) changeModelCompartment(r *http.Request, args []string, body []byte) (*response, error) {

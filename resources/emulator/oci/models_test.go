@@ -286,3 +286,75 @@ func TestEmulatorRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestEmulatorRefusesDeletingWhatIsInUse: as OCI documents, a model that
+// an endpoint deploys, and a project that holds a model or an endpoint,
+// cannot be deleted until those are DELETED (409 Conflict); an endpoint
+// moved to another model frees the first one.
+func TestEmulatorRefusesDeletingWhatIsInUse(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	env := newEnv(t, envOptions{now: clock.Now})
+	env.emu.SetTraining(time.Minute, "")
+	env.emu.SetDelays(0, 5*time.Second, 5*time.Second)
+	c, ctx := env.client(), t.Context()
+
+	proj, err := c.CreateProject(ctx, ailanguage.CreateProjectRequest{CreateProjectDetails: ailanguage.CreateProjectDetails{CompartmentId: &env.compartment}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := env.createModel(deref(proj.Id), "first"), env.createModel(deref(proj.Id), "second")
+	clock.Advance(time.Minute)
+	ep, err := c.CreateEndpoint(ctx, ailanguage.CreateEndpointRequest{CreateEndpointDetails: ailanguage.CreateEndpointDetails{CompartmentId: &env.compartment, ModelId: first.Id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleteModel := func(m ailanguage.CreateModelResponse) error {
+		_, err := c.DeleteModel(ctx, ailanguage.DeleteModelRequest{ModelId: m.Id})
+		return err
+	}
+	deleteProject := func() error {
+		_, err := c.DeleteProject(ctx, ailanguage.DeleteProjectRequest{ProjectId: proj.Id})
+		return err
+	}
+
+	msg := wantServiceError(t, "DeleteModel of a deployed model", deleteModel(first), 409, "Conflict")
+	if !strings.Contains(msg, deref(ep.Id)) {
+		t.Errorf("message %q, want it to name the endpoint %s", msg, deref(ep.Id))
+	}
+	msg = wantServiceError(t, "DeleteProject holding models", deleteProject(), 409, "Conflict")
+	for _, id := range []string{deref(first.Id), deref(second.Id), deref(ep.Id)} {
+		if !strings.Contains(msg, id) {
+			t.Errorf("message %q, want it to name %s", msg, id)
+		}
+	}
+	if got, _ := c.GetModel(ctx, ailanguage.GetModelRequest{ModelId: first.Id}); got.LifecycleState != ailanguage.ModelLifecycleStateActive {
+		t.Errorf("the refused delete left the model %s", got.LifecycleState)
+	}
+
+	// The endpoint moves to the second model: the first is free, the
+	// second is not.
+	if _, err := c.UpdateEndpoint(ctx, ailanguage.UpdateEndpointRequest{EndpointId: ep.Id, UpdateEndpointDetails: ailanguage.UpdateEndpointDetails{ModelId: second.Id}}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5 * time.Second)
+	if err := deleteModel(first); err != nil {
+		t.Errorf("DeleteModel of a model no endpoint deploys: %v", err)
+	}
+	wantServiceError(t, "DeleteModel of the model the endpoint moved to", deleteModel(second), 409, "Conflict")
+
+	// An endpoint still DELETING counts: only DELETED frees the model.
+	if _, err := c.DeleteEndpoint(ctx, ailanguage.DeleteEndpointRequest{EndpointId: ep.Id}); err != nil {
+		t.Fatal(err)
+	}
+	wantServiceError(t, "DeleteModel while its endpoint is DELETING", deleteModel(second), 409, "Conflict")
+	clock.Advance(5 * time.Second)
+	if err := deleteModel(second); err != nil {
+		t.Errorf("DeleteModel once its endpoint is DELETED: %v", err)
+	}
+	wantServiceError(t, "DeleteProject while its models are DELETING", deleteProject(), 409, "Conflict")
+	clock.Advance(5 * time.Second)
+	if err := deleteProject(); err != nil {
+		t.Errorf("DeleteProject once everything in it is DELETED: %v", err)
+	}
+}

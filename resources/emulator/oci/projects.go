@@ -2,6 +2,8 @@ package oci
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"reconcile/resources/emulator"
@@ -212,6 +214,9 @@ func (e *Emulator) deleteProject(r *http.Request, args []string, _ []byte) (*res
 		case stateCreating, stateUpdating:
 			return projectKind.busy(rec)
 		}
+		if err := e.projectInUse(tx, rec.ID, now); err != nil {
+			return err
+		}
 		wr, err := e.start(tx, bucketProjects, entityProject, rec, stateDeleting, opDelete, "DELETE_PROJECT", now, delay, "")
 		if err != nil {
 			return err
@@ -220,6 +225,35 @@ func (e *Emulator) deleteProject(r *http.Request, args []string, _ []byte) (*res
 		return nil
 	})
 	return resp, err
+}
+
+// projectInUse refuses the delete of project id while it holds a model or
+// an endpoint that is not DELETED: 409 Conflict, as OCI documents ("fails
+// with a 409 error unless all associated resources (models deployments or
+// data assets) are in a DELETED state").
+func (e *Emulator) projectInUse(tx emulator.Tx, id string, now time.Time) error {
+	var held []string
+	err := modelKind.each(tx, now, func(m *modelRecord) {
+		if m.ProjectID == id && m.LifecycleState != stateDeleted {
+			held = append(held, "model "+m.ID)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	err = e.eachEndpoint(tx, now, func(ep *endpointRecord) {
+		if ep.View.ProjectID == id && ep.View.LifecycleState != stateDeleted {
+			held = append(held, "endpoint "+ep.View.ID)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		slices.Sort(held)
+		return errorf(http.StatusConflict, "Conflict", "project %s still holds %s; delete them before deleting the project", id, strings.Join(held, ", "))
+	}
+	return nil
 }
 
 func (e *Emulator) changeProjectCompartment(r *http.Request, args []string, body []byte) (*response, error) {
