@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,13 +32,29 @@ func inputs(env *ailanguagetest.Env, name string) attrs {
 // it.
 func TestDriverContract(t *testing.T) {
 	t.Parallel()
-	env := ailanguagetest.New(t, nil)
-	env.Emu.SetTraining(200*time.Millisecond, "")
+	// The emulator's clock stands still until the first progress report,
+	// then jumps past the training: the model is seen CREATING, then
+	// ACTIVE, however slow the machine.
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	env := ailanguagetest.New(t, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	})
+	env.Emu.SetTraining(time.Minute, "")
 	d, ctx := aimodel.New(env.Config), t.Context()
 
 	want := inputs(env, "classifier")
 	var msgs []string
-	pctx := resources.WithProgress(ctx, func(ev resources.ProgressEvent) { msgs = append(msgs, ev.Message) })
+	pctx := resources.WithProgress(ctx, func(ev resources.ProgressEvent) {
+		msgs = append(msgs, ev.Message)
+		if len(msgs) == 1 {
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+		}
+	})
 	id, got, err := d.Create(pctx, want)
 	if err != nil {
 		t.Fatalf("Create: %v", err)
