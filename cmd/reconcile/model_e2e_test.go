@@ -302,7 +302,10 @@ func TestCrashSIGKILLModelReplacement(t *testing.T) {
 	w.must(0, "apply", "--auto-approve")
 	old := w.stateShow("model").ID
 
-	e.settings(server.Settings{UpdateDelayMS: 5000})
+	// The endpoint stays UPDATING long past the moment the kill follows
+	// the line below, even on a loaded machine; the next apply waits out
+	// what is left of it.
+	e.settings(server.Settings{UpdateDelayMS: 20000})
 	w.write("main.yaml", modelSpec(prefix, "reviews-2", prefix+"-model"))
 	p := w.startProc(nil, "apply", "--auto-approve")
 	if !p.waitFor(&p.out, "endpoint: Modifying...", 1) {
