@@ -83,8 +83,9 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 		return "", nil, resources.Refused(wrap("create", rid, fmt.Errorf("read the current policy: %w", err)))
 	}
 	if len(cur.Bindings) > 0 {
-		return "", nil, wrap("create", rid, fmt.Errorf("%w, made outside this state: import it to manage it here, or delete it first",
-			&resources.ExistsError{Type: Token, ID: rid}))
+		// The engine says what to do about it (adopt it, or declare
+		// another object).
+		return "", nil, wrap("create", rid, &resources.ExistsError{Type: Token, ID: rid})
 	}
 	p, err := d.c.UpdateRestrictionPolicy(ctx, rid, bindings)
 	if err != nil {
