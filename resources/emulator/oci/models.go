@@ -325,37 +325,11 @@ func (e *Emulator) listModels(r *http.Request, _ []string, _ []byte) (*response,
 }
 
 func (e *Emulator) updateModel(r *http.Request, args []string, body []byte) (*response, error) {
-	var d commonDetails
-	if err := decodeBody(body, &d); err != nil {
-		return nil, err
-	}
-	if err := d.check(); err != nil {
-		return nil, err
-	}
-	now := e.now().UTC()
-	delay := e.getDelays().update
-	var resp *response
-	err := e.store.Update(func(tx emulator.Tx) error {
-		rec, err := modelKind.mutable(tx, r, args[0], now, func(m *modelRecord) any { return m.modelView })
-		if err != nil {
-			return err
-		}
-		if err := modelKind.busy(rec); err != nil {
-			return err
-		}
-		if err := checkDefinedTags(tx, d.DefinedTags); err != nil {
-			return err
-		}
-		v := &rec.modelView
-		d.applyUpdate(&v.Description, &v.DisplayName, &v.FreeformTags, &v.DefinedTags)
-		wr, err := e.start(tx, bucketModels, entityModel, rec, stateUpdating, opUpdate, "UPDATE_MODEL", now, delay, "")
-		if err != nil {
-			return err
-		}
-		resp = &response{status: http.StatusAccepted, header: map[string]string{"opc-work-request-id": wr}}
-		return nil
-	})
-	return resp, err
+	return updateObject(e, modelKind, r, args[0], body, "UPDATE_MODEL", func(m *modelRecord) any { return m.modelView },
+		func(m *modelRecord, d *commonDetails) {
+			v := &m.modelView
+			d.applyUpdate(&v.Description, &v.DisplayName, &v.FreeformTags, &v.DefinedTags)
+		})
 }
 
 func (e *Emulator) deleteModel(r *http.Request, args []string, _ []byte) (*response, error) {

@@ -165,6 +165,21 @@ func (e *Emulator) listProjects(r *http.Request, _ []string, _ []byte) (*respons
 }
 
 func (e *Emulator) updateProject(r *http.Request, args []string, body []byte) (*response, error) {
+	return updateObject(e, projectKind, r, args[0], body, "UPDATE_PROJECT", func(p *projectRecord) any { return p.projectView },
+		func(p *projectRecord, d *commonDetails) {
+			v := &p.projectView
+			d.applyUpdate(&v.Description, &v.DisplayName, &v.FreeformTags, &v.DefinedTags)
+		})
+}
+
+// updateObject is UpdateProject and UpdateModel: the fields of d applied
+// to the object id of kind k (view is what its etag covers, apply sets
+// the fields), which stays UPDATING for the update delay under a work
+// request of the operation op; 202 with the work request's id.
+func updateObject[R any, PR interface {
+	*R
+	object
+}](e *Emulator, k kind[R, PR], r *http.Request, id string, body []byte, op string, view func(PR) any, apply func(PR, *commonDetails)) (*response, error) {
 	var d commonDetails
 	if err := decodeBody(body, &d); err != nil {
 		return nil, err
@@ -176,19 +191,18 @@ func (e *Emulator) updateProject(r *http.Request, args []string, body []byte) (*
 	delay := e.getDelays().update
 	var resp *response
 	err := e.store.Update(func(tx emulator.Tx) error {
-		rec, err := projectKind.mutable(tx, r, args[0], now, func(p *projectRecord) any { return p.projectView })
+		rec, err := k.mutable(tx, r, id, now, view)
 		if err != nil {
 			return err
 		}
-		if err := projectKind.busy(rec); err != nil {
+		if err := k.busy(rec); err != nil {
 			return err
 		}
 		if err := checkDefinedTags(tx, d.DefinedTags); err != nil {
 			return err
 		}
-		v := &rec.projectView
-		d.applyUpdate(&v.Description, &v.DisplayName, &v.FreeformTags, &v.DefinedTags)
-		wr, err := e.start(tx, bucketProjects, entityProject, rec, stateUpdating, opUpdate, "UPDATE_PROJECT", now, delay, "")
+		apply(rec, &d)
+		wr, err := e.start(tx, k.bucket, k.entity, rec, stateUpdating, opUpdate, op, now, delay, "")
 		if err != nil {
 			return err
 		}
