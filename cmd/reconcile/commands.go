@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -237,25 +236,28 @@ func (c *cli) savePlan(path string, pl *plan.Plan, spec *specs.Spec, st store) e
 			cfg[k] = v
 		}
 	}
-	var buf bytes.Buffer
-	if err := plan.WriteFile(&buf, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg, Schemas: schemas.Digest()}, version, key); err != nil {
-		return fmt.Errorf("save plan: %w", err)
-	}
-	return writeFileAtomic(path, buf.Bytes(), 0o600)
+	return writeFileAtomic(path, 0o600, func(w io.Writer) error {
+		err := plan.WriteFile(w, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg, Schemas: schemas.Digest()}, version, key)
+		if err != nil {
+			return fmt.Errorf("save plan: %w", err)
+		}
+		return nil
+	})
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place, so that readers never see half a file.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+// writeFileAtomic writes what write writes to a temporary file beside path,
+// syncs it and renames it into place, so that readers never see half a
+// file.
+func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := f.Chmod(mode); err != nil {
 		f.Close()

@@ -309,8 +309,36 @@ func UpdatedView(s *schemas.Schema, before, desired, applied map[string]any) map
 	return out
 }
 
+// ViewIsBefore reports whether UpdatedView(s, before, desired, applied)
+// holds what before holds, so that a no-op can show before as it is
+// without building the view.
+func ViewIsBefore(s *schemas.Schema, before, desired, applied map[string]any) bool {
+	for k, v := range desired {
+		if bv, ok := before[k]; !ok || !value.Same(bv, v) {
+			return false
+		}
+	}
+	for k := range applied {
+		if _, kept := desired[k]; kept {
+			continue
+		}
+		if _, ok := before[k]; !ok {
+			continue
+		}
+		if pr, ok := s.Root.Properties[k]; ok && !pr.ReadOnly {
+			return false // the view leaves out an input removed from the specs
+		}
+	}
+	return true
+}
+
+// Merge returns a new map with the entries of ms, a later map's winning.
 func Merge(ms ...map[string]any) map[string]any {
-	out := map[string]any{}
+	n := 1 // room for the id most callers add
+	for _, m := range ms {
+		n += len(m)
+	}
+	out := make(map[string]any, n)
 	for _, m := range ms {
 		for k, v := range m {
 			out[k] = v

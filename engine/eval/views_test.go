@@ -45,3 +45,46 @@ func TestDiffManaged(t *testing.T) {
 		}
 	}
 }
+
+// TestViewIsBefore checks ViewIsBefore against building the view, on
+// random values of every type: it reports true exactly when UpdatedView
+// holds what before holds.
+func TestViewIsBefore(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 10))
+	values := []any{"a", "b", int64(1), map[string]any{"x": "1"}, []any{"a"}, value.Secret{Value: "a"}, value.Unknown{}}
+	seen := map[bool]int{}
+	for _, tok := range schemas.Tokens() {
+		s, _ := schemas.Lookup(tok)
+		names := append(s.Outputs(), "other")
+		// pick draws values from the first known of values (before,
+		// from state, holds no unknown), or mostly takes from's.
+		pick := func(known int, from map[string]any) map[string]any {
+			m := map[string]any{}
+			for _, n := range names {
+				switch {
+				case from != nil && rng.IntN(4) != 0:
+					if v, ok := from[n]; ok {
+						m[n] = v // mostly the same values, so that true comes up
+					}
+				case rng.IntN(3) == 0:
+					m[n] = values[rng.IntN(known)]
+				}
+			}
+			return m
+		}
+		for range 3000 {
+			before := pick(len(values)-1, nil)
+			desired, applied := pick(len(values), before), pick(len(values), before)
+			got := eval.ViewIsBefore(s, before, desired, applied)
+			want := value.Same(eval.UpdatedView(s, before, desired, applied), before)
+			if got != want {
+				t.Fatalf("%s: ViewIsBefore(before %v, desired %v, applied %v) = %v, the view says %v", tok, before, desired, applied, got, want)
+			}
+			seen[got]++
+		}
+	}
+	if seen[true] == 0 || seen[false] == 0 {
+		t.Fatalf("the random cases never gave both answers: %v", seen)
+	}
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -208,37 +209,67 @@ type fieldDriftJSON struct {
 
 // WriteFile encodes pf and signs it with stateKey, the key of the
 // state the plan was made against. Secrets are sealed (a keyed digest,
-// never the value) and unknown values marked.
+// never the value) and unknown values marked. The plan is written one
+// change at a time, as it is signed, and the signature after it, so that
+// a large plan is never held encoded in memory.
 func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
-	out := planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
-		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Schemas: pf.Schemas, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets}
-	for _, c := range pf.Plan.Changes {
-		sl := value.Sealer{Key: stateKey, Name: c.Addr}
-		cj := changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
-			ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
-			ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sl), After: encodeValues(c.After, sl),
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
-			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
-		if c.Action == NoOp && cj.Before != nil && value.Same(cj.Before, cj.After) {
-			cj.After, cj.AfterIsBefore = nil, true
-		}
-		for _, d := range c.Drift {
-			cj.Drift = append(cj.Drift, fieldDriftJSON{Path: d.Path, Applied: encodeValue(value.Seal(d.Applied, sl)), Live: encodeValue(value.Seal(d.Live, sl))})
-		}
-		out.Changes = append(out.Changes, cj)
-	}
-	if pf.Plan.Outputs != nil {
-		out.Outputs = encodeValues(pf.Plan.Outputs, value.Sealer{Key: stateKey})
-	}
-	// The plan is written compact, on one line: a plan file is read by
-	// 'reconcile show', and its size is most of what reading it costs.
-	signed, err := json.Marshal(out)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	mac := hmac.New(sha256.New, planMACKey(stateKey))
+	body := io.MultiWriter(bw, mac)
+	// The plan is written compact: a plan file is read by 'reconcile
+	// show', and its size is most of what reading it costs.
+	head, err := json.Marshal(planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
+		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Schemas: pf.Schemas, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets})
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "{\n \"format\": %q,\n \"version\": %d,\n \"mac\": %q,\n \"plan\": %s\n}\n",
-		planFormatName, FileVersion, planMAC(stateKey, signed), signed)
-	return err
+	// head ends with "changes":null}; the changes and outputs follow.
+	head, ok := bytes.CutSuffix(head, []byte("null}"))
+	if !ok {
+		return fmt.Errorf("plan file: unexpected encoding of the plan's head")
+	}
+	fmt.Fprintf(bw, "{\n \"format\": %q,\n \"version\": %d,\n \"plan\": ", planFormatName, FileVersion)
+	body.Write(head)
+	body.Write([]byte{'['})
+	for i, c := range pf.Plan.Changes {
+		if i > 0 {
+			body.Write([]byte{','})
+		}
+		b, err := json.Marshal(encodeChange(c, stateKey))
+		if err != nil {
+			return err
+		}
+		body.Write(b)
+	}
+	body.Write([]byte{']'})
+	if len(pf.Plan.Outputs) > 0 {
+		b, err := json.Marshal(encodeValues(pf.Plan.Outputs, value.Sealer{Key: stateKey}))
+		if err != nil {
+			return err
+		}
+		body.Write([]byte(`,"outputs":`))
+		body.Write(b)
+	}
+	body.Write([]byte{'}'})
+	fmt.Fprintf(bw, ",\n \"mac\": %q\n}\n", "hmac-sha256:"+hex.EncodeToString(mac.Sum(nil)))
+	return bw.Flush()
+}
+
+// encodeChange is c as a plan file holds it.
+func encodeChange(c Change, stateKey []byte) changeJSON {
+	sl := value.Sealer{Key: stateKey, Name: c.Addr}
+	cj := changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
+		ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
+		ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sl), After: encodeValues(c.After, sl),
+		ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
+		DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
+	if c.Action == NoOp && cj.Before != nil && value.Same(cj.Before, cj.After) {
+		cj.After, cj.AfterIsBefore = nil, true
+	}
+	for _, d := range c.Drift {
+		cj.Drift = append(cj.Drift, fieldDriftJSON{Path: d.Path, Applied: encodeValue(value.Seal(d.Applied, sl)), Live: encodeValue(value.Seal(d.Live, sl))})
+	}
+	return cj
 }
 
 func encodeValues(m map[string]any, sl value.Sealer) map[string]any {

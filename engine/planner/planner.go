@@ -530,7 +530,10 @@ func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Reco
 	}
 	// References see the desired inputs (secrets wrapped, not sealed as in
 	// state) with the prior outputs.
-	view := eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
+	view := before // a no-op keeps one copy of the same values, not two
+	if c.Action != plan.NoOp || !eval.ViewIsBefore(r.Schema, before, desired, prior.Inputs) {
+		view = eval.UpdatedView(r.Schema, before, desired, prior.Inputs)
+	}
 	c.After = eval.SecretOutputs(r, view, false)
 	if c.Action == plan.Update {
 		sameSecrets(c, changed)
@@ -565,9 +568,14 @@ func replaceReason(r *specs.Resource, changed []string) (plan.Reason, []string) 
 
 // sameSecrets shows an unchanged secret input as unchanged: Before holds it
 // sealed and After in clear, so a renderer could not tell that they match.
+// Before may share its maps with the prior object, so it is copied first.
 func sameSecrets(c *plan.Change, changed []string) {
+	copied := false
 	for k, v := range c.After {
 		if value.ContainsSecret(v) && !slices.Contains(changed, k) {
+			if !copied {
+				c.Before, copied = maps.Clone(c.Before), true
+			}
 			c.Before[k] = v
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -181,28 +183,56 @@ func SealTo(desired, prior any, sl Sealer) any {
 	})
 }
 
-// Rewrite returns a copy of v in which every value for which fn reports
-// true is replaced by what fn returns; fn is tried on a value before its
-// elements, and lists and maps that fn leaves are copied element by element.
+// Rewrite returns v with every value for which fn reports true replaced
+// by what fn returns; fn is tried on a value before its elements. The
+// lists and maps that hold a replaced value are copied; the rest of v is
+// shared with the result, which callers must therefore not modify.
 func Rewrite(v any, fn func(any) (any, bool)) any {
+	if m, ok := v.(map[string]any); ok && m == nil {
+		v = map[string]any{} // as a copy was: records encode {} and not null
+	}
+	out, _ := rewrite(v, fn)
+	return out
+}
+
+// rewrite is Rewrite, and reports whether anything was replaced.
+func rewrite(v any, fn func(any) (any, bool)) (any, bool) {
 	if r, ok := fn(v); ok {
-		return r
+		return r, true
 	}
 	switch x := v.(type) {
 	case []any:
-		out := make([]any, len(x))
+		var out []any
 		for i, e := range x {
-			out[i] = Rewrite(e, fn)
+			r, changed := rewrite(e, fn)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(x)
+			}
+			out[i] = r
 		}
-		return out
+		if out != nil {
+			return out, true
+		}
 	case map[string]any:
-		out := make(map[string]any, len(x))
+		var out map[string]any
 		for k, e := range x {
-			out[k] = Rewrite(e, fn)
+			r, changed := rewrite(e, fn)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(x)
+			}
+			out[k] = r
 		}
-		return out
+		if out != nil {
+			return out, true
+		}
 	}
-	return v
+	return v, false
 }
 
 // IsSealed reports whether v is a sealed secret.

@@ -1,6 +1,7 @@
 package value_test
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -51,5 +52,43 @@ func TestSealedAsSecret(t *testing.T) {
 	}
 	if strings.Contains(value.OneLine(got), "hmac") {
 		t.Errorf("OneLine shows a digest: %s", value.OneLine(got))
+	}
+}
+
+// TestRewriteShares checks that Rewrite copies only the lists and maps
+// that hold a replaced value, shares the rest, and leaves its input as it
+// was.
+func TestRewriteShares(t *testing.T) {
+	t.Parallel()
+	plain := map[string]any{"x": "1", "l": []any{"a", map[string]any{"y": "2"}}}
+	secret := map[string]any{"s": value.Secret{Value: "v"}, "n": []any{"b"}}
+	in := map[string]any{"plain": plain, "secret": secret, "top": "t"}
+	sl := value.Sealer{Key: []byte("k")}
+
+	got := value.Seal(in, sl).(map[string]any)
+	if !value.IsSealed(got["secret"].(map[string]any)["s"]) {
+		t.Fatalf("the secret was not sealed: %#v", got)
+	}
+	if _, ok := secret["s"].(value.Secret); !ok {
+		t.Fatalf("Seal changed its input: %#v", secret)
+	}
+	same := func(a, b any) bool { return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() }
+	switch {
+	case same(got, in):
+		t.Error("the top map, which holds a replaced value, was not copied")
+	case same(got["secret"], secret):
+		t.Error("the map holding the secret was not copied")
+	case !same(got["plain"], plain):
+		t.Error("a map without secrets was copied")
+	case !same(got["secret"].(map[string]any)["n"], secret["n"]):
+		t.Error("a list without secrets was copied")
+	}
+
+	none := map[string]any{"plain": plain}
+	if out := value.Seal(none, sl); !same(out, none) {
+		t.Error("a value without secrets was copied")
+	}
+	if out := value.Seal(map[string]any(nil), sl).(map[string]any); out == nil {
+		t.Error("a nil map came back nil, not empty as state records write it")
 	}
 }
