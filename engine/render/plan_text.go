@@ -251,18 +251,31 @@ func PlanText(w io.Writer, p *plan.Plan, opts Options) error {
 		t.header(p, visible)
 		for _, c := range visible {
 			t.change(c)
+			if err := t.flush(w, 32<<10); err != nil {
+				return err
+			}
 		}
 	}
 	t.b.WriteString(t.paint(ansiBold, summaryText(p, countShown(p))) + "\n")
 	t.outputs(p.Outputs)
-	_, err := io.WriteString(w, t.b.String())
-	return err
+	return t.flush(w, 0)
 }
 
-// textWriter builds the text form of a plan.
+// textWriter builds the text form of a plan, a part at a time.
 type textWriter struct {
 	b     strings.Builder
 	color bool
+}
+
+// flush writes what t holds to w once it holds more than n bytes, so that
+// a large plan is written as it is made rather than held whole.
+func (t *textWriter) flush(w io.Writer, n int) error {
+	if t.b.Len() <= n {
+		return nil
+	}
+	_, err := io.WriteString(w, t.b.String())
+	t.b.Reset()
+	return err
 }
 
 // paint wraps s in the ANSI colour code, when colour is on.
