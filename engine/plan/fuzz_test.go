@@ -66,6 +66,9 @@ func FuzzReadPlanFile(f *testing.F) {
 			if len(p.Config) == 0 {
 				p.Config = nil
 			}
+			if len(p.Plan.Outputs) == 0 {
+				p.Plan.Outputs = nil
+			}
 			for i := range p.Plan.Changes {
 				c := &p.Plan.Changes[i]
 				if len(c.Before) == 0 {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 
@@ -326,16 +327,25 @@ var ErrNotPlanFile = errors.New("not a reconcile plan file")
 // signature, which needs the key of the state the file names: call Verify
 // before using anything of it but the paths it names.
 func ReadFile(r io.Reader) (File, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxPlanFile+1))
-	if err != nil {
+	var buf bytes.Buffer
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Size() >= 0 && fi.Size() <= maxPlanFile {
+			buf.Grow(int(fi.Size()) + bytes.MinRead) // read at once, not in ever larger copies
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, maxPlanFile+1)); err != nil {
 		return File{}, err
 	}
+	data := buf.Bytes()
 	if len(data) > maxPlanFile {
 		return File{}, fmt.Errorf("%w: over the limit of %d bytes", ErrNotPlanFile, maxPlanFile)
 	}
-	var env planEnvelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return File{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+	env, in, fast := readFast(data)
+	if !fast {
+		env, in = planEnvelope{}, planFileIn{}
+		if err := json.Unmarshal(data, &env); err != nil {
+			return File{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+		}
 	}
 	switch {
 	case env.Format == "" && env.Version > 0 && env.Version < FileVersion:
@@ -352,9 +362,10 @@ func ReadFile(r io.Reader) (File, error) {
 	}
 	// Every value in the plan is a json.RawMessage here, decoded by
 	// decodeAny, so that Unmarshal needs no UseNumber.
-	var in planFileIn
-	if err := json.Unmarshal(env.Plan, &in); err != nil {
-		return File{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+	if !fast {
+		if err := json.Unmarshal(env.Plan, &in); err != nil {
+			return File{}, fmt.Errorf("%w: %v", ErrNotPlanFile, err)
+		}
 	}
 	if in.Version != FileVersion || in.SpecHash == "" {
 		return File{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
@@ -407,6 +418,7 @@ func ReadFile(r io.Reader) (File, error) {
 		}
 		p.Changes = append(p.Changes, ch)
 	}
+	var err error
 	if p.Outputs, err = decodeMap(in.Outputs); err != nil {
 		return File{}, fmt.Errorf("%w: outputs: %v", ErrNotPlanFile, err)
 	}

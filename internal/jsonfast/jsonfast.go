@@ -218,3 +218,52 @@ func (d *Reader) Object(depth int) (map[string]any, bool) {
 		}
 	}
 }
+
+// Skip reads any value as Value does, without decoding it, and returns
+// its bytes.
+func (d *Reader) Skip(depth int) ([]byte, bool) {
+	start := d.I
+	if d.I >= len(d.Data) || depth > MaxDepth {
+		return nil, false
+	}
+	ok := false
+	switch c := d.Data[d.I]; {
+	case c == '{' || c == '[':
+		ok = d.skipCompound(depth, c)
+	case c == '"':
+		_, ok = d.RawString()
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok = d.Number()
+	default:
+		ok = d.Literal("true") || d.Literal("false") || d.Literal("null")
+	}
+	return d.Data[start:d.I], ok
+}
+
+// skipCompound skips the object or list that open starts.
+func (d *Reader) skipCompound(depth int, open byte) bool {
+	end := byte(']')
+	if open == '{' {
+		end = '}'
+	}
+	d.I++
+	if d.Byte(end) {
+		return true
+	}
+	for {
+		if open == '{' {
+			if _, ok := d.RawString(); !ok || !d.Byte(':') {
+				return false
+			}
+		}
+		if _, ok := d.Skip(depth + 1); !ok {
+			return false
+		}
+		if d.Byte(end) {
+			return true
+		}
+		if !d.Byte(',') {
+			return false
+		}
+	}
+}

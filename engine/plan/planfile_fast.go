@@ -1,0 +1,267 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"reconcile/engine/diag"
+	"reconcile/internal/jsonfast"
+	"reconcile/kind"
+)
+
+// readFast reads a plan file as WriteFile writes it, several times faster
+// than encoding/json: the envelope with white space between its keys, the
+// plan compact, no string with an escape, every key one WriteFile writes.
+// The values of changes are left raw, for ReadFile to decode as it does
+// those encoding/json reads. It reports false for anything else, and the
+// caller reads that with encoding/json, which reports its errors.
+func readFast(data []byte) (env planEnvelope, in planFileIn, ok bool) {
+	d := fastReader{jsonfast.Reader{Data: data}}
+	if !d.space() || !d.Byte('{') {
+		return env, in, false
+	}
+	seen := map[string]bool{}
+	for first := true; ; first = false {
+		if d.space(); d.Byte('}') {
+			break
+		}
+		if !first && (!d.Byte(',') || !d.space()) {
+			return env, in, false
+		}
+		key, ok := d.RawString()
+		if !ok || seen[string(key)] || !d.space() || !d.Byte(':') || !d.space() {
+			return env, in, false
+		}
+		seen[string(key)] = true
+		switch string(key) {
+		case "format":
+			env.Format, ok = d.Str()
+		case "version":
+			env.Version, ok = d.int()
+		case "mac":
+			env.MAC, ok = d.Str()
+		case "plan":
+			start := d.I
+			ok = d.planBody(&in)
+			env.Plan = data[start:d.I]
+		default:
+			ok = false
+		}
+		if !ok {
+			return env, in, false
+		}
+	}
+	d.space()
+	return env, in, env.Plan != nil && d.I == len(data)
+}
+
+// fastReader reads the parts of a plan file; every method reports false,
+// having read an unknown amount, when the data is not in the form it takes.
+type fastReader struct{ jsonfast.Reader }
+
+// space skips JSON white space; it always reports true.
+func (d *fastReader) space() bool {
+	for d.I < len(d.Data) {
+		switch d.Data[d.I] {
+		case ' ', '\t', '\n', '\r':
+			d.I++
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// object reads a compact object, calling field for each key at its value.
+// A key given twice is declined: WriteFile never writes one, and
+// encoding/json merges the two values in ways not worth following.
+func (d *fastReader) object(field func(key string) bool) bool {
+	if !d.Byte('{') {
+		return false
+	}
+	if d.Byte('}') {
+		return true
+	}
+	var seenBuf [32][]byte
+	seen := seenBuf[:0]
+	for {
+		key, ok := d.RawString()
+		if !ok || !d.Byte(':') || slices.ContainsFunc(seen, func(k []byte) bool { return bytes.Equal(k, key) }) || !field(string(key)) {
+			return false
+		}
+		seen = append(seen, key)
+		if d.Byte('}') {
+			return true
+		}
+		if !d.Byte(',') {
+			return false
+		}
+	}
+}
+
+func (d *fastReader) int() (int, bool) {
+	n, ok := d.int64()
+	return int(n), ok && int64(int(n)) == n
+}
+
+func (d *fastReader) int64() (int64, bool) {
+	text, ok := d.Number()
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(text), 10, 64)
+	return n, err == nil
+}
+
+// raw reads a value and returns its bytes; null is declined, as
+// WriteFile leaves out what is empty.
+func (d *fastReader) raw() (json.RawMessage, bool) {
+	if d.I < len(d.Data) && d.Data[d.I] == 'n' {
+		return nil, false
+	}
+	b, ok := d.Skip(0)
+	return b, ok
+}
+
+// decode reads a value with encoding/json, for the fields that are rare
+// and small.
+func (d *fastReader) decode(v any) bool {
+	b, ok := d.raw()
+	return ok && json.Unmarshal(b, v) == nil
+}
+
+func (d *fastReader) planBody(in *planFileIn) bool {
+	return d.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "version":
+			in.Version, ok = d.int()
+		case "reconcile":
+			in.Reconcile, ok = d.Str()
+		case "specPath":
+			in.SpecPath, ok = d.Str()
+		case "backend":
+			in.Backend, ok = d.Str()
+		case "stack":
+			in.Stack, ok = d.Str()
+		case "config":
+			ok = d.decode(&in.Config)
+		case "lineage":
+			in.Lineage, ok = d.Str()
+		case "serial":
+			in.Serial, ok = d.int64()
+		case "specHash":
+			in.SpecHash, ok = d.Str()
+		case "schemas":
+			in.Schemas, ok = d.Str()
+		case "destroy":
+			in.Destroy, ok = d.Bool()
+		case "refreshOnly":
+			in.RefreshOnly, ok = d.Bool()
+		case "targets":
+			in.Targets, ok = d.Strings()
+		case "changes":
+			in.Changes, ok = d.changes()
+		case "outputs":
+			in.Outputs, ok = d.raw()
+		}
+		return ok
+	})
+}
+
+func (d *fastReader) changes() ([]changeIn, bool) {
+	if !d.Byte('[') {
+		return nil, false
+	}
+	// Room for every change at once: a change is large, and a plan can
+	// hold tens of thousands.
+	out := make([]changeIn, 0, bytes.Count(d.Data[d.I:], []byte(`{"addr":`)))
+	if d.Byte(']') {
+		return out, true
+	}
+	for {
+		var c changeIn
+		if !d.change(&c) {
+			return nil, false
+		}
+		out = append(out, c)
+		if d.Byte(']') {
+			return out, true
+		}
+		if !d.Byte(',') {
+			return nil, false
+		}
+	}
+}
+
+func (d *fastReader) change(c *changeIn) bool {
+	return d.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "addr":
+			c.Addr, ok = d.Str()
+		case "type":
+			c.Type, ok = d.Str()
+		case "kind":
+			var s string
+			s, ok = d.Str()
+			c.Kind = kind.Kind(s)
+		case "action":
+			c.Action, ok = d.Str()
+		case "reason":
+			c.Reason, ok = d.Str()
+		case "reasonDetail":
+			c.ReasonDetail, ok = d.Str()
+		case "reasonFields":
+			c.ReasonFields, ok = d.Strings()
+		case "id":
+			c.ID, ok = d.Str()
+		case "importId":
+			c.ImportID, ok = d.Str()
+		case "before":
+			c.Before, ok = d.raw()
+		case "after":
+			c.After, ok = d.raw()
+		case "afterIsBefore":
+			c.AfterIsBefore, ok = d.Bool()
+		case "replacePaths":
+			c.ReplacePaths, ok = d.Strings()
+		case "deleteBeforeReplace":
+			c.DeleteBeforeReplace, ok = d.Bool()
+		case "deferred":
+			c.Deferred, ok = d.Bool()
+		case "deposed":
+			c.Deposed, ok = d.Strings()
+		case "options":
+			ok = d.decode(&c.Options)
+		case "pos":
+			ok = d.pos(&c.Pos)
+		case "drift":
+			ok = d.decode(&c.Drift)
+		case "driftDetails":
+			c.DriftDetails, ok = d.Strings()
+		case "deletedOutside":
+			c.DeletedOutside, ok = d.Bool()
+		case "deletedId":
+			c.DeletedID, ok = d.Str()
+		}
+		return ok
+	})
+}
+
+func (d *fastReader) pos(p *diag.Pos) bool {
+	return d.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "File":
+			p.File, ok = d.Str()
+		case "Line":
+			p.Line, ok = d.int()
+		case "Col":
+			p.Col, ok = d.int()
+		}
+		return ok
+	})
+}
