@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"reconcile/engine/diag"
@@ -59,6 +60,18 @@ func TestReadFast(t *testing.T) {
 	}
 	if len(in.Changes) != 5 || in.Changes[0].Options == nil || in.Changes[0].Drift == nil || in.Config == nil {
 		t.Fatalf("fields missing: %+v", in)
+	}
+	// Files written before the signature moved after the plan read too.
+	i, j := bytes.Index(data, []byte(`,
+ "mac": `)), bytes.Index(data, []byte(`
+ "plan": `))
+	if i < 0 || j < 0 {
+		t.Fatalf("unexpected layout:\n%s", data)
+	}
+	mac := bytes.TrimSuffix(data[i+1:], []byte("\n}\n"))
+	older := slices.Concat(data[:j], mac, []byte(","), data[j:i], []byte("\n}\n"))
+	if env, in, ok := readFast(older); !ok || !reflect.DeepEqual(env, wantEnv) || !reflect.DeepEqual(in, wantIn) {
+		t.Fatalf("readFast does not read the older layout the same (ok %v):\n%s", ok, older)
 	}
 	// What it declines, encoding/json reads.
 	for _, s := range []string{
