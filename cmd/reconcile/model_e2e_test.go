@@ -285,7 +285,7 @@ func TestCrashSIGKILLModel(t *testing.T) {
 // replaces a model (a new training dataset) once the new model is trained
 // and the endpoint has started moving to it. The old model, deleted only
 // after the endpoint has moved (the emulator keeps the endpoint UPDATING
-// for 5 s, so that the kill comes first), is then still live and recorded
+// for 20 s, so that the kill comes first), is then still live and recorded
 // in state as deposed, beside the new one: nothing is orphaned. The next
 // apply deletes it, and the emulator holds each declared object once.
 func TestCrashSIGKILLModelReplacement(t *testing.T) {

@@ -45,17 +45,39 @@ func (r Run) name() string {
 
 // applyJSON is the document ApplyJSON writes.
 type applyJSON struct {
-	FormatVersion string          `json:"format_version"`
-	Run           string          `json:"run"`
-	Complete      bool            `json:"complete"`
-	Stopped       string          `json:"stopped"`
-	Counts        map[string]int  `json:"counts"`
-	Failed        []nodeErrorJSON `json:"failed"`
-	Interrupted   []nodeErrorJSON `json:"interrupted"`
-	Skipped       []string        `json:"skipped"`
-	NotStarted    []string        `json:"not_started"`
-	Deposed       []deposedJSON   `json:"deposed"`
-	Outputs       map[string]any  `json:"outputs"`
+	FormatVersion string `json:"format_version"`
+	Run           string `json:"run"`
+	applyResultJSON
+	Outputs map[string]any `json:"outputs"`
+}
+
+// applyResultJSON is what an apply did, as apply JSON and the summary
+// event of an event stream give it.
+type applyResultJSON struct {
+	Complete    bool            `json:"complete"`
+	Stopped     string          `json:"stopped"`
+	Counts      map[string]int  `json:"counts"`
+	Failed      []nodeErrorJSON `json:"failed"`
+	Interrupted []nodeErrorJSON `json:"interrupted"`
+	Skipped     []string        `json:"skipped"`
+	NotStarted  []string        `json:"not_started"`
+	Deposed     []deposedJSON   `json:"deposed"`
+}
+
+// applyResult is res as applyResultJSON: counts of every action but
+// no-op (zero included), lists never null.
+func applyResult(res *report.Apply) applyResultJSON {
+	counts := map[string]int{}
+	for a := plan.NoOp + 1; int(a) < plan.NumActions; a++ {
+		counts[a.String()] = res.Counts[a]
+	}
+	deposed := make([]deposedJSON, 0, len(res.Deposed))
+	for _, d := range res.Deposed {
+		deposed = append(deposed, deposedJSON{Address: d.Addr, Type: d.Type, IDs: nonNil(d.IDs)})
+	}
+	return applyResultJSON{Complete: res.Complete() && res.Stopped == "", Stopped: res.Stopped,
+		Counts: counts, Failed: nodeErrorsJSON(res.Failed), Interrupted: nodeErrorsJSON(res.Interrupted),
+		Skipped: nonNil(res.Skipped), NotStarted: nonNil(res.NotStarted), Deposed: deposed}
 }
 
 type deposedJSON struct {
@@ -88,25 +110,13 @@ func nodeErrorsJSON(errs []report.NodeError) []nodeErrorJSON {
 // deposed ([] when nothing), whether and why the run was stopped, and the
 // outputs, secrets as null.
 func ApplyJSON(w io.Writer, res *report.Apply, run Run) error {
-	counts := map[string]int{}
-	for a := plan.NoOp + 1; int(a) < plan.NumActions; a++ {
-		counts[a.String()] = res.Counts[a]
-	}
 	outputs := map[string]any{}
 	if run != RunRefreshOnly {
 		for k, v := range res.Outputs {
 			outputs[k] = JSONValue(v)
 		}
 	}
-	deposed := make([]deposedJSON, 0, len(res.Deposed))
-	for _, d := range res.Deposed {
-		deposed = append(deposed, deposedJSON{Address: d.Addr, Type: d.Type, IDs: nonNil(d.IDs)})
-	}
-	doc := applyJSON{
-		FormatVersion: ApplyJSONVersion, Run: run.name(), Complete: res.Complete() && res.Stopped == "", Stopped: res.Stopped,
-		Counts: counts, Failed: nodeErrorsJSON(res.Failed), Interrupted: nodeErrorsJSON(res.Interrupted),
-		Skipped: nonNil(res.Skipped), NotStarted: nonNil(res.NotStarted), Deposed: deposed, Outputs: outputs,
-	}
+	doc := applyJSON{FormatVersion: ApplyJSONVersion, Run: run.name(), applyResultJSON: applyResult(res), Outputs: outputs}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)

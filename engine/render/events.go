@@ -333,15 +333,8 @@ func (s *EventStream) PlanSummary(p *plan.Plan) {
 
 type applySummaryEvent struct {
 	eventHeader
-	Operation   string          `json:"operation"`
-	Complete    bool            `json:"complete"`
-	Stopped     string          `json:"stopped"`
-	Counts      map[string]int  `json:"counts"`
-	Failed      []nodeErrorJSON `json:"failed"`
-	Interrupted []nodeErrorJSON `json:"interrupted"`
-	Skipped     []string        `json:"skipped"`
-	NotStarted  []string        `json:"not_started"`
-	Deposed     []deposedJSON   `json:"deposed"`
+	Operation string `json:"operation"`
+	applyResultJSON
 }
 
 // ApplySummary ends the stream of an apply, destroy or refresh-only
@@ -354,17 +347,8 @@ func (s *EventStream) ApplySummary(res *report.Apply, run Run) {
 		outputs = res.Outputs
 	}
 	s.outputs(outputs)
-	counts := map[string]int{}
-	for a := plan.NoOp + 1; int(a) < plan.NumActions; a++ {
-		counts[a.String()] = res.Counts[a]
-	}
-	deposed := make([]deposedJSON, 0, len(res.Deposed))
-	for _, d := range res.Deposed {
-		deposed = append(deposed, deposedJSON{Address: d.Addr, Type: d.Type, IDs: nonNil(d.IDs)})
-	}
+	result := applyResult(res)
 	s.write(EventSummary, applyHeadline(res, run), func(h eventHeader) any {
-		return applySummaryEvent{Deposed: deposed, eventHeader: h, Operation: run.name(), Complete: res.Complete() && res.Stopped == "", Stopped: res.Stopped,
-			Counts: counts, Failed: nodeErrorsJSON(res.Failed), Interrupted: nodeErrorsJSON(res.Interrupted),
-			Skipped: nonNil(res.Skipped), NotStarted: nonNil(res.NotStarted)}
+		return applySummaryEvent{eventHeader: h, Operation: run.name(), applyResultJSON: result}
 	})
 }

@@ -49,32 +49,22 @@ func copyMap(m map[string]any) map[string]any {
 	return out
 }
 
-// renames maps the provider's names of a dataset location's fields to the
-// API's.
-var renames = map[string]string{"namespace": "namespaceName", "bucket": "bucketName"}
+// toAPINames maps the provider's names of a dataset location's fields to
+// the API's, and fromAPINames back.
+var (
+	toAPINames   = map[string]string{"namespace": "namespaceName", "bucket": "bucketName"}
+	fromAPINames = map[string]string{"namespaceName": "namespace", "bucketName": "bucket"}
+)
 
 // datasetToAPI turns a dataset input into the API's DatasetDetails JSON.
-func datasetToAPI(v any) any {
-	d, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	d = copyMap(d)
-	if loc, ok := d["locationDetails"].(map[string]any); ok {
-		out := map[string]any{}
-		for k, v := range loc {
-			if api, ok := renames[k]; ok {
-				k = api
-			}
-			out[k] = v
-		}
-		d["locationDetails"] = out
-	}
-	return d
-}
+func datasetToAPI(v any) any { return renameLocation(v, toAPINames) }
 
 // datasetFromAPI is the inverse of datasetToAPI.
-func datasetFromAPI(v any) any {
+func datasetFromAPI(v any) any { return renameLocation(v, fromAPINames) }
+
+// renameLocation returns a copy of the dataset v whose locationDetails'
+// fields are renamed by names; v itself if it is not an object.
+func renameLocation(v any, names map[string]string) any {
 	d, ok := v.(map[string]any)
 	if !ok {
 		return v
@@ -83,10 +73,8 @@ func datasetFromAPI(v any) any {
 	if loc, ok := d["locationDetails"].(map[string]any); ok {
 		out := map[string]any{}
 		for k, v := range loc {
-			for tf, api := range renames {
-				if k == api {
-					k = tf
-				}
+			if to, ok := names[k]; ok {
+				k = to
 			}
 			out[k] = v
 		}

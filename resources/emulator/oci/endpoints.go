@@ -619,53 +619,28 @@ func (e *Emulator) deleteEndpoint(r *http.Request, args []string, _ []byte) (*re
 }
 
 func (e *Emulator) changeEndpointCompartment(r *http.Request, args []string, body []byte) (*response, error) {
-	var d struct {
-		CompartmentID *string `json:"compartmentId"`
-	}
-	if err := decodeBody(body, &d); err != nil {
-		return nil, err
-	}
-	if d.CompartmentID == nil || *d.CompartmentID == "" {
-		return nil, errorf(http.StatusBadRequest, "MissingParameter", "compartmentId is required")
-	}
-	token, err := requestRetryToken(r)
-	if err != nil {
-		return nil, err
-	}
-	now := e.now().UTC()
-	delay := e.getDelays().update
-	var resp *response
-	err = e.store.Update(func(tx emulator.Tx) error {
-		if replay, err := e.replay(tx, token, r, body, now); replay != nil || err != nil {
-			resp = replay
-			return err
-		}
+	return e.changeCompartment(r, body, func(tx emulator.Tx, now time.Time, compartment string) (string, error) {
 		rec, err := e.mutable(tx, r, args[0], now)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if err := incorrectState(rec); err != nil {
-			return err
+			return "", err
 		}
-		if ok, err := compartmentExists(tx, *d.CompartmentID); err != nil || !ok {
-			if err == nil {
-				err = errorf(http.StatusBadRequest, "RelatedResourceNotAuthorizedOrNotFound", "compartment %s was not found or you are not authorized to use it", *d.CompartmentID)
-			}
-			return err
+		if err := checkCompartment(tx, compartment); err != nil {
+			return "", err
 		}
 		v := &rec.View
-		if v.CompartmentID != *d.CompartmentID {
-			v.CompartmentID = *d.CompartmentID
+		if v.CompartmentID != compartment {
+			v.CompartmentID = compartment
 			v.LifecycleState, v.TimeUpdated = stateUpdating, fmtTime(now)
-			rec.Pending = &pendingOp{Op: opMove, Done: now.Add(delay)}
+			rec.Pending = &pendingOp{Op: opMove, Done: now.Add(e.getDelays().update)}
 			if err := tx.Put(bucketEndpoints, v.ID, rec); err != nil {
-				return err
+				return "", err
 			}
 		}
-		resp = &response{status: http.StatusOK}
-		return e.remember(tx, token, r, body, v.ID, resp, now)
+		return v.ID, nil
 	})
-	return resp, err
 }
 
 // loadEndpoint reads and settles an endpoint; a missing or purged one is

@@ -295,17 +295,7 @@ func (e *Emulator) createModel(r *http.Request, _ []string, body []byte) (*respo
 }
 
 func (e *Emulator) getModel(_ *http.Request, args []string, _ []byte) (*response, error) {
-	now := e.now().UTC()
-	var resp *response
-	err := e.store.Update(func(tx emulator.Tx) error {
-		rec, err := modelKind.load(tx, args[0], now)
-		if err != nil {
-			return err
-		}
-		resp, err = jsonResponse(http.StatusOK, rec.modelView, map[string]string{"etag": etagOf(rec.modelView)})
-		return err
-	})
-	return resp, err
+	return getObject(e, modelKind, args[0], func(m *modelRecord) any { return m.modelView })
 }
 
 func (e *Emulator) listModels(r *http.Request, _ []string, _ []byte) (*response, error) {
@@ -389,13 +379,13 @@ func (e *Emulator) modelInUse(tx emulator.Tx, id string, now time.Time) error {
 }
 
 func (e *Emulator) changeModelCompartment(r *http.Request, args []string, body []byte) (*response, error) {
-	return e.changeCompartment(r, body, func(tx emulator.Tx, now time.Time) (object, error) {
+	return e.changeCompartment(r, body, e.moveObject(func(tx emulator.Tx, now time.Time) (object, error) {
 		rec, err := modelKind.mutable(tx, r, args[0], now, func(m *modelRecord) any { return m.modelView })
 		if err == nil {
 			err = modelKind.busy(rec)
 		}
 		return rec, err
-	}, bucketModels, entityModel)
+	}, bucketModels, entityModel))
 }
 
 // evaluationResults are the made-up but plausible results of a training

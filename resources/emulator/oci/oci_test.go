@@ -155,6 +155,9 @@ func TestEmulatorErrors(t *testing.T) {
 		"work requests without compartment": {"GET", "/20221001/workRequests", nil, 400, "MissingParameter"},
 		"models without compartment":        {"GET", "/20221001/models", nil, 400, "MissingParameter"},
 		"unknown model get":                 {"GET", "/20221001/models/ocid1.ailanguagemodel.oc1.iad.nope", nil, 404, "NotAuthorizedOrNotFound"},
+		"move to unknown compartment":       {"POST", "/20221001/models/" + env.activeModel + "/actions/changeCompartment", map[string]any{"compartmentId": "ocid1.compartment.oc1..nope"}, 400, "RelatedResourceNotAuthorizedOrNotFound"},
+		"move without compartment":          {"POST", "/20221001/projects/" + env.project + "/actions/changeCompartment", map[string]any{}, 400, "MissingParameter"},
+		"move unknown endpoint":             {"POST", endpointsPath + "/ocid1.ailanguageendpoint.oc1.iad.nope/actions/changeCompartment", map[string]any{"compartmentId": env.compartment}, 404, "NotAuthorizedOrNotFound"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

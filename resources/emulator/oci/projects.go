@@ -136,14 +136,25 @@ func (e *Emulator) createProject(r *http.Request, _ []string, body []byte) (*res
 }
 
 func (e *Emulator) getProject(_ *http.Request, args []string, _ []byte) (*response, error) {
+	return getObject(e, projectKind, args[0], func(p *projectRecord) any { return p.projectView })
+}
+
+// getObject answers a GET of the project or model id: its view, as view
+// gives it, with its etag. Loading settles what is due, hence a write
+// transaction.
+func getObject[R any, PR interface {
+	*R
+	object
+}](e *Emulator, k kind[R, PR], id string, view func(PR) any) (*response, error) {
 	now := e.now().UTC()
 	var resp *response
 	err := e.store.Update(func(tx emulator.Tx) error {
-		rec, err := projectKind.load(tx, args[0], now)
+		rec, err := k.load(tx, id, now)
 		if err != nil {
 			return err
 		}
-		resp, err = jsonResponse(http.StatusOK, rec.projectView, map[string]string{"etag": etagOf(rec.projectView)})
+		v := view(rec)
+		resp, err = jsonResponse(http.StatusOK, v, map[string]string{"etag": etagOf(v)})
 		return err
 	})
 	return resp, err
@@ -271,19 +282,21 @@ func (e *Emulator) projectInUse(tx emulator.Tx, id string, now time.Time) error 
 }
 
 func (e *Emulator) changeProjectCompartment(r *http.Request, args []string, body []byte) (*response, error) {
-	return e.changeCompartment(r, body, func(tx emulator.Tx, now time.Time) (object, error) {
+	return e.changeCompartment(r, body, e.moveObject(func(tx emulator.Tx, now time.Time) (object, error) {
 		rec, err := projectKind.mutable(tx, r, args[0], now, func(p *projectRecord) any { return p.projectView })
 		if err == nil {
 			err = projectKind.busy(rec)
 		}
 		return rec, err
-	}, bucketProjects, entityProject)
+	}, bucketProjects, entityProject))
 }
 
-// changeCompartment moves the object load finds to the compartment of the
-// body: 200 with no body and no work request, the object UPDATING for the
-// update delay, as the endpoint's change of compartment.
-func (e *Emulator) changeCompartment(r *http.Request, body []byte, load func(emulator.Tx, time.Time) (object, error), bucket, entity string) (*response, error) {
+// changeCompartment answers a changeCompartment action: move, in one
+// transaction, loads the object, refuses what OCI refuses and moves it to
+// the body's compartment, returning its id. The answer is 200 with no body
+// and no work request, the object UPDATING for the update delay, and a
+// retried request with the same retry token gets the same answer.
+func (e *Emulator) changeCompartment(r *http.Request, body []byte, move func(tx emulator.Tx, now time.Time, compartment string) (id string, err error)) (*response, error) {
 	var d struct {
 		CompartmentID *string `json:"compartmentId"`
 	}
@@ -298,31 +311,42 @@ func (e *Emulator) changeCompartment(r *http.Request, body []byte, load func(emu
 		return nil, err
 	}
 	now := e.now().UTC()
-	delay := e.getDelays().update
 	var resp *response
 	err = e.store.Update(func(tx emulator.Tx) error {
 		if replay, err := e.replay(tx, token, r, body, now); replay != nil || err != nil {
 			resp = replay
 			return err
 		}
-		rec, err := load(tx, now)
+		id, err := move(tx, now, *d.CompartmentID)
 		if err != nil {
 			return err
 		}
-		if err := checkCompartment(tx, *d.CompartmentID); err != nil {
-			return err
-		}
-		c := rec.fields()
-		if *c.compartment != *d.CompartmentID {
-			*c.compartment = *d.CompartmentID
-			if _, err := e.start(tx, bucket, entity, rec, stateUpdating, opMove, "", now, delay, ""); err != nil {
-				return err
-			}
-		}
 		resp = &response{status: http.StatusOK}
-		return e.remember(tx, token, r, body, *c.id, resp, now)
+		return e.remember(tx, token, r, body, id, resp, now)
 	})
 	return resp, err
+}
+
+// moveObject is changeCompartment's move for a project or model, which
+// load finds and checks.
+func (e *Emulator) moveObject(load func(emulator.Tx, time.Time) (object, error), bucket, entity string) func(emulator.Tx, time.Time, string) (string, error) {
+	return func(tx emulator.Tx, now time.Time, compartment string) (string, error) {
+		rec, err := load(tx, now)
+		if err != nil {
+			return "", err
+		}
+		if err := checkCompartment(tx, compartment); err != nil {
+			return "", err
+		}
+		c := rec.fields()
+		if *c.compartment != compartment {
+			*c.compartment = compartment
+			if _, err := e.start(tx, bucket, entity, rec, stateUpdating, opMove, "", now, e.getDelays().update, ""); err != nil {
+				return "", err
+			}
+		}
+		return *c.id, nil
+	}
 }
 
 // checkCompartment refuses a reference to a compartment that does not
