@@ -46,7 +46,7 @@ type loader struct {
 	file  string
 	// configOnly is set while loading a Source that is ConfigOnly.
 	configOnly bool
-	lines      []string // of the file being loaded, for positions inside scalars
+	lines      lineIndex // of the file being loaded, for positions inside scalars
 	nodes      int
 	spec       *Spec
 	where      map[string]diag.Pos // every declared name, for duplicate checks
@@ -74,10 +74,10 @@ func (l *loader) warnf(pos diag.Pos, format string, args ...any) {
 
 func (l *loader) pos(n *yaml.Node) diag.Pos {
 	p := diag.Pos{File: l.file, Line: n.Line, Col: n.Column}
-	if last := len(l.lines); p.Line > last && last > 0 {
+	if last := l.lines.count(); p.Line > last && last > 0 {
 		// An empty node at the end of the stream is placed on the line
 		// after the last: report the end of the last line instead.
-		p.Line, p.Col = last, utf8.RuneCountInString(l.lines[last-1])+1
+		p.Line, p.Col = last, utf8.RuneCountInString(l.lines.line(last))+1
 	}
 	return p
 }
@@ -188,13 +188,13 @@ func (l *loader) loadFile(src Source) {
 	l.file = src.Name
 	l.configOnly = src.ConfigOnly
 	l.nodes = 0
-	l.lines = nil
+	l.lines = lineIndex{}
 	if len(src.Data) > boundedfile.DefaultLimit {
 		l.errorf(diag.Pos{File: src.Name, Line: 1, Col: 1}, "file is %d bytes, over the limit of %d", len(src.Data), boundedfile.DefaultLimit).Detail = "split the spec over several files of a directory"
 		l.partial = true
 		return
 	}
-	l.lines = splitLines(string(src.Data))
+	l.lines = indexLines(src.Data)
 	docs, err := parseDocuments(src.Data)
 	if err != nil {
 		l.yamlError(err, src.Data)

@@ -100,10 +100,10 @@ func (l *loader) offsetFunc(n *yaml.Node) func(int) diag.Pos {
 // sourceLine returns a line (1-based) of the file being loaded, without its
 // line break.
 func (l *loader) sourceLine(line int) (string, bool) {
-	if line < 1 || line > len(l.lines) {
+	if line < 1 || line > l.lines.count() {
 		return "", false
 	}
-	s := l.lines[line-1]
+	s := l.lines.line(line)
 	if line == 1 {
 		s = strings.TrimPrefix(s, "\ufeff") // yaml.v3 does not count a BOM
 	}

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"bytes"
 	"reconcile/engine/diag"
 	"regexp"
 	"strconv"
@@ -33,6 +34,7 @@ var yamlParserErrors = map[string]bool{
 }
 
 func (l *loader) yamlError(err error, src []byte) {
+	lines := splitLines(string(src))
 	msg := err.Error()
 	if te, ok := err.(*yaml.TypeError); ok && len(te.Errors) > 0 {
 		msg = "yaml: " + te.Errors[0]
@@ -45,7 +47,7 @@ func (l *loader) yamlError(err error, src []byte) {
 			line++
 		}
 		// A problem at the end of the stream is on the line after the last.
-		line = max(1, min(line, len(l.lines)))
+		line = max(1, min(line, len(lines)))
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
@@ -61,12 +63,12 @@ func (l *loader) yamlError(err error, src []byte) {
 	case strings.Contains(msg, "tab character") || msg == "found character that cannot start any token":
 		// yaml.v3 gives the line of the token before a tab that breaks
 		// the indentation: find the tab.
-		last := len(l.lines)
+		last := len(lines)
 		if !strings.Contains(msg, "tab character") {
 			last = min(line, last)
 		}
 		for n := line; n <= last; n++ {
-			s := l.lines[n-1]
+			s := lines[n-1]
 			indent := s[:len(s)-len(strings.TrimLeft(s, " \t"))]
 			if i := strings.IndexByte(indent, '\t'); i >= 0 {
 				pos.Line, pos.Col = n, i+1
@@ -76,22 +78,22 @@ func (l *loader) yamlError(err error, src []byte) {
 		}
 	case msg == "found unexpected end of stream":
 		// Most often a quoted string left open: yaml.v3 gives its line.
-		if col := unclosed(l.lines[line-1], '"'); col > 0 {
+		if col := unclosed(lines[line-1], '"'); col > 0 {
 			pos.Col = col
 			detail = "a quoted string is not closed"
 		}
 	case msg == "did not find expected key" || msg == "did not find expected '-' indicator" || msg == "did not find expected node content":
 		// yaml.v3 gives the line where the enclosing mapping or list
 		// starts; the mistake (often a wrong indentation) is further down.
-		if n, ok := problemLine(l.lines, err.Error(), line); ok {
-			s := l.lines[n-1]
+		if n, ok := problemLine(lines, err.Error(), line); ok {
+			s := lines[n-1]
 			pos.Line, pos.Col = n, utf8.RuneCountInString(s[:len(s)-len(strings.TrimLeft(s, " "))])+1
 		}
 	case yamlParserErrors[msg] && strings.HasPrefix(msg, "did not find expected ',' or "):
 		// An unclosed flow collection: point at its opening bracket, on the
 		// line given or, when yaml.v3 gave where it noticed, above it.
 		for n := line; n >= 1; n-- {
-			if col := unclosed(l.lines[n-1], msg[len(msg)-2]); col > 0 {
+			if col := unclosed(lines[n-1], msg[len(msg)-2]); col > 0 {
 				pos.Line, pos.Col = n, col
 				break
 			}
@@ -128,17 +130,7 @@ func splitLines(s string) []string {
 	var out []string
 	start := 0
 	for i := 0; i < len(s); {
-		n := 0 // length of the break at i
-		switch {
-		case strings.HasPrefix(s[i:], "\r\n"):
-			n = 2
-		case s[i] == '\r' || s[i] == '\n':
-			n = 1
-		case strings.HasPrefix(s[i:], "\u0085"):
-			n = 2
-		case strings.HasPrefix(s[i:], "\u2028") || strings.HasPrefix(s[i:], "\u2029"):
-			n = 3
-		}
+		n := breakLen(s, i)
 		if n == 0 {
 			i++
 			continue
@@ -148,6 +140,64 @@ func splitLines(s string) []string {
 		start = i
 	}
 	return append(out, s[start:])
+}
+
+// breakLen returns the length of the YAML line break at s[i], 0 if there is
+// none.
+func breakLen[T ~string | ~[]byte](s T, i int) int {
+	switch s[i] {
+	case '\r':
+		if i+1 < len(s) && s[i+1] == '\n' {
+			return 2
+		}
+		return 1
+	case '\n':
+		return 1
+	case 0xc2: // U+0085
+		if i+1 < len(s) && s[i+1] == 0x85 {
+			return 2
+		}
+	case 0xe2: // U+2028, U+2029
+		if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+			return 3
+		}
+	}
+	return 0
+}
+
+// lineIndex finds the lines of a file as splitLines splits them, without
+// copying the file: positions inside scalars read a line or two of it.
+type lineIndex struct {
+	src    []byte
+	starts []int32 // the byte offset of each line's start
+}
+
+func indexLines(src []byte) lineIndex {
+	ix := lineIndex{src: src, starts: make([]int32, 1, bytes.Count(src, []byte{'\n'})+1)}
+	for i := 0; i < len(src); {
+		n := breakLen(src, i)
+		if n == 0 {
+			i++
+			continue
+		}
+		i += n
+		ix.starts = append(ix.starts, int32(i))
+	}
+	return ix
+}
+
+// count returns the number of lines: an empty file has one, the zero
+// lineIndex none.
+func (ix lineIndex) count() int { return len(ix.starts) }
+
+// line returns line n (1-based, at most count()) without its break.
+func (ix lineIndex) line(n int) string {
+	start := int(ix.starts[n-1])
+	end := start
+	for end < len(ix.src) && breakLen(ix.src, end) == 0 {
+		end++
+	}
+	return string(ix.src[start:end])
 }
 
 // unclosed returns the column of what is opened on line and not closed
