@@ -64,6 +64,39 @@ func Canon(v any) any {
 	return v
 }
 
+// CanonShared is Canon, except that a value already in that shape is
+// returned as it is rather than copied: the result may share its maps and
+// lists with v, and neither may be changed afterwards.
+func CanonShared(v any) any {
+	if isCanon(v) {
+		return v
+	}
+	return Canon(v)
+}
+
+// isCanon reports whether Canon(v) would equal v.
+func isCanon(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return x != math.Trunc(x) || math.Abs(x) >= 1<<53
+	case int, int32, uint64, float32, json.Number, []string, Attrs, map[string]string:
+		return false
+	case []any:
+		for _, e := range x {
+			if !isCanon(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if !isCanon(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // CanonAttrs applies Canon to every value of a.
 func CanonAttrs(a Attrs) Attrs {
 	if a == nil {

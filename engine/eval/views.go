@@ -253,9 +253,12 @@ func Normalize(reg resources.Registry, token string, desired map[string]any) map
 		}
 		plain[k] = p
 	}
-	out := map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(plain))))
-	if out == nil {
-		out = map[string]any{}
+	// The driver's result is new, and what it kept of plain is not changed
+	// after: its values are shared, not copied again.
+	normal := n.Normalize(resources.Attrs(plain))
+	out := make(map[string]any, len(normal)+len(held))
+	for k, v := range normal {
+		out[k] = resources.CanonShared(v)
 	}
 	for k, v := range held {
 		out[k] = v
@@ -282,12 +285,20 @@ func CreatedView(s *schemas.Schema, desired map[string]any) map[string]any {
 // CreatedRefView is what references to a resource being created see: its
 // planned view, and Unknown for every input the specs leave unset too, since
 // the cloud may choose it (OCI names an endpoint given no displayName).
+// It is after itself when after sets every property, and shares its values.
 func CreatedRefView(s *schemas.Schema, after map[string]any) map[string]any {
-	out := Merge(after)
+	var out map[string]any
 	for k := range s.Root.Properties {
-		if _, set := out[k]; !set {
-			out[k] = value.Unknown{}
+		if _, set := after[k]; set {
+			continue
 		}
+		if out == nil {
+			out = Merge(after)
+		}
+		out[k] = value.Unknown{}
+	}
+	if out == nil {
+		return after
 	}
 	return out
 }

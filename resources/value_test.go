@@ -1,0 +1,66 @@
+package resources_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"reconcile/resources"
+)
+
+func TestCanonShared(t *testing.T) {
+	t.Parallel()
+	canonical := map[string]any{
+		"s": "x", "n": int64(3), "f": 1.5, "big": float64(1 << 60), "b": true, "nil": nil,
+		"list": []any{"a", map[string]any{"k": int64(1)}},
+	}
+	got := resources.CanonShared(canonical)
+	if reflect.ValueOf(got).Pointer() != reflect.ValueOf(canonical).Pointer() {
+		t.Errorf("a canonical map was copied")
+	}
+	list := canonical["list"].([]any)
+	if l := resources.CanonShared(list).([]any); &l[0] != &list[0] {
+		t.Errorf("a canonical list was copied")
+	}
+	// Anything Canon changes, however deep, makes a copy equal to Canon's,
+	// and the input is left as it was.
+	for name, v := range map[string]any{
+		"int":          map[string]any{"a": "x", "n": 3},
+		"integral":     []any{"a", 2.0},
+		"deep":         map[string]any{"l": []any{map[string]any{"k": int32(1)}}},
+		"json number":  []any{json.Number("7")},
+		"strings":      map[string]any{"l": []string{"a"}},
+		"string map":   []any{map[string]string{"a": "b"}},
+		"attrs":        []any{resources.Attrs{"a": uint64(1)}},
+		"float32":      float32(2),
+		"scalar float": 4.0,
+	} {
+		before := clone(v)
+		got := resources.CanonShared(v)
+		if want := resources.Canon(v); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: CanonShared = %#v, want %#v", name, got, want)
+		}
+		if !reflect.DeepEqual(v, before) {
+			t.Errorf("%s: input changed to %#v", name, v)
+		}
+	}
+}
+
+// clone copies the maps and lists of v.
+func clone(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = clone(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = clone(e)
+		}
+		return out
+	}
+	return v
+}
