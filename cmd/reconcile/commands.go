@@ -178,11 +178,16 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	if diags.HasErrors() {
 		return exitError
 	}
+	// The plan holds all that rendering and saving it need: the loaded
+	// specs (on a large project, as much memory again as the plan) can go
+	// before the text and the file are written.
+	cfg := c.savedConfig(spec)
+	spec, ss.spec = nil, nil
 	if err := c.renderPlan(pl); err != nil {
 		return c.errorf("%v", err)
 	}
 	if o.out != "" {
-		if err := c.savePlan(o.out, pl, spec, st); err != nil {
+		if err := c.savePlan(o.out, pl, cfg, st); err != nil {
 			return c.errorf("%v", err)
 		}
 		if c.g.output == "text" {
@@ -216,7 +221,7 @@ func (c *cli) renderPlan(pl *plan.Plan) error {
 	return render.PlanText(c.stdout, pl, opts)
 }
 
-func (c *cli) savePlan(path string, pl *plan.Plan, spec *specs.Spec, st store) error {
+func (c *cli) savePlan(path string, pl *plan.Plan, cfg map[string]string, st store) error {
 	key, err := st.SecretKey()
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
@@ -226,6 +231,18 @@ func (c *cli) savePlan(path string, pl *plan.Plan, spec *specs.Spec, st store) e
 	if err != nil {
 		return err
 	}
+	return writeFileAtomic(path, 0o600, func(w io.Writer) error {
+		err := plan.WriteFile(w, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg, Schemas: schemas.Digest()}, version, key)
+		if err != nil {
+			return fmt.Errorf("save plan: %w", err)
+		}
+		return nil
+	})
+}
+
+// savedConfig returns the --config values a plan file records: those the
+// specs declare, secrets left out.
+func (c *cli) savedConfig(spec *specs.Spec) map[string]string {
 	cfg := map[string]string{}
 	for k, v := range c.g.config {
 		name := k
@@ -236,13 +253,7 @@ func (c *cli) savePlan(path string, pl *plan.Plan, spec *specs.Spec, st store) e
 			cfg[k] = v
 		}
 	}
-	return writeFileAtomic(path, 0o600, func(w io.Writer) error {
-		err := plan.WriteFile(w, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg, Schemas: schemas.Digest()}, version, key)
-		if err != nil {
-			return fmt.Errorf("save plan: %w", err)
-		}
-		return nil
-	})
+	return cfg
 }
 
 // writeFileAtomic writes what write writes to a temporary file beside path,
