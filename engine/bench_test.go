@@ -22,6 +22,7 @@ import (
 	"reconcile/engine/apply"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
+	"reconcile/engine/render"
 	"reconcile/engine/specs"
 	"reconcile/kind"
 	"reconcile/resources"
@@ -396,6 +397,44 @@ func BenchmarkLoadPlanNoRefresh(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 		})
 	}
+}
+
+// BenchmarkPlanText renders a plan of n creates as text, as `reconcile
+// plan` prints it.
+func BenchmarkPlanText(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			st := benchBackends(b)[0].open(b, fmt.Sprintf("text%d", benchStates.Add(1)), state.Options{Create: true})
+			defer st.Close()
+			reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
+			p, diags := planner.Plan(b.Context(), loadGenerated(b, genSpec(n)), st, reg, planner.Options{Refresh: false})
+			if diags.HasErrors() || len(p.Changes) != n || p.Changes[n-1].Action != plan.Create {
+				b.Fatalf("plan: %v, %d changes", diags.Err(), len(p.Changes))
+			}
+			runtime.GC()
+			peak := startPeakHeap()
+			cpu := startCPU()
+			b.ResetTimer()
+			for b.Loop() {
+				var w countingWriter
+				if err := render.PlanText(&w, p, render.Options{}); err != nil || w < countingWriter(n)*100 {
+					b.Fatalf("wrote %d bytes: %v", w, err)
+				}
+			}
+			b.StopTimer()
+			cpu.report(b)
+			peak.report(b)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
+		})
+	}
+}
+
+// countingWriter counts what is written to it.
+type countingWriter int
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }
 
 // BenchmarkApply applies 1000 creates with a zero-latency driver at the

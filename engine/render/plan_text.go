@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -263,7 +264,7 @@ func PlanText(w io.Writer, p *plan.Plan, opts Options) error {
 
 // textWriter builds the text form of a plan, a part at a time.
 type textWriter struct {
-	b     strings.Builder
+	b     bytes.Buffer // kept between flushes, not grown again each time
 	color bool
 }
 
@@ -273,7 +274,7 @@ func (t *textWriter) flush(w io.Writer, n int) error {
 	if t.b.Len() <= n {
 		return nil
 	}
-	_, err := io.WriteString(w, t.b.String())
+	_, err := w.Write(t.b.Bytes())
 	t.b.Reset()
 	return err
 }
@@ -284,6 +285,29 @@ func (t *textWriter) paint(code, s string) string {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// write writes s, in the ANSI colour code when colour is on: paint
+// without building the string.
+func (t *textWriter) write(code, s string) {
+	if !t.color || code == "" || s == "" {
+		t.b.WriteString(s)
+		return
+	}
+	t.b.WriteString("\x1b[")
+	t.b.WriteString(code)
+	t.b.WriteByte('m')
+	t.b.WriteString(s)
+	t.b.WriteString("\x1b[0m")
+}
+
+// spaces writes n spaces (none when n is negative).
+func spaces(w io.StringWriter, n int) {
+	const blank = "                                                                "
+	for ; n > len(blank); n -= len(blank) {
+		w.WriteString(blank)
+	}
+	w.WriteString(blank[:max(n, 0)])
 }
 
 // actionColor is the colour of a change's symbol.
@@ -398,8 +422,9 @@ func (t *textWriter) header(p *plan.Plan, changes []*plan.Change) {
 
 // change writes one change: its comment lines and its block.
 func (t *textWriter) change(c *plan.Change) {
-	what := fmt.Sprintf("  # %s (%s) %s", value.PlainText(c.Addr), value.PlainText(c.Type), verbPhrase(c))
-	t.b.WriteString(t.paint(ansiBold, what) + "\n")
+	addr := value.PlainText(c.Addr)
+	t.write(ansiBold, "  # "+addr+" ("+value.PlainText(c.Type)+") "+verbPhrase(c))
+	t.b.WriteByte('\n')
 	if why := c.ReasonText(); why != "" {
 		t.b.WriteString("  # (" + value.PlainText(oneLine(why)) + ")\n")
 	}
@@ -407,11 +432,14 @@ func (t *textWriter) change(c *plan.Change) {
 		t.b.WriteString("  " + t.paint(actionColor(plan.Delete), "-") + " deposed object " + value.Quote(id) + " (left by an earlier replacement) will be destroyed\n")
 	}
 	if c.Action == plan.NoOp {
-		t.b.WriteString("\n")
+		t.b.WriteByte('\n')
 		return
 	}
 	sym := blockSymbol(c)
-	t.b.WriteString(strings.Repeat(" ", 3-len(sym)) + t.paint(actionColor(c.Action), sym) + " " + value.PlainText(c.Addr))
+	spaces(&t.b, 3-len(sym))
+	t.write(actionColor(c.Action), sym)
+	t.b.WriteByte(' ')
+	t.b.WriteString(addr)
 	lines := changeLines(c)
 	if len(lines) == 0 {
 		t.b.WriteString(" {}\n\n")
@@ -439,31 +467,44 @@ func (t *textWriter) outputs(outputs map[string]any) {
 
 // line writes one body line whose depth-0 sign is in column base.
 func (t *textWriter) line(l line, base int) {
-	indent := strings.Repeat(" ", base+4*l.depth)
+	spaces(&t.b, base+4*l.depth)
 	switch l.kind {
 	case lineClose, lineHidden:
-		t.b.WriteString(indent + "  " + l.text + "\n")
+		t.b.WriteString("  ")
+		t.b.WriteString(l.text)
+		t.b.WriteByte('\n')
 		return
 	}
-	t.b.WriteString(indent + t.paint(signColor(l.sign), signText(l.sign)) + " " + lineContent(l))
+	t.write(signColor(l.sign), signText(l.sign))
+	t.b.WriteByte(' ')
+	writeLineContent(&t.b, l)
 	if l.note != "" {
-		t.b.WriteString(" " + t.paint(ansiRed, "# "+l.note))
+		t.b.WriteByte(' ')
+		t.write(ansiRed, "# "+l.note)
 	}
-	t.b.WriteString("\n")
+	t.b.WriteByte('\n')
 }
 
 // lineContent is a value or open line without its sign and note:
 // "key = old -> new", "key = {", or a bare list element.
 func lineContent(l line) string {
 	var s strings.Builder
+	writeLineContent(&s, l)
+	return s.String()
+}
+
+// writeLineContent writes lineContent(l).
+func writeLineContent(w io.StringWriter, l line) {
 	if l.key != "" {
-		s.WriteString(l.key + strings.Repeat(" ", max(0, l.pad-textWidth(l.key))) + " = ")
+		w.WriteString(l.key)
+		spaces(w, l.pad-textWidth(l.key))
+		w.WriteString(" = ")
 	}
 	if l.old != "" {
-		s.WriteString(l.old + " -> ")
+		w.WriteString(l.old)
+		w.WriteString(" -> ")
 	}
-	s.WriteString(l.text)
-	return s.String()
+	w.WriteString(l.text)
 }
 
 // scalarText renders a normalized value that is not a map or a list.

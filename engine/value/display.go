@@ -36,6 +36,7 @@ func OneLine(v any) string {
 // nor send escape sequences to a terminal.
 func Quote(s string) string {
 	var b strings.Builder
+	b.Grow(len(s) + 2)
 	b.WriteByte('"')
 	escapeTo(&b, s, true)
 	b.WriteByte('"')
@@ -45,13 +46,32 @@ func Quote(s string) string {
 // PlainText returns s with the characters Quote escapes escaped, but
 // without quotes: for addresses, types and reasons in headers.
 func PlainText(s string) string {
+	if asIs(s, false) == len(s) {
+		return s
+	}
 	var b strings.Builder
 	escapeTo(&b, s, false)
 	return b.String()
 }
 
+// asIs returns the length of the start of s that escapeTo writes as it
+// is: printable ASCII, but for '"' and '\\' when quoted.
+func asIs(s string, quoted bool) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || quoted && (c == '"' || c == '\\') {
+			return i
+		}
+	}
+	return len(s)
+}
+
 func escapeTo(b *strings.Builder, s string, quoted bool) {
 	for i := 0; i < len(s); {
+		n := asIs(s[i:], quoted)
+		b.WriteString(s[i : i+n])
+		if i += n; i == len(s) {
+			break
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		switch {
