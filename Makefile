@@ -71,6 +71,7 @@ fuzz:
 	$(GO) test ./engine/plan -run '^$$' -fuzz '^FuzzReadPlanFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./engine/plan -run '^$$' -fuzz '^FuzzReadFast$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./state -run '^$$' -fuzz '^FuzzStateDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./cmd/reconcile -run '^$$' -fuzz '^FuzzSanitizer$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 clean:
 	rm -rf bin .reconcile

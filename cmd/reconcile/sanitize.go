@@ -31,11 +31,24 @@ type sanitizer struct {
 func (s *sanitizer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	buf := append(s.pending, p...)
+	buf := p
+	if len(s.pending) > 0 {
+		buf = append(s.pending, p...)
+	}
 	s.pending = nil
 	out := make([]byte, 0, len(buf))
 	for i := 0; i < len(buf); {
 		c := buf[i]
+		if c >= ' ' && c <= '~' || c == '\n' {
+			// Printable ASCII, most of any output, is copied as it is.
+			j := i + 1
+			for j < len(buf) && (buf[j] >= ' ' && buf[j] <= '~' || buf[j] == '\n') {
+				j++
+			}
+			out = append(out, buf[i:j]...)
+			i = j
+			continue
+		}
 		if c == 0x1b && s.sgr {
 			n, complete := sgrLen(buf[i:])
 			if n > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSanitizer(t *testing.T) {
@@ -24,6 +25,7 @@ func TestSanitizer(t *testing.T) {
 		"rune split across writes":     {writes: []string{"caf\xc3", "\xa9!"}, want: "café!"},
 		"sequence split across writes": {writes: []string{"\x1b[3", "1mx"}, sgr: true, want: "\x1b[31mx"},
 		"incomplete at the end":        {writes: []string{"ok\xe2\x82"}, want: `ok\u00e2\u0082`},
+		"control inside ASCII":         {writes: []string{"abc\x01def\n\x7f"}, want: "abc\\u0001def\n\\u007f"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -39,4 +41,42 @@ func TestSanitizer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSanitizer checks that how the output is cut into writes changes
+// nothing of what reaches the terminal, and that nothing but newline, tab
+// and (with sgr) colour sequences escapes unescaped.
+func FuzzSanitizer(f *testing.F) {
+	f.Add([]byte("a: Creating...\n\x1b[31mred\x1b[0m caf\xc3\xa9 \u202e\r"), 7, true)
+	f.Add([]byte("ok\xe2\x82\xac \x1b[3"), 3, false)
+	f.Fuzz(func(t *testing.T, in []byte, cut int, sgr bool) {
+		var whole, split bytes.Buffer
+		s := &sanitizer{w: &whole, sgr: sgr}
+		s.Write(in)
+		s.flush()
+		cut = min(max(cut, 0), len(in))
+		s = &sanitizer{w: &split, sgr: sgr}
+		s.Write(in[:cut])
+		s.Write(in[cut:])
+		s.flush()
+		if whole.String() != split.String() {
+			t.Fatalf("%q cut at %d: %q, whole %q", in, cut, split.String(), whole.String())
+		}
+		out := whole.Bytes()
+		for i := 0; i < len(out); i++ {
+			c := out[i]
+			if c == 0x1b && sgr {
+				if n, complete := sgrLen(out[i:]); n > 0 && complete {
+					i += n - 1
+					continue
+				}
+			}
+			if c < ' ' && c != '\n' && c != '\t' || c == 0x7f {
+				t.Fatalf("%q wrote control byte %#x: %q", in, c, out)
+			}
+		}
+		if !utf8.Valid(out) {
+			t.Fatalf("%q wrote invalid UTF-8: %q", in, out)
+		}
+	})
 }
