@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,15 +123,25 @@ func (s *Schema) partSchema(path []string) *partSchema {
 	return ps
 }
 
-// simpleSchema is a schema of a string, an integer or a boolean that
-// asserts nothing but its type, bounds on the length of a string or the
-// value of an integer, and a choice of strings. Its accepts is a quick
-// yes for the values that fit: the validator, for any other.
+// simpleSchema is a schema that asserts nothing but what its accepts
+// checks: the type (string, integer, boolean, array or object), a string's
+// length, pattern and choices, an integer's bounds, a list's length and
+// the schema of its items, an object's fields, required fields and the
+// schema of its other fields. Its accepts is a quick yes for the values
+// that fit: the validator, for any other.
 type simpleSchema struct {
 	typ            string
-	minLen, maxLen int64 // -1 when not given
+	minLen, maxLen int64 // of a string (in characters) or a list; -1 when not given
 	min, max       *int64
 	enum           []string // nil when not given
+	pattern        *regexp.Regexp
+	items          *simpleSchema // of a list; nil when any item fits
+	// fields are an object's named fields (a nil schema: one accepts
+	// cannot tell), other the schema of any other field (nil: accepts
+	// takes none), required the fields it must have.
+	fields   map[string]*simpleSchema
+	other    *simpleSchema
+	required []string
 }
 
 // simpleOf returns the simpleSchema of node, or nil when node says more.
@@ -141,7 +152,9 @@ func simpleOf(node any) *simpleSchema {
 	}
 	ss := &simpleSchema{minLen: -1, maxLen: -1}
 	ss.typ, _ = m["type"].(string)
-	if ss.typ != "string" && ss.typ != "integer" && ss.typ != "boolean" {
+	switch ss.typ {
+	case "string", "integer", "boolean", "array", "object":
+	default:
 		return nil
 	}
 	integer := func(v any) (int64, bool) {
@@ -155,11 +168,13 @@ func simpleOf(node any) *simpleSchema {
 	for k, v := range m {
 		var ok bool
 		switch {
+		case k == "x-expression":
+			ok = v == false // a ${...} may stand there: not a value to check
 		case k == "type" || annotation(k):
 			ok = true
-		case (k == "minLength" || k == "maxLength") && ss.typ == "string":
+		case (k == "minLength" || k == "maxLength") && ss.typ == "string", (k == "minItems" || k == "maxItems") && ss.typ == "array":
 			var n int64
-			if n, ok = integer(v); ok && k == "minLength" {
+			if n, ok = integer(v); ok && strings.HasPrefix(k, "min") {
 				ss.minLen = n
 			} else if ok {
 				ss.maxLen = n
@@ -178,6 +193,40 @@ func simpleOf(node any) *simpleSchema {
 				str, isStr := e.(string)
 				ss.enum, ok = append(ss.enum, str), ok && isStr
 			}
+		case k == "pattern" && ss.typ == "string":
+			// As the validator compiles it, and matches anywhere.
+			if expr, isStr := v.(string); isStr {
+				var err error
+				ss.pattern, err = regexp.Compile(expr)
+				ok = err == nil
+			}
+		case k == "items" && ss.typ == "array":
+			ss.items = simpleOf(v)
+			ok = ss.items != nil
+		case k == "properties" && ss.typ == "object":
+			var props map[string]any
+			if props, ok = v.(map[string]any); ok {
+				ss.fields = make(map[string]*simpleSchema, len(props))
+				for name, sub := range props {
+					ss.fields[name] = simpleOf(sub)
+				}
+			}
+		case k == "required" && ss.typ == "object":
+			list, _ := v.([]any)
+			ok = list != nil
+			for _, r := range list {
+				name, isStr := r.(string)
+				ok = ok && isStr && !strings.Contains(name, "/")
+				ss.required = append(ss.required, name)
+			}
+		case k == "additionalProperties" && ss.typ == "object":
+			switch ap := v.(type) {
+			case bool:
+				ok = !ap // true would let any field through unchecked: rare
+			case map[string]any:
+				ss.other = simpleOf(ap)
+				ok = ss.other != nil
+			}
 		}
 		if !ok {
 			return nil
@@ -191,12 +240,11 @@ func (ss *simpleSchema) accepts(v any) bool {
 	switch ss.typ {
 	case "string":
 		str, ok := v.(string)
-		if !ok || ss.enum != nil && !slices.Contains(ss.enum, str) {
+		if !ok || ss.enum != nil && !slices.Contains(ss.enum, str) || ss.pattern != nil && !ss.pattern.MatchString(str) {
 			return false
 		}
 		if ss.minLen >= 0 || ss.maxLen >= 0 {
-			n := int64(utf8.RuneCountInString(str)) // as the validator counts
-			return (ss.minLen < 0 || n >= ss.minLen) && (ss.maxLen < 0 || n <= ss.maxLen)
+			return ss.lengthFits(int64(utf8.RuneCountInString(str))) // as the validator counts
 		}
 		return true
 	case "integer":
@@ -205,8 +253,47 @@ func (ss *simpleSchema) accepts(v any) bool {
 	case "boolean":
 		_, ok := v.(bool)
 		return ok
+	case "array":
+		list, ok := v.([]any)
+		if !ok || !ss.lengthFits(int64(len(list))) {
+			return false
+		}
+		for _, e := range list {
+			if ss.items != nil && !ss.items.accepts(e) {
+				return false
+			}
+		}
+		return true
+	case "object":
+		obj, ok := v.(map[string]any)
+		return ok && ss.acceptsObject(obj, nil)
 	}
 	return false
+}
+
+// lengthFits reports whether a string or a list of length n fits.
+func (ss *simpleSchema) lengthFits(n int64) bool {
+	return (ss.minLen < 0 || n >= ss.minLen) && (ss.maxLen < 0 || n <= ss.maxLen)
+}
+
+// acceptsObject is accepts of an object, the required fields that absent
+// names excepted.
+func (ss *simpleSchema) acceptsObject(in map[string]any, absent map[string]bool) bool {
+	for _, name := range ss.required {
+		if _, ok := in[name]; !ok && !absent[name] {
+			return false
+		}
+	}
+	for k, v := range in {
+		sub, named := ss.fields[k]
+		if !named {
+			sub = ss.other
+		}
+		if sub == nil || !sub.accepts(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // validatorPointer writes path as the validator writes instance
@@ -306,112 +393,44 @@ func (s *Schema) locate(path []string) (node any, loc string, prop *Prop, ok boo
 }
 
 // partCache holds what ValidateParts compiled, a Schema's parts by path,
-// and what AcceptsFlat asks.
+// and what Accepts asks.
 type partCache struct {
 	partsMu  sync.RWMutex // held to write also while compiling: the compiler is not safe for concurrent use
 	compiler *jsonschema.Compiler
 	parts    map[string]*partSchema // by path (segments joined by NUL); nil when none
 
-	flatOnce   sync.Once
-	flatSchema *flatSchema // nil when the schema is not flat
+	topOnce   sync.Once
+	topSchema *simpleSchema // nil when the schema is not simple
 }
 
-// AcceptsFlat reports whether Validate(in) surely finds nothing but fields
-// missing that absent names: in is a flat object of strings, integers and
-// booleans, each the value of a field whose schema is simple (see
-// simpleSchema), every other field the schema requires is named by absent
-// (the engine leaves out the values it does not know yet and checks them
-// later), and the schema of the whole asks nothing else. false says
-// nothing: validate with Validate. It saves the validator the work for the
-// most common inputs.
-func (s *Schema) AcceptsFlat(in map[string]any, absent map[string]bool) bool {
-	f := s.flat()
-	if f == nil {
-		return false
-	}
-	for _, name := range f.required {
-		if _, ok := in[name]; !ok && !absent[name] {
-			return false
-		}
-	}
-	for k, v := range in {
-		ss, named := f.fields[k]
-		if !named {
-			ss = f.other
-		}
-		if ss == nil || !ss.accepts(v) {
-			return false
-		}
-	}
-	return true
+// Accepts reports whether Validate(in) surely finds nothing but fields
+// missing that absent names: every value of in fits a schema simple enough
+// (see simpleSchema) to tell at once, such as strings, numbers, lists of
+// them and objects of those, every other field the schema requires is
+// named by absent (the engine leaves out the values it does not know yet
+// and checks them later), and the schema of the whole asks nothing else.
+// false says nothing: validate with Validate. It saves the validator the
+// work, and its garbage, for the most common inputs.
+func (s *Schema) Accepts(in map[string]any, absent map[string]bool) bool {
+	top := s.top()
+	return top != nil && top.acceptsObject(in, absent)
 }
 
-// flatSchema is what AcceptsFlat asks of an object: the simple schemas of
-// its fields (nil for one that is not simple), of the other fields (nil
-// when there is none, or it is not simple), and the required fields.
-type flatSchema struct {
-	fields   map[string]*simpleSchema
-	other    *simpleSchema
-	required []string
-}
-
-// flat returns the flatSchema of s, made once, or nil when the schema of
-// the whole asks more than a flatSchema can tell.
-func (s *Schema) flat() *flatSchema {
-	s.flatOnce.Do(func() {
-		m, ok := s.vtree.(map[string]any)
-		if !ok || m["type"] != "object" {
+// top returns the simpleSchema of the whole, made once, or nil when it
+// says more than a simpleSchema of an object. A field where a ${...}
+// expression may stand is left to the validator.
+func (s *Schema) top() *simpleSchema {
+	s.topOnce.Do(func() {
+		ss := simpleOf(s.vtree)
+		if ss == nil || ss.typ != "object" {
 			return
 		}
-		f := &flatSchema{fields: map[string]*simpleSchema{}}
-		for k, v := range m {
-			switch k {
-			case "type":
-			case "properties":
-				props, ok := v.(map[string]any)
-				if !ok {
-					return
-				}
-				for name, sub := range props {
-					if p := s.Root.Properties[name]; p == nil || !p.Expression {
-						f.fields[name] = simpleOf(sub)
-					} else {
-						f.fields[name] = nil
-					}
-				}
-			case "required":
-				list, ok := v.([]any)
-				if !ok {
-					return
-				}
-				for _, r := range list {
-					name, ok := r.(string)
-					if !ok || strings.Contains(name, "/") {
-						return
-					}
-					f.required = append(f.required, name)
-				}
-			case "additionalProperties":
-				switch ap := v.(type) {
-				case bool:
-					if ap {
-						return // any value is allowed: nothing to check, but rare
-					}
-				case map[string]any:
-					f.other = simpleOf(ap)
-					if f.other == nil {
-						return
-					}
-				default:
-					return
-				}
-			default:
-				if !annotation(k) {
-					return
-				}
+		for name := range ss.fields {
+			if p := s.Root.Properties[name]; p != nil && p.Expression {
+				ss.fields[name] = nil
 			}
 		}
-		s.flatSchema = f
+		s.topSchema = ss
 	})
-	return s.flatSchema
+	return s.topSchema
 }

@@ -158,7 +158,8 @@ func TestSimpleParts(t *testing.T) {
 	}
 	for path, simple := range map[string]bool{
 		"name": true, "grants/0/relation": true, "tags/x": true, "nested/inner/n": true,
-		"size": false, "grants/0/principals/0": false, "grants/0": false, "nested/either": false,
+		"grants/0/principals/0": true, "grants/0/principals": true,
+		"size": false, "grants/0": false, "nested/either": false, "unique": false,
 	} {
 		ps := s.partSchema(strings.Split(path, "/"))
 		if ps == nil || (ps.simple != nil) != simple {
@@ -174,6 +175,8 @@ func TestSimpleParts(t *testing.T) {
 		{"grants/0/relation", "viewer", true}, {"grants/0/relation", "owner", false},
 		{"tags/x", "ab", true}, {"tags/x", "a", false}, {"tags/x", nil, false},
 		{"nested/inner/n", int64(-5), true}, {"nested/inner/n", 1.0, false}, {"nested/inner/n", "1", false},
+		{"grants/0/principals/0", "user:ada", true}, {"grants/0/principals/0", "role:x", false}, {"grants/0/principals/0", "a user:ada", false},
+		{"grants/0/principals", []any{"team:x", "user:ada"}, true}, {"grants/0/principals", []any{}, false}, {"grants/0/principals", []any{"team:x", nil}, false},
 	} {
 		ps := s.partSchema(strings.Split(tc.path, "/"))
 		if got := ps.simple.accepts(tc.v); got != tc.want {
@@ -310,11 +313,11 @@ func leaveOut(v any, parts []Part) map[string]any {
 	return out.(map[string]any)
 }
 
-// TestAcceptsFlat checks that AcceptsFlat accepts only what Validate finds
+// TestAccepts checks that Accepts accepts only what Validate finds
 // nothing wrong with but the missing fields it was told are absent, on
 // random instances of every embedded type and the test's own, and that it
 // accepts a common endpoint.
-func TestAcceptsFlat(t *testing.T) {
+func TestAccepts(t *testing.T) {
 	t.Parallel()
 	own, err := parseSchema("parts.json", []byte(partsSchema))
 	if err != nil {
@@ -335,7 +338,7 @@ func TestAcceptsFlat(t *testing.T) {
 					absent[name] = true
 				}
 			}
-			if !s.AcceptsFlat(in, absent) {
+			if !s.Accepts(in, absent) {
 				continue
 			}
 			accepted++
@@ -348,11 +351,27 @@ func TestAcceptsFlat(t *testing.T) {
 	}
 	t.Logf("%d instances accepted", accepted)
 	ep := mustLookup(t, endpoint)
-	if !ep.AcceptsFlat(map[string]any{"modelId": "m", "displayName": "d", "inferenceUnits": int64(2)}, map[string]bool{"compartmentId": true}) {
+	if !ep.Accepts(map[string]any{"modelId": "m", "displayName": "d", "inferenceUnits": int64(2)}, map[string]bool{"compartmentId": true}) {
 		t.Error("a flat endpoint is not accepted")
 	}
-	if ep.AcceptsFlat(map[string]any{"modelId": "m"}, nil) {
+	if ep.Accepts(map[string]any{"modelId": "m"}, nil) {
 		t.Error("an endpoint without compartmentId is accepted")
+	}
+	rp := mustLookup(t, "datadog:RestrictionPolicy")
+	binding := map[string]any{"relation": "viewer", "principals": []any{"role:x", "user:ada"}}
+	if !rp.Accepts(map[string]any{"bindings": []any{binding, binding}}, map[string]bool{"resourceId": true}) {
+		t.Error("a restriction policy is not accepted")
+	}
+	for name, in := range map[string]map[string]any{
+		"no bindings":           {"resourceId": "dashboard:a", "bindings": []any{}},
+		"a principal unmatched": {"resourceId": "dashboard:a", "bindings": []any{map[string]any{"relation": "viewer", "principals": []any{"nobody"}}}},
+		"resourceId unmatched":  {"resourceId": "Dashboard", "bindings": []any{binding}},
+		"relation missing":      {"resourceId": "dashboard:a", "bindings": []any{map[string]any{"principals": []any{"role:x"}}}},
+		"a field unknown":       {"resourceId": "dashboard:a", "bindings": []any{map[string]any{"relation": "viewer", "principals": []any{}, "x": "y"}}},
+	} {
+		if rp.Accepts(in, nil) {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 	if accepted < *partsRounds/20 {
 		t.Errorf("only %d instances accepted", accepted)

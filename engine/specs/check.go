@@ -213,7 +213,7 @@ func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
 	}
 	inst, dyn := staticValue(obj)
 	m, _ := inst.(map[string]any)
-	if s.AcceptsFlat(m, dyn) {
+	if s.Accepts(m, dyn) {
 		// Validate would find nothing but the values left to plan time
 		// missing, which are not reported.
 		obj.validated = s
