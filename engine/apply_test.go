@@ -821,3 +821,37 @@ variables:
 		t.Errorf("after destroy, state = %v, want empty", recs)
 	}
 }
+
+// TestApplyConsume checks that an apply that drops the planned values of
+// what it has carried out (apply.Options.Consume, as the CLI applies)
+// writes the same state as one that keeps them, through creates, an update
+// and a replacement that creates first, whose deposed node still reads its
+// change.
+func TestApplyConsume(t *testing.T) {
+	t.Parallel()
+	steps := []string{
+		resourcesOf(endpoint("a", "first"), endpoint("b", "second", "description: ${a.id}", "options.replaceOnChanges: [modelId]")),
+		resourcesOf(endpoint("a", "renamed"), endpoint("b", "second", "description: ${a.id}", "modelId: ocid1.ailanguagemodel.oc1..m2", "options.replaceOnChanges: [modelId]")),
+	}
+	kept, consumed := newHarness(t), newHarness(t)
+	for i, src := range steps {
+		_, want := kept.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply"})
+		p, got := consumed.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply", Consume: true})
+		if got.Err() != nil || want.Err() != nil || !reflect.DeepEqual(got.Counts, want.Counts) {
+			t.Fatalf("step %d: consumed %v %v, kept %v %v", i, got.Counts, got.Err(), want.Counts, want.Err())
+		}
+		for name, rec := range kept.records() {
+			other := consumed.records()[name]
+			if !reflect.DeepEqual(rec.Inputs, other.Inputs) || !reflect.DeepEqual(rec.Outputs, other.Outputs) || rec.ID != other.ID || !reflect.DeepEqual(rec.Deposed, other.Deposed) {
+				t.Errorf("step %d: %s recorded %+v, want %+v", i, name, other, rec)
+			}
+		}
+		a, b := change(t, p, "a"), change(t, p, "b")
+		if a.After != nil || a.Action == plan.NoOp {
+			t.Errorf("step %d: a (%s) keeps After %v", i, a.Action, a.After)
+		}
+		if i == 1 && (b.Action != plan.Replace || b.After == nil) {
+			t.Errorf("step 1: b is %s with After %v, want a replacement keeping its values for its deposed node", b.Action, b.After)
+		}
+	}
+}

@@ -522,7 +522,7 @@ func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool) in
 		return c.reportApply(res, render.RunRefreshOnly)
 	}
 	res, err := apply.Apply(c.ctx, pl, ss.spec, ss.st, ss.reg, apply.Options{
-		Parallelism: c.g.parallelism, Observer: observe, ProgressInterval: o.progressPeriod, Command: c.cmd,
+		Parallelism: c.g.parallelism, Observer: observe, ProgressInterval: o.progressPeriod, Command: c.cmd, Consume: true,
 	})
 	if err != nil {
 		return c.errorf("%v", err)

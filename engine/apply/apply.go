@@ -44,6 +44,10 @@ type Options struct {
 	// channel of the StopControl in ctx, if there is one (see
 	// WithStopControl), else never.
 	Stop <-chan struct{}
+	// Consume lets Apply drop the planned values (Before, After) of each
+	// resource change once it is carried out, for a caller done with the
+	// plan: on a large apply they are much of its memory.
+	Consume bool
 }
 
 // applyCounts is what history records of an apply's result.
@@ -491,7 +495,14 @@ func (a *applier) run(ctx context.Context, node string) error {
 	if r.Get != nil {
 		return a.runGet(ctx, r, c)
 	}
-	return a.runResource(ctx, r, c)
+	err := a.runResource(ctx, r, c)
+	if err == nil && a.opts.Consume && !slices.Contains(a.deposed, node) {
+		// What the resource is now is in state and in a.values: its
+		// planned values are not read again (a deposed node reads its
+		// change).
+		c.Before, c.After = nil, nil
+	}
+	return err
 }
 
 func (a *applier) fail(addr string, pos diag.Pos, err error) error {
