@@ -13,7 +13,7 @@ import (
 // Loading resources, their get blocks and their options.
 
 func (l *loader) loadResource(k, v *yaml.Node) *Resource {
-	r := &Resource{Name: k.Value, Pos: l.pos(k), LogicalName: k.Value}
+	r := &Resource{Name: k.Value, Pos: l.pos(k), LogicalName: k.Value, Options: &noOptions}
 	if v.Kind != yaml.MappingNode {
 		l.errorf(l.pos(v), "resource %q must be a mapping with a type, got %s", r.Name, kindName(v))
 		return nil
@@ -142,8 +142,8 @@ func (l *loader) loadGet(r *Resource, key, n *yaml.Node) *GetSpec {
 }
 
 func (l *loader) loadOptions(r *Resource, n *yaml.Node) {
-	o := &r.Options
-	o.P = l.pos(n)
+	o := &Options{P: l.pos(n)}
+	r.Options = o
 	if n.Kind != yaml.MappingNode {
 		l.errorf(l.pos(n), "options of %q must be a mapping, got %s", r.Name, kindName(n))
 		return

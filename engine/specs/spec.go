@@ -95,7 +95,9 @@ type Resource struct {
 	// give an object; nil when they are given as a mapping.
 	PropertiesExpr Expr
 	Get            *GetSpec
-	Options        Options
+	// Options is never nil: a resource without options shares noOptions,
+	// which nothing writes to.
+	Options *Options
 }
 
 // Inputs is the expression giving the resource's inputs: the Properties
@@ -137,6 +139,10 @@ type Options struct {
 	// as if marked with fn::secret.
 	AdditionalSecretOutputs []string
 }
+
+// noOptions are the options of every resource that gives none: most of a
+// large spec's resources, which would otherwise hold a copy each.
+var noOptions Options
 
 // PathOpt is a property path in ignoreChanges or replaceOnChanges.
 type PathOpt struct {
