@@ -53,9 +53,10 @@ type body struct{ lines []line }
 
 func (b *body) add(l line) { b.lines = append(b.lines, l) }
 
-// changeLines returns the body of c: the fields each action shows.
-func changeLines(c *plan.Change) []line {
-	var b body
+// changeLines returns the body of c: the fields each action shows. It
+// appends them to buf[:0], so that a caller writing many bodies reuses one.
+func changeLines(c *plan.Change, buf []line) []line {
+	b := body{lines: buf[:0]}
 	switch c.Action {
 	case plan.Create:
 		b.entries(0, signAdd, c.After)

@@ -230,7 +230,7 @@ func mdDetails(c *plan.Change) string {
 		b.WriteString("Import id: " + mdCode(c.ImportID) + "\n\n")
 	}
 	var code strings.Builder
-	for _, l := range changeLines(c) {
+	for _, l := range changeLines(c, nil) {
 		mdLine(&code, l)
 	}
 	if code.Len() > 0 {

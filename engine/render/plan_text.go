@@ -265,6 +265,7 @@ func PlanText(w io.Writer, p *plan.Plan, opts Options) error {
 // textWriter builds the text form of a plan, a part at a time.
 type textWriter struct {
 	b     bytes.Buffer // kept between flushes, not grown again each time
+	lines []line       // the last change's body, its array reused for the next
 	color bool
 }
 
@@ -440,7 +441,8 @@ func (t *textWriter) change(c *plan.Change) {
 	t.write(actionColor(c.Action), sym)
 	t.b.WriteByte(' ')
 	t.b.WriteString(addr)
-	lines := changeLines(c)
+	lines := changeLines(c, t.lines)
+	t.lines = lines
 	if len(lines) == 0 {
 		t.b.WriteString(" {}\n\n")
 		return
