@@ -3,7 +3,7 @@ package value
 import (
 	"reflect"
 	"slices"
-	"sort"
+	"strings"
 
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -29,7 +29,13 @@ func Equal(pr *schemas.Prop, desired, prior any, sl Sealer) bool {
 
 // CompareForm is the canonical form of v for comparison under prop.
 func CompareForm(pr *schemas.Prop, v any) any {
-	v = resources.Canon(v)
+	switch v.(type) {
+	case []any, map[string]any:
+		// Walked below, each element brought into canonical form there:
+		// not copied whole first, at every level.
+	default:
+		v = resources.Canon(v)
+	}
 	switch x := v.(type) {
 	case nil:
 		return nil
@@ -46,17 +52,17 @@ func CompareForm(pr *schemas.Prop, v any) any {
 			out[i] = CompareForm(items, e)
 		}
 		if pr != nil && pr.Set {
-			seen := map[string]bool{}
-			uniq := out[:0]
-			for _, e := range out {
-				k := resources.Key(e)
-				if !seen[k] {
-					seen[k] = true
-					uniq = append(uniq, e)
-				}
+			// Sorted by their text forms, each made once, repeats dropped.
+			keyed := make([]keyedValue, len(out))
+			for i, e := range out {
+				keyed[i] = keyedValue{resources.Key(e), e}
 			}
-			sort.Slice(uniq, func(i, j int) bool { return resources.Key(uniq[i]) < resources.Key(uniq[j]) })
-			out = uniq
+			slices.SortFunc(keyed, func(a, b keyedValue) int { return strings.Compare(a.key, b.key) })
+			keyed = slices.CompactFunc(keyed, func(a, b keyedValue) bool { return a.key == b.key })
+			out = out[:len(keyed)]
+			for i, k := range keyed {
+				out[i] = k.v
+			}
 		}
 		return out
 	case map[string]any:
@@ -83,6 +89,12 @@ func CompareForm(pr *schemas.Prop, v any) any {
 		return out
 	}
 	return v
+}
+
+// keyedValue is a value of a set-like list with its resources.Key.
+type keyedValue struct {
+	key string
+	v   any
 }
 
 // Same reports whether a and b are the same value. It is the engine's one

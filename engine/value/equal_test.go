@@ -2,10 +2,14 @@ package value_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"reconcile/engine/value"
 	"reconcile/resources"
+	"reconcile/schemas"
 )
 
 func TestSame(t *testing.T) {
@@ -42,6 +46,65 @@ func TestSame(t *testing.T) {
 		}
 		if got := value.Same(tc.b, tc.a); got != tc.want {
 			t.Errorf("%s: Same(%#v, %#v) = %v, want %v (swapped)", tc.name, tc.b, tc.a, got, tc.want)
+		}
+	}
+}
+
+// TestEqualSets checks Equal under a schema with set-like lists (a
+// restriction policy's bindings, and the principals of each): order and
+// repeats do not matter at either level, the items do, and the values
+// compared are left as they were.
+func TestEqualSets(t *testing.T) {
+	t.Parallel()
+	s, ok := schemas.Lookup("datadog:RestrictionPolicy")
+	if !ok {
+		t.Fatal("no restriction policy schema")
+	}
+	bindings := s.Root.Properties["bindings"]
+	type obj = map[string]any
+	b := func(rel string, ps ...any) obj { return obj{"relation": rel, "principals": ps} }
+	base := []any{b("viewer", "role:a", "team:b"), b("editor", "user:c")}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		// The same set: bindings and principals shuffled, some repeated,
+		// principals as []string now and then, numbers of other types.
+		var other []any
+		for _, x := range base {
+			ps := slices.Clone(x.(obj)["principals"].([]any))
+			if rng.IntN(2) == 0 {
+				ps = append(ps, ps[rng.IntN(len(ps))])
+			}
+			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+			var principals any = ps
+			if rng.IntN(3) == 0 {
+				strs := make([]string, len(ps))
+				for i, p := range ps {
+					strs[i] = p.(string)
+				}
+				principals = strs
+			}
+			other = append(other, obj{"relation": x.(obj)["relation"], "principals": principals})
+		}
+		if rng.IntN(2) == 0 {
+			other = append(other, other[0])
+		}
+		rng.Shuffle(len(other), func(i, j int) { other[i], other[j] = other[j], other[i] })
+		before := fmt.Sprint(other)
+		if !value.Equal(bindings, other, base, value.Sealer{}) {
+			t.Fatalf("%v is not equal to %v", other, base)
+		}
+		if fmt.Sprint(other) != before {
+			t.Fatalf("Equal changed its input: %s, now %v", before, other)
+		}
+	}
+	for name, other := range map[string][]any{
+		"a principal more":  {b("viewer", "role:a", "team:b", "user:x"), b("editor", "user:c")},
+		"a principal moved": {b("viewer", "role:a"), b("editor", "user:c", "team:b")},
+		"a binding less":    {b("viewer", "role:a", "team:b")},
+		"a relation other":  {b("viewer", "role:a", "team:b"), b("owner", "user:c")},
+	} {
+		if value.Equal(bindings, other, base, value.Sealer{}) {
+			t.Errorf("%s: equal", name)
 		}
 	}
 }
