@@ -3,9 +3,12 @@ package resources
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 )
 
 // Canon converts v into the JSON shape Attrs values use: integral numbers
@@ -138,9 +141,68 @@ func setKeys(l []any) []string {
 // Key returns a deterministic text form of a canonical value, usable as a map
 // key or sort key: JSON with sorted object keys.
 func Key(v any) string {
-	b, err := json.Marshal(Canon(v))
+	v = CanonShared(v)
+	if b, ok := appendKey(make([]byte, 0, 64), v); ok {
+		return string(b)
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%#v", v)
 	}
 	return string(b)
+}
+
+// appendKey appends what json.Marshal writes for v, a canonical value, when
+// it can tell that quickly and exactly: null, booleans, integers, strings
+// of printable ASCII that JSON writes as they are, and lists and maps of
+// those. It reports false for anything else (floats, other strings).
+func appendKey(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case string:
+		for i := 0; i < len(x); i++ {
+			// json.Marshal escapes quotes, backslashes, controls, and
+			// <, > and & for HTML.
+			if c := x[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return b, false
+			}
+		}
+		b = append(b, '"')
+		b = append(b, x...)
+		return append(b, '"'), true
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendKey(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendKey(b, k); !ok {
+				return b, false
+			}
+			b = append(b, ':')
+			if b, ok = appendKey(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	}
+	return b, false
 }

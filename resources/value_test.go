@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -63,4 +64,50 @@ func clone(v any) any {
 		return out
 	}
 	return v
+}
+
+// TestKey checks Key against json.Marshal of the canonical value, which it
+// must equal byte for byte, on random values of every kind.
+func TestKey(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	strs := []string{"", "role:x", "user:64d2a3b6", `a"b`, `back\slash`, "<tag>", "a&b", "tab\t", "é", "\u2028", "\xff", "~ !"}
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch k := rng.IntN(9); {
+		case k == 0:
+			return nil
+		case k == 1:
+			return rng.IntN(2) == 0
+		case k == 2:
+			return int64(rng.IntN(2000) - 1000)
+		case k == 3:
+			return []float64{0.5, 1e21, -3.25, 2}[rng.IntN(4)]
+		case k == 4 && depth < 3:
+			out := make([]any, rng.IntN(4))
+			for i := range out {
+				out[i] = gen(depth + 1)
+			}
+			return out
+		case k == 5 && depth < 3:
+			out := map[string]any{}
+			for range rng.IntN(4) {
+				out[strs[rng.IntN(len(strs))]] = gen(depth + 1)
+			}
+			return out
+		case k == 6:
+			return []string{strs[rng.IntN(len(strs))]}
+		}
+		return strs[rng.IntN(len(strs))]
+	}
+	for range 20000 {
+		v := gen(0)
+		want, err := json.Marshal(resources.Canon(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resources.Key(v); got != string(want) {
+			t.Fatalf("Key(%#v) = %s, want %s", v, got, want)
+		}
+	}
 }
