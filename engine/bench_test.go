@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"reconcile/engine/apply"
+	"reconcile/engine/diag"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/render"
@@ -227,6 +228,23 @@ func (c cpuMeter) report(b *testing.B) {
 	b.ReportMetric(float64((cpuUsed()-c.start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
+// heapLive returns the bytes the heap holds after a full collection.
+func heapLive() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// reportLive reports as "live-heap-MiB" what the heap holds now beyond
+// base, with keep (the specs and the plan) still reachable: unlike the
+// peak, it does not depend on when the collector ran.
+func reportLive(b *testing.B, base uint64, keep ...any) {
+	live := heapLive()
+	runtime.KeepAlive(keep)
+	b.ReportMetric(float64(live-min(live, base))/(1<<20), "live-heap-MiB")
+}
+
 // report stops sampling and reports the peak as "peak-heap-MiB".
 func (p *peakHeap) report(b *testing.B) {
 	close(p.stop)
@@ -296,6 +314,7 @@ func BenchmarkPlanNoRefresh(b *testing.B) {
 }
 
 func benchPlanNoRefresh(b *testing.B, be backend, n int) {
+	base := heapLive()
 	name := fmt.Sprintf("plan%d", benchStates.Add(1))
 	w := be.open(b, name, state.Options{Create: true})
 	writeRecords(b, w, genRecords(n))
@@ -326,13 +345,14 @@ func benchPlanNoRefresh(b *testing.B, be backend, n int) {
 	cpu := startCPU()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, diags := planner.Plan(b.Context(), spec, st, reg, opts); diags.HasErrors() {
+		if p, diags = planner.Plan(b.Context(), spec, st, reg, opts); diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}
 	}
 	b.StopTimer()
 	cpu.report(b)
 	peak.report(b)
+	reportLive(b, base, spec, p)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 }
 
@@ -399,20 +419,22 @@ func BenchmarkLoadPlanNoRefresh(b *testing.B) {
 			st := be.open(b, name, state.Options{ReadOnly: true})
 			defer st.Close()
 			reg := resources.Registry{Drivers: map[string]resources.Driver{endpointToken: newBenchDriver()}}
-			runtime.GC()
+			base := heapLive()
 			peak := startPeakHeap()
 			cpu := startCPU()
 			b.ResetTimer()
+			var spec *specs.Spec
+			var p *plan.Plan
 			for b.Loop() {
 				data, err := os.ReadFile(file)
 				if err != nil {
 					b.Fatal(err)
 				}
-				spec, diags := specs.Load(dir, []specs.Source{{Name: "bench.yaml", Data: data}}, nil)
-				if diags.HasErrors() {
+				var diags diag.Diagnostics
+				if spec, diags = specs.Load(dir, []specs.Source{{Name: "bench.yaml", Data: data}}, nil); diags.HasErrors() {
 					b.Fatal(diags.Err())
 				}
-				p, diags := planner.Plan(b.Context(), spec, st, reg, planner.Options{Refresh: false})
+				p, diags = planner.Plan(b.Context(), spec, st, reg, planner.Options{Refresh: false})
 				if diags.HasErrors() || len(p.Changes) != n || p.HasChanges() {
 					b.Fatalf("plan: %v, %d changes", diags.Err(), len(p.Changes))
 				}
@@ -420,6 +442,7 @@ func BenchmarkLoadPlanNoRefresh(b *testing.B) {
 			b.StopTimer()
 			cpu.report(b)
 			peak.report(b)
+			reportLive(b, base, spec, p)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/resource")
 		})
 	}
