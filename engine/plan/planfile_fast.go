@@ -78,27 +78,15 @@ func (d *fastReader) space() bool {
 // A key given twice is declined: WriteFile never writes one, and
 // encoding/json merges the two values in ways not worth following.
 func (d *fastReader) object(field func(key string) bool) bool {
-	if !d.Byte('{') {
-		return false
-	}
-	if d.Byte('}') {
-		return true
-	}
 	var seenBuf [32][]byte
 	seen := seenBuf[:0]
-	for {
-		key, ok := d.RawString()
-		if !ok || !d.Byte(':') || slices.ContainsFunc(seen, func(k []byte) bool { return bytes.Equal(k, key) }) || !field(string(key)) {
+	return d.Fields(func(key []byte) bool {
+		if slices.ContainsFunc(seen, func(k []byte) bool { return bytes.Equal(k, key) }) {
 			return false
 		}
 		seen = append(seen, key)
-		if d.Byte('}') {
-			return true
-		}
-		if !d.Byte(',') {
-			return false
-		}
-	}
+		return field(string(key))
+	})
 }
 
 func (d *fastReader) int() (int, bool) {
@@ -172,28 +160,17 @@ func (d *fastReader) planBody(in *planFileIn) bool {
 }
 
 func (d *fastReader) changes() ([]changeIn, bool) {
-	if !d.Byte('[') {
-		return nil, false
-	}
 	// Room for every change at once: a change is large, and a plan can
 	// hold tens of thousands.
 	out := make([]changeIn, 0, bytes.Count(d.Data[d.I:], []byte(`{"addr":`)))
-	if d.Byte(']') {
-		return out, true
+	ok := d.List(func() bool {
+		out = append(out, changeIn{})
+		return d.change(&out[len(out)-1])
+	})
+	if !ok {
+		return nil, false
 	}
-	for {
-		var c changeIn
-		if !d.change(&c) {
-			return nil, false
-		}
-		out = append(out, c)
-		if d.Byte(']') {
-			return out, true
-		}
-		if !d.Byte(',') {
-			return nil, false
-		}
-	}
+	return out, true
 }
 
 func (d *fastReader) change(c *changeIn) bool {

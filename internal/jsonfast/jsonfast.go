@@ -71,24 +71,60 @@ func (d *Reader) Str() (string, bool) {
 
 // Strings reads a list of strings: never nil, as encoding/json makes it.
 func (d *Reader) Strings() ([]string, bool) {
-	if !d.Byte('[') {
+	out := []string{}
+	ok := d.List(func() bool {
+		s, ok := d.Str()
+		out = append(out, s)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	out := []string{}
+	return out, true
+}
+
+// List reads a list, calling item to read each element; it reports
+// whether the list and every element were read.
+func (d *Reader) List(item func() bool) bool {
+	if !d.Byte('[') {
+		return false
+	}
 	if d.Byte(']') {
-		return out, true
+		return true
 	}
 	for {
-		s, ok := d.Str()
-		if !ok {
-			return nil, false
+		if !item() {
+			return false
 		}
-		out = append(out, s)
 		if d.Byte(']') {
-			return out, true
+			return true
 		}
 		if !d.Byte(',') {
-			return nil, false
+			return false
+		}
+	}
+}
+
+// Fields reads an object, calling field with each key (as RawString reads
+// it) to read its value; it reports whether the object and every value
+// were read.
+func (d *Reader) Fields(field func(key []byte) bool) bool {
+	if !d.Byte('{') {
+		return false
+	}
+	if d.Byte('}') {
+		return true
+	}
+	for {
+		key, ok := d.RawString()
+		if !ok || !d.Byte(':') || !field(key) {
+			return false
+		}
+		if d.Byte('}') {
+			return true
+		}
+		if !d.Byte(',') {
+			return false
 		}
 	}
 }
@@ -157,24 +193,16 @@ func (d *Reader) Value(depth int) (any, bool) {
 		m, ok := d.Object(depth + 1)
 		return m, ok
 	case c == '[':
-		d.I++
 		out := []any{}
-		if d.Byte(']') {
-			return out, true
-		}
-		for {
+		ok := d.List(func() bool {
 			v, ok := d.Value(depth + 1)
-			if !ok {
-				return nil, false
-			}
 			out = append(out, v)
-			if d.Byte(']') {
-				return out, true
-			}
-			if !d.Byte(',') {
-				return nil, false
-			}
+			return ok
+		})
+		if !ok {
+			return nil, false
 		}
+		return out, true
 	case c == '"':
 		return d.Str()
 	case c == '-' || c >= '0' && c <= '9':
@@ -193,30 +221,16 @@ func (d *Reader) Value(depth int) (any, bool) {
 // Object reads an object into a new map; a key given twice keeps its last
 // value, as encoding/json does.
 func (d *Reader) Object(depth int) (map[string]any, bool) {
-	if !d.Byte('{') {
+	out := map[string]any{}
+	ok := d.Fields(func(key []byte) bool {
+		v, ok := d.Value(depth)
+		out[string(key)] = v
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	out := map[string]any{}
-	if d.Byte('}') {
-		return out, true
-	}
-	for {
-		k, ok := d.Str()
-		if !ok || !d.Byte(':') {
-			return nil, false
-		}
-		v, ok := d.Value(depth)
-		if !ok {
-			return nil, false
-		}
-		out[k] = v
-		if d.Byte('}') {
-			return out, true
-		}
-		if !d.Byte(',') {
-			return nil, false
-		}
-	}
+	return out, true
 }
 
 // Skip reads any value as Value does, without decoding it, and returns
@@ -228,8 +242,16 @@ func (d *Reader) Skip(depth int) ([]byte, bool) {
 	}
 	ok := false
 	switch c := d.Data[d.I]; {
-	case c == '{' || c == '[':
-		ok = d.skipCompound(depth, c)
+	case c == '{':
+		ok = d.Fields(func([]byte) bool {
+			_, ok := d.Skip(depth + 1)
+			return ok
+		})
+	case c == '[':
+		ok = d.List(func() bool {
+			_, ok := d.Skip(depth + 1)
+			return ok
+		})
 	case c == '"':
 		_, ok = d.RawString()
 	case c == '-' || c >= '0' && c <= '9':
@@ -238,32 +260,4 @@ func (d *Reader) Skip(depth int) ([]byte, bool) {
 		ok = d.Literal("true") || d.Literal("false") || d.Literal("null")
 	}
 	return d.Data[start:d.I], ok
-}
-
-// skipCompound skips the object or list that open starts.
-func (d *Reader) skipCompound(depth int, open byte) bool {
-	end := byte(']')
-	if open == '{' {
-		end = '}'
-	}
-	d.I++
-	if d.Byte(end) {
-		return true
-	}
-	for {
-		if open == '{' {
-			if _, ok := d.RawString(); !ok || !d.Byte(':') {
-				return false
-			}
-		}
-		if _, ok := d.Skip(depth + 1); !ok {
-			return false
-		}
-		if d.Byte(end) {
-			return true
-		}
-		if !d.Byte(',') {
-			return false
-		}
-	}
 }
