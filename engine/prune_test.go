@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"reconcile/engine/apply"
+	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/resources"
 	"reconcile/state"
@@ -89,4 +90,32 @@ func TestApplyLeavesIdleResourcesAlone(t *testing.T) {
 
 func sameRecordForTest(a, b state.Record) bool {
 	return a.ID == b.ID && a.Serial == b.Serial && a.Type == b.Type
+}
+
+// The planner marks Idle the no-op resources whose record apply would
+// write unchanged, and only those: one whose dependencies in state are
+// not the specs' is a no-op in the cloud, but its record is written again.
+func TestPlanMarksIdle(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustApply(resourcesOf(endpoint("a", "a"), endpoint("b", "b"), endpoint("c", "c"), endpoint("d", "d")))
+	src := resourcesOf(endpoint("a", "a"), endpoint("b", "b-changed"), endpoint("c", "c", `options.dependsOn: ["${a}"]`),
+		endpoint("d", "d", "description: ${a.displayName}"))
+	p := h.plan(src, planner.Options{})
+	want := map[string]bool{"a": true, "b": false, "c": false, "d": false}
+	for _, c := range p.Changes {
+		if c.Idle != want[c.Addr] {
+			t.Errorf("%s (%s): Idle = %v, want %v", c.Addr, c.Action, c.Idle, want[c.Addr])
+		}
+	}
+	h.mustApply(src)
+	recs := h.records()
+	if got := recs["c"].Dependencies; !slices.Equal(got, []string{"a"}) {
+		t.Errorf("c's dependencies after apply = %q, want [a]", got)
+	}
+	for _, c := range h.plan(src, planner.Options{}).Changes {
+		if c.Action != plan.NoOp || !c.Idle {
+			t.Errorf("after apply: %s is %s, Idle %v; want an idle no-op", c.Addr, c.Action, c.Idle)
+		}
+	}
 }

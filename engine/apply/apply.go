@@ -451,25 +451,11 @@ func (a *applier) needed() map[string]bool {
 	return g.Closure(roots)
 }
 
-// idle reports whether name is a resource whose change is a no-op and
-// whose record keepResource would write unchanged: no earlier replacement
-// left anything deposed to delete, no secret is to be sealed, and the
-// plan's view of it gives the outputs, dependencies and options that state
-// holds.
+// idle reports whether name is a resource the plan found idle: its change
+// a no-op, its record to be written unchanged (see plan.Change.Idle).
 func (a *applier) idle(name string) bool {
-	r, ok := a.spec.Resources[name]
-	if !ok || r.Get != nil {
-		return false
-	}
 	c, ok := a.changes[name]
-	if !ok || c.Action != plan.NoOp || len(c.Options) > 0 {
-		return false
-	}
-	prior, ok := a.prior[name]
-	return ok && prior.Kind == kind.Resource && prior.Type == r.Type && prior.Tainted == "" && len(prior.Deposed) == 0 &&
-		!value.ContainsSecret(c.After) && !value.ContainsSecret(prior.Inputs) &&
-		value.Same(prior.Outputs, eval.Outputs(c.Before, prior.Inputs)) &&
-		value.Same(prior.Dependencies, a.resourceDeps(name))
+	return ok && c.Idle && c.Action == plan.NoOp
 }
 
 func (a *applier) run(ctx context.Context, node string) error {
@@ -616,7 +602,7 @@ func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *plan.Change)
 	}
 	a.setValue(r.Name, eval.SecretOutputs(r, live, true))
 	outs := value.Seal(eval.SecretOutputs(r, live, false), a.sealer(r.Name)).(map[string]any)
-	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: str(live["id"]), Outputs: outs, Dependencies: a.resourceDeps(r.Name)}
+	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: str(live["id"]), Outputs: outs, Dependencies: a.spec.ResourceDeps(r.Name)}
 	return a.put(r.Name, r.Pos, rec)
 }
 
@@ -673,30 +659,6 @@ func sameRecord(a, b state.Record) bool {
 		a.RetainOnDelete == b.RetainOnDelete && a.DeleteBeforeReplace == b.DeleteBeforeReplace &&
 		a.Tainted == b.Tainted && len(a.Deposed) == 0 && len(b.Deposed) == 0 &&
 		value.Same(a.Inputs, b.Inputs) && value.Same(a.Outputs, b.Outputs) && value.Same(a.Dependencies, b.Dependencies)
-}
-
-// resourceDeps lists the resources name depends on, through variables.
-func (a *applier) resourceDeps(name string) []string {
-	g := a.spec.Graph()
-	seen := map[string]bool{}
-	var out []string
-	var visit func(n string)
-	visit = func(n string) {
-		for _, d := range g.Deps(n) {
-			if seen[d] {
-				continue
-			}
-			seen[d] = true
-			if _, isResource := a.spec.Resources[d]; isResource {
-				out = append(out, d)
-			} else {
-				visit(d)
-			}
-		}
-	}
-	visit(name)
-	sort.Strings(out)
-	return out
 }
 
 // ReportedRetry is a driver's report of a retried call as events carry it.

@@ -102,7 +102,7 @@ func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *pla
 	plain, _ := value.Reveal(desired)
 	return &resourceOp{
 		r: r, c: c, d: d, opts: opts, prior: a.prior[r.Name], desired: desired, want: resources.Attrs(plain.(map[string]any)),
-		rec: state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.resourceDeps(r.Name),
+		rec: state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.spec.ResourceDeps(r.Name),
 			Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace},
 	}, nil
 }

@@ -187,6 +187,10 @@ type Change struct {
 	// (protect, retainOnDelete, deleteBeforeReplace), sorted by name. They
 	// live in state, not in the cloud.
 	Options []OptionChange
+	// Idle is set on a no-op change of a resource whose record apply
+	// would write again unchanged (see planner): apply runs it only when
+	// something it runs, or a stack output, reads it.
+	Idle bool
 }
 
 // OptionChange is one resource option that changes.

@@ -137,6 +137,7 @@ type changeJSON struct {
 	Deferred            bool           `json:"deferred,omitempty"`
 	Deposed             []string       `json:"deposed,omitempty"`
 	Options             []OptionChange `json:"options,omitempty"`
+	Idle                bool           `json:"idle,omitempty"`
 	Pos                 diag.Pos       `json:"pos"`
 	// What refresh found, which the plan showed: apply ignores it.
 	Drift          []fieldDriftJSON `json:"drift,omitempty"`
@@ -262,7 +263,7 @@ func encodeChange(c Change, stateKey []byte) changeJSON {
 	cj := changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
 		ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
 		ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sl), After: encodeValues(c.After, sl),
-		ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
+		ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Idle: c.Idle, Pos: c.Pos,
 		DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
 	if c.Action == NoOp && cj.Before != nil && value.Same(cj.Before, cj.After) {
 		cj.After, cj.AfterIsBefore = nil, true
@@ -388,7 +389,7 @@ func ReadFile(r io.Reader) (File, error) {
 			return File{}, fmt.Errorf("%w: change %d has unknown reason %q", ErrNotPlanFile, i, c.Reason)
 		}
 		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: reason, ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields, ID: c.ID, ImportID: c.ImportID,
-			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Pos: c.Pos,
+			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Idle: c.Idle, Pos: c.Pos,
 			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
 		for _, d := range c.Drift {
 			applied, err := decodeAny(d.Applied)

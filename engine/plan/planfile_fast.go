@@ -213,6 +213,8 @@ func (d *fastReader) change(c *changeIn) bool {
 			c.Deposed, ok = d.Strings()
 		case "options":
 			ok = d.decode(&c.Options)
+		case "idle":
+			c.Idle, ok = d.Bool()
 		case "pos":
 			ok = d.pos(&c.Pos)
 		case "drift":

@@ -24,7 +24,7 @@ func fastTestFile(t testing.TB) []byte {
 		{Addr: "imp", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: Import, ImportID: "dashboard:i", After: map[string]any{"resourceId": "dashboard:i"}},
 		{Addr: "gone", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: Refresh, ID: "dashboard:g", Before: map[string]any{"resourceId": "dashboard:g"}},
 		{Addr: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Action: Read, Deferred: true},
-		{Addr: "same", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: NoOp, ID: "dashboard:y",
+		{Addr: "same", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: NoOp, ID: "dashboard:y", Idle: true,
 			Before: map[string]any{"resourceId": "dashboard:y"}, After: map[string]any{"resourceId": "dashboard:y"}},
 	}, Outputs: map[string]any{"o": "v", "u": value.Unknown{}}}
 	var buf bytes.Buffer

@@ -538,8 +538,22 @@ func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Reco
 	if c.Action == plan.Update {
 		sameSecrets(c, changed)
 	}
+	c.Idle = p.idle(r, c, prior)
 	p.set(r.Name, &nodeResult{value: eval.SecretOutputs(r, view, true), change: c})
 	return nil
+}
+
+// idle reports whether apply can leave r alone: its change is a no-op and
+// the record apply would write is the one state holds. No earlier
+// replacement left objects deposed to delete, no secret is to be sealed,
+// and the plan's view of it gives the outputs, dependencies and options
+// that state holds.
+func (p *planner) idle(r *specs.Resource, c *plan.Change, prior state.Record) bool {
+	return c.Action == plan.NoOp && len(c.Options) == 0 && r.Get == nil &&
+		prior.Kind == kind.Resource && prior.Type == r.Type && prior.Tainted == "" && len(prior.Deposed) == 0 &&
+		!value.ContainsSecret(c.After) && !value.ContainsSecret(prior.Inputs) &&
+		value.Same(prior.Outputs, eval.Outputs(c.Before, prior.Inputs)) &&
+		value.Same(prior.Dependencies, p.spec.ResourceDeps(r.Name))
 }
 
 // replaceReason returns the fields among those changed that force a

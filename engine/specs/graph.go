@@ -98,3 +98,29 @@ func (s *Spec) OutputDeps(name string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// ResourceDeps lists, sorted, the resources name depends on: directly, or
+// through variables. It is what a resource's record keeps as its
+// dependencies.
+func (s *Spec) ResourceDeps(name string) []string {
+	g := s.Graph()
+	seen := map[string]bool{}
+	var out []string
+	var visit func(n string)
+	visit = func(n string) {
+		for _, d := range g.Deps(n) {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if _, isResource := s.Resources[d]; isResource {
+				out = append(out, d)
+			} else {
+				visit(d)
+			}
+		}
+	}
+	visit(name)
+	sort.Strings(out)
+	return out
+}
