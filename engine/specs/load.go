@@ -55,6 +55,12 @@ type loader struct {
 	broken map[string]bool
 	// checked is set when the specs' Hash is LoadOptions.Checked.
 	checked bool
+	// aliased is set while loading a document that holds an anchor or an
+	// alias: no entry of it is cut out (see cutEnd).
+	aliased bool
+	// entry is the index in its mapping of the key eachKeyReleasing passes
+	// to its callback, read by the callback before anything else.
+	entry int
 	// partial is set when part of the input could not be read at all, so
 	// that names it may have declared are unknown: unknown references are
 	// then not reported, since they would only repeat that error.
@@ -108,6 +114,11 @@ type LoadOptions struct {
 	// evaluate the specs' inputs (destroy, drift): they must not demand
 	// values, secrets least of all, that they do not use.
 	UnsetConfigUnknown bool
+	// Skip names, by source, the lines of resources to leave out, as
+	// Spec.Cuts gave them when the same sources were loaded before: a
+	// source whose bytes are no longer those is loaded whole. The Spec is
+	// then Partial.
+	Skip []FileCuts
 	// Checked is the Hash of specs known to be valid under the schemas
 	// of this build (schemas.Digest), as those a signed plan file made
 	// with these schemas was made from: when the specs loaded have this
@@ -139,6 +150,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 			Variables: map[string]*Variable{},
 			Resources: map[string]*Resource{},
 			Outputs:   map[string]*Output{},
+			digests:   make(map[string]string, len(srcs)),
 		},
 		where:  map[string]diag.Pos{},
 		broken: map[string]bool{},
@@ -194,10 +206,14 @@ func (l *loader) loadFile(src Source) {
 		l.partial = true
 		return
 	}
-	l.lines = indexLines(src.Data)
-	docs, err := parseDocuments(src.Data)
+	data := src.Data
+	if cut := l.skip(src); cut != nil {
+		data = cut
+	}
+	l.lines = indexLines(data)
+	docs, err := parseDocuments(data)
 	if err != nil {
-		l.yamlError(err, src.Data)
+		l.yamlError(err, data)
 		l.partial = true
 		return
 	}
@@ -240,6 +256,7 @@ func (l *loader) loadDocument(root *yaml.Node) {
 		l.partial = true
 		return
 	}
+	l.aliased = false
 	if !l.budget(root, 0) {
 		l.partial = true
 		return
@@ -277,10 +294,12 @@ func (l *loader) loadDocument(root *yaml.Node) {
 		case "resources":
 			l.section(v)
 			l.forSection(v, "resources", release, func(nk, nv *yaml.Node) {
+				end := l.cutEnd(v, l.entry)
 				if !l.declare(nk) {
 					return
 				}
 				if r := l.loadResource(nk, nv); r != nil {
+					r.cutEnd = end
 					l.spec.Resources[r.Name] = r
 				} else {
 					l.broken[nk.Value] = true
@@ -352,6 +371,7 @@ func (l *loader) eachKeyReleasing(m *yaml.Node, release bool, fn func(k, v *yaml
 			continue
 		}
 		seen[k.Value] = k
+		l.entry = i
 		fn(k, v)
 		if release {
 			m.Content[i+1] = nil

@@ -174,6 +174,17 @@ type lineIndex struct {
 
 func indexLines(src []byte) lineIndex {
 	ix := lineIndex{src: src, starts: make([]int32, 1, bytes.Count(src, []byte{'\n'})+1)}
+	if bytes.IndexByte(src, '\r') < 0 && bytes.IndexByte(src, 0xc2) < 0 && bytes.IndexByte(src, 0xe2) < 0 {
+		// Only \n breaks lines: found by IndexByte, many bytes at a time.
+		for i := 0; ; {
+			j := bytes.IndexByte(src[i:], '\n')
+			if j < 0 {
+				return ix
+			}
+			i += j + 1
+			ix.starts = append(ix.starts, int32(i))
+		}
+	}
 	for i := 0; i < len(src); {
 		n := breakLen(src, i)
 		if n == 0 {
@@ -272,7 +283,11 @@ func (l *loader) budget(n *yaml.Node, depth int) bool {
 		l.errorf(l.pos(n), "spec is nested more than %d levels deep", maxDepth)
 		return false
 	}
+	if n.Anchor != "" {
+		l.aliased = true
+	}
 	if n.Kind == yaml.AliasNode {
+		l.aliased = true
 		return l.budget(n.Alias, depth+1)
 	}
 	for _, c := range n.Content {

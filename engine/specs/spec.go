@@ -39,8 +39,15 @@ type Spec struct {
 	Values map[string]any
 	// Hash is a digest of every source and every config value in force.
 	Hash string
+	// Partial is set when the loader left resources out of the sources as
+	// LoadOptions.Skip asked: the Spec then holds the nodes that the apply
+	// of a saved plan runs, not every node the sources declare.
+	Partial bool
 
 	graph *dag.Graph
+	// digests are the SHA-256 of each source's bytes, by Source.Name, for
+	// Cuts.
+	digests map[string]string
 }
 
 // ConfigDecl is one config entry.
@@ -98,6 +105,11 @@ type Resource struct {
 	// Options is never nil: a resource without options shares noOptions,
 	// which nothing writes to.
 	Options *Options
+	// cutEnd is the line where the next entry of the resource's section
+	// starts, when the lines from Pos.Line up to it hold the resource's
+	// entry alone and a later load may leave them out (see Spec.Cuts); 0
+	// otherwise.
+	cutEnd int32
 }
 
 // Inputs is the expression giving the resource's inputs: the Properties

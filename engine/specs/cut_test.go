@@ -1,0 +1,199 @@
+package specs
+
+import (
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// cutSpec declares resources in the ways a cut must not disturb: a
+// block scalar that keeps its trailing lines right before a cut entry,
+// a plain scalar folded over lines, comments between entries, a quoted
+// key, a second document, and a last entry.
+const cutSpec = `config:
+  region:
+    default: r1
+variables:
+  where: ${region}
+resources:
+  a:
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ocid1.compartment.oc1..c
+      description: |+
+        kept with its trailing lines
+
+  b:
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ocid1.compartment.oc1..c
+      description: plain text
+        folded over lines
+  # a comment between entries
+  "c":
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ${a.compartmentId}
+      displayName: c
+  d:
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ocid1.compartment.oc1..c
+      description: >-
+        folded
+        block
+  e:
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ocid1.compartment.oc1..c
+outputs:
+  c: ${c.id}
+---
+resources:
+  f:
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ocid1.compartment.oc1..c
+      description: |+
+        keep
+
+  g:
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ${region}
+  h:
+    type: oci:AiLanguage:Project
+    properties:
+      compartmentId: ocid1.compartment.oc1..c
+      description: ${f.id}
+`
+
+func loadCut(t *testing.T, srcs []Source, skip []FileCuts) *Spec {
+	t.Helper()
+	s, diags := LoadWith(t.TempDir(), srcs, nil, LoadOptions{Skip: skip})
+	if diags.HasErrors() {
+		t.Fatalf("load with cuts %+v: %v", skip, diags.Err())
+	}
+	return s
+}
+
+// checkCut loads srcs whole, cuts what keep refuses, loads them again
+// with the cuts, and checks that what was kept loads as it did whole.
+func checkCut(t *testing.T, srcs []Source, keep func(string) bool) (*Spec, []FileCuts) {
+	t.Helper()
+	whole := loadCut(t, srcs, nil)
+	cuts := whole.Cuts(keep)
+	part := loadCut(t, srcs, cuts)
+	if part.Hash != whole.Hash {
+		t.Errorf("hash %s with cuts, %s whole", part.Hash, whole.Hash)
+	}
+	if part.Partial != (len(cuts) > 0) {
+		t.Errorf("Partial = %v with %d cuts", part.Partial, len(cuts))
+	}
+	for name, r := range whole.Resources {
+		got, ok := part.Resources[name]
+		switch {
+		case keep(name) && !ok:
+			t.Errorf("%s is kept but was cut", name)
+		case ok:
+			// The entry after a kept one may be cut: where it ends moves.
+			g, w := *got, *r
+			g.cutEnd, w.cutEnd = 0, 0
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("%s loads as\n%#v\nwith cuts, as\n%#v\nwhole", name, g, w)
+			}
+		}
+	}
+	if !reflect.DeepEqual(part.Variables, whole.Variables) || !reflect.DeepEqual(part.Outputs, whole.Outputs) ||
+		!reflect.DeepEqual(part.Config, whole.Config) || !reflect.DeepEqual(part.Values, whole.Values) {
+		t.Errorf("variables, outputs or config differ with cuts")
+	}
+	return part, cuts
+}
+
+func TestCuts(t *testing.T) {
+	srcs := []Source{{Name: "dir/main.yaml", Data: []byte(cutSpec)}}
+	keep := func(n string) bool { return n == "c" || n == "a" || n == "g" }
+	part, cuts := checkCut(t, srcs, keep)
+	// b and d go; e and h, the last of their sections, stay, and so does
+	// f, which h refers to.
+	want := []FileCuts{{Name: "main.yaml", Digest: part.digests["dir/main.yaml"], Lines: []LineSpan{{14, 21}, {26, 33}}}}
+	if !reflect.DeepEqual(cuts, want) {
+		t.Errorf("cuts = %+v, want %+v", cuts, want)
+	}
+	if got := slices.Sorted(maps.Keys(part.Resources)); !slices.Equal(got, []string{"a", "c", "e", "f", "g", "h"}) {
+		t.Errorf("resources with cuts: %q", got)
+	}
+
+	// Sources that changed since are loaded whole.
+	changed := []Source{{Name: "dir/main.yaml", Data: []byte(strings.Replace(cutSpec, "plain text", "plain texts", 1))}}
+	if s := loadCut(t, changed, cuts); s.Partial || len(s.Resources) != 8 {
+		t.Errorf("changed sources: Partial %v, %d resources; want the whole load", s.Partial, len(s.Resources))
+	}
+	// Cuts that do not fit the lines are not taken.
+	for _, bad := range [][]LineSpan{{{26, 33}, {14, 21}}, {{14, 14}}, {{14, 999}}, {{0, 3}}} {
+		fc := []FileCuts{{Name: "main.yaml", Digest: want[0].Digest, Lines: bad}}
+		if s := loadCut(t, srcs, fc); s.Partial || len(s.Resources) != 8 {
+			t.Errorf("cuts %v: Partial %v, %d resources; want the whole load", bad, s.Partial, len(s.Resources))
+		}
+	}
+}
+
+// No entry is cut from a document with anchors or aliases, from a flow
+// mapping, or from a project file.
+func TestCutsNotTaken(t *testing.T) {
+	for name, src := range map[string]string{
+		"anchor": "resources:\n  a:\n    type: oci:AiLanguage:Project\n    properties: &p\n      compartmentId: ocid1.compartment.oc1..c\n" +
+			"  b:\n    type: oci:AiLanguage:Project\n    properties: *p\n  c:\n    type: oci:AiLanguage:Project\n    properties: *p\n",
+		"flow":         "resources: {a: {type: oci:AiLanguage:Project, properties: {compartmentId: x}},\n  b: {type: oci:AiLanguage:Project, properties: {compartmentId: x}}, c: {type: oci:AiLanguage:Project, properties: {compartmentId: x}}}\n",
+		"explicit key": "resources:\n  ? a\n  : type: oci:AiLanguage:Project\n    properties:\n      compartmentId: x\n  ? b\n  : type: oci:AiLanguage:Project\n    properties:\n      compartmentId: x\n",
+	} {
+		s := loadCut(t, []Source{{Name: "main.yaml", Data: []byte(src)}}, nil)
+		if cuts := s.Cuts(func(string) bool { return false }); len(cuts) > 0 {
+			t.Errorf("%s: cuts %+v, want none", name, cuts)
+		}
+	}
+}
+
+// For the examples and random sets of resources closed under their
+// references, what is kept loads as it does whole.
+func TestCutsExamples(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/examples/*.yaml")
+	var srcs []Source
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, Source{Name: f, Data: b})
+	}
+	whole := loadCut(t, srcs, nil)
+	names := slices.Sorted(maps.Keys(whole.Resources))
+	rng := rand.New(rand.NewPCG(1, 2))
+	cutSome := false
+	for range 50 {
+		var roots []string
+		for _, n := range names {
+			if rng.IntN(4) == 0 {
+				roots = append(roots, n)
+			}
+		}
+		for n := range whole.Variables {
+			roots = append(roots, n)
+		}
+		for n := range whole.Outputs {
+			roots = append(roots, whole.OutputDeps(n)...)
+		}
+		keep := whole.Graph().Closure(roots)
+		_, cuts := checkCut(t, srcs, func(n string) bool { return keep[n] })
+		cutSome = cutSome || len(cuts) > 0
+	}
+	if !cutSome {
+		t.Errorf("no cut was made in 50 tries: the test checks nothing")
+	}
+}
