@@ -109,6 +109,7 @@ func (s *Schema) partSchema(path []string) *partSchema {
 		return ps
 	}
 	if node, loc, prop, ok := s.locate(path); ok {
+		s.validator() // makes s.compiler
 		if compiled, err := s.compiler.Compile(baseURL + s.file + "#" + loc); err == nil {
 			ps = &partSchema{prop: prop, compiled: compiled, pointer: validatorPointer(path)}
 			if prop == nil || !prop.Expression {

@@ -57,13 +57,18 @@ type Schema struct {
 	file      string
 	raw       []byte             // the file as embedded
 	defs      map[string]*Prop   // parsed $defs
-	compiled  *jsonschema.Schema // compiled from vtree
 	vtree     any                // the schema validated against: readOnly properties removed
+	vraw      []byte             // vtree as JSON, for the compiler
+	// compileOnce compiles vraw, on the first validation: a command that
+	// validates nothing (the apply of a saved plan) does not pay for it.
+	compileOnce sync.Once
+	compiled    *jsonschema.Schema
 	otree     any                // the schema as written
 	partCache                    // for ValidateParts
 }
 
-// registry is every embedded schema, parsed and compiled.
+// registry is every embedded schema, parsed (each is compiled on first
+// use, see validator).
 type registry struct {
 	byToken map[string]*Schema // canonical tokens and aliases
 	tokens  []string           // canonical tokens, sorted
@@ -165,20 +170,30 @@ func parseSchema(name string, raw []byte) (*Schema, error) {
 	s.defs = p.defs
 
 	s.vtree = withoutReadOnly(tree)
-	vraw, err := json.Marshal(s.vtree)
-	if err != nil {
+	if s.vraw, err = json.Marshal(s.vtree); err != nil {
 		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
 	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	if err := c.AddResource(baseURL+name, bytes.NewReader(vraw)); err != nil {
-		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
-	}
-	if s.compiled, err = c.Compile(baseURL + name); err != nil {
-		return nil, fmt.Errorf("schemas: load %q: %w", name, err)
-	}
-	s.compiler = c
 	return s, nil
+}
+
+// validator returns the schema compiled for the validator, compiling it
+// on the first call. The schemas are embedded and every one is compiled by
+// the tests (TestEmbeddedFilesCompile), so one that does not compile is a bug in this
+// package: validator panics, as reg does.
+func (s *Schema) validator() *jsonschema.Schema {
+	s.compileOnce.Do(func() {
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		if err := c.AddResource(baseURL+s.file, bytes.NewReader(s.vraw)); err != nil {
+			panic(fmt.Errorf("schemas: compile %q: %w", s.file, err))
+		}
+		compiled, err := c.Compile(baseURL + s.file)
+		if err != nil {
+			panic(fmt.Errorf("schemas: compile %q: %w", s.file, err))
+		}
+		s.compiled, s.compiler = compiled, c
+	})
+	return s.compiled
 }
 
 // decode parses JSON keeping numbers exact (as json.Number).

@@ -62,6 +62,17 @@ func TestEmbeddedFilesCompile(t *testing.T) {
 				t.Fatalf("Compile: %v", err)
 			}
 			s := schemaOfFile(t, name)
+			// And the copy Validate uses, which is compiled on first use.
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("the copy Validate uses does not compile: %v", r)
+					}
+				}()
+				if s.validator() == nil {
+					t.Fatal("validator() is nil")
+				}
+			}()
 			if !bytes.Equal(s.JSON(), raw) {
 				t.Errorf("JSON() differs from the embedded file")
 			}

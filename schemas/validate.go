@@ -98,7 +98,7 @@ func (s *Schema) Validate(in map[string]any) []Violation {
 	pr := &preparer{}
 	inst := pr.value(in, s.Root, nil)
 	vs := pr.found
-	if err := s.compiled.Validate(inst); err != nil {
+	if err := s.validator().Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
 			c := &converter{s: s, inst: inst, opaque: pr.opaque}
