@@ -625,19 +625,20 @@ func benchApplyOneChange(b *testing.B, be backend, n int) {
 			b.Fatalf("plan has no change (%d nodes)", len(c))
 		}
 		var buf bytes.Buffer
-		if err := plan.WriteFile(&buf, plan.File{Plan: p, Schemas: schemas.Digest()}, "bench", key); err != nil {
+		runs, cuts := apply.Hints(loadGenerated(b, src), p)
+		if err := plan.WriteFile(&buf, plan.File{Plan: p, Schemas: schemas.Digest(), Runs: runs, Cuts: cuts}, "bench", key); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 		// What 'reconcile apply PLANFILE' does once the files are read and
-		// the state is open: read the plan, load the specs it vouches for,
-		// check it, apply it.
+		// the state is open: read the plan, load what the specs it vouches
+		// for hold of what it runs, check it, apply it.
 		start, startCPU := time.Now(), cpuUsed()
-		pf, err := plan.ReadFile(&buf)
+		pf, err := plan.ReadFileToApply(&buf)
 		if err != nil {
 			b.Fatal(err)
 		}
-		spec, diags := specs.LoadWith(dir, []specs.Source{{Name: "bench.yaml", Data: src}}, nil, specs.LoadOptions{Checked: pf.Plan.SpecHash})
+		spec, diags := specs.LoadWith(dir, []specs.Source{{Name: "bench.yaml", Data: src}}, nil, specs.LoadOptions{Checked: pf.Plan.SpecHash, Skip: pf.Cuts})
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}
@@ -647,6 +648,9 @@ func benchApplyOneChange(b *testing.B, be backend, n int) {
 		}
 		if err := apply.CheckPlan(&pf, meta, key, spec); err != nil {
 			b.Fatal(err)
+		}
+		if !spec.Partial {
+			b.Fatal("the specs were loaded whole")
 		}
 		applyStart := time.Now()
 		res, err := apply.Apply(b.Context(), pf.Plan, spec, st, reg, apply.Options{})

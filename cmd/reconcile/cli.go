@@ -18,6 +18,7 @@ import (
 	"reconcile/engine/apply"
 	"reconcile/engine/diag"
 	"reconcile/engine/render"
+	"reconcile/engine/specs"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -108,6 +109,9 @@ type cli struct {
 	// with that hash were validated when the plan was made (the signature,
 	// checked before anything is applied, vouches for it).
 	planSpecHash string
+	// planCuts are the lines of the specs that the plan file being
+	// applied lets its apply load without (plan.File.Cuts).
+	planCuts []specs.FileCuts
 	// events is the event stream on stdout of --output jsonl; nil otherwise.
 	events *render.EventStream
 }

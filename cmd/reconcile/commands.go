@@ -181,13 +181,16 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	// The plan holds all that rendering and saving it need: the loaded
 	// specs (on a large project, as much memory again as the plan) can go
 	// before the text and the file are written.
-	cfg := c.savedConfig(spec)
+	saved := plan.File{Plan: pl, Config: c.savedConfig(spec)}
+	if o.out != "" {
+		saved.Runs, saved.Cuts = apply.Hints(spec, pl)
+	}
 	spec, ss.spec = nil, nil
 	if err := c.renderPlan(pl); err != nil {
 		return c.errorf("%v", err)
 	}
 	if o.out != "" {
-		if err := c.savePlan(o.out, pl, cfg, st); err != nil {
+		if err := c.savePlan(o.out, saved, st); err != nil {
 			return c.errorf("%v", err)
 		}
 		if c.g.output == "text" {
@@ -221,7 +224,9 @@ func (c *cli) renderPlan(pl *plan.Plan) error {
 	return render.PlanText(c.stdout, pl, opts)
 }
 
-func (c *cli) savePlan(path string, pl *plan.Plan, cfg map[string]string, st store) error {
+// savePlan writes pf (its plan, config, runs and cuts) to path, with where
+// the plan was made.
+func (c *cli) savePlan(path string, pf plan.File, st store) error {
 	key, err := st.SecretKey()
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
@@ -232,7 +237,8 @@ func (c *cli) savePlan(path string, pl *plan.Plan, cfg map[string]string, st sto
 		return err
 	}
 	return writeFileAtomic(path, 0o600, func(w io.Writer) error {
-		err := plan.WriteFile(w, plan.File{Plan: pl, SpecPath: specPath, Backend: ws.backend.url(), Stack: ws.stack, Config: cfg, Schemas: schemas.Digest()}, version, key)
+		pf.SpecPath, pf.Backend, pf.Stack, pf.Schemas = specPath, ws.backend.url(), ws.stack, schemas.Digest()
+		err := plan.WriteFile(w, pf, version, key)
 		if err != nil {
 			return fmt.Errorf("save plan: %w", err)
 		}
@@ -447,7 +453,11 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read plan file: %v", err)
 	}
-	p, err := plan.ReadFile(f)
+	read := plan.ReadFileToApply
+	if c.g.output == "jsonl" {
+		read = plan.ReadFile // the plan event shows every change
+	}
+	p, err := read(f)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("read plan file %s: %v", path, err)
@@ -456,6 +466,7 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 	if p.Schemas == schemas.Digest() {
 		c.planSpecHash = p.Plan.SpecHash
 	}
+	c.planCuts = p.Cuts
 	if err := c.usePlanTarget(&p); err != nil {
 		return nil, fmt.Errorf("plan file %s: %v", path, err)
 	}

@@ -1461,3 +1461,74 @@ func TestE2EPolicySelfLockoutRefused(t *testing.T) {
 	}
 	w.must(2, "plan", "--detailed-exitcode")
 }
+
+// A plan file of a few changes to many resources lets its apply load the
+// specs without the entries of the resources it leaves alone (the plan's
+// cuts): the apply does what it would with the whole specs, forgets
+// nothing, and still refuses specs edited since, inside a cut entry too.
+func TestE2EPlanFileApplyLoadsWhatChanges(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	var pols []string
+	for i := range 8 {
+		pols = append(pols, policySpec(fmt.Sprintf("pol%d", i), rid(t, fmt.Sprint(i)), "", ""))
+	}
+	w.write("main.yaml", spec(pols...))
+	w.must(0, "apply", "--auto-approve")
+	before := w.stateList()
+
+	changed := slices.Clone(pols)
+	changed[3] = policySpec("pol3", rid(t, "3"), fmt.Sprintf("        - relation: viewer\n          principals: [%q]\n", role2), "")
+	w.write("main.yaml", spec(changed...))
+	w.must(2, "plan", "--out", "p.plan", "--detailed-exitcode")
+	var pf struct {
+		Plan struct {
+			Runs []string `json:"runs"`
+			Cuts []struct {
+				Name  string   `json:"name"`
+				Lines [][2]int `json:"lines"`
+			} `json:"cuts"`
+		} `json:"plan"`
+	}
+	if b, err := os.ReadFile(w.path("p.plan")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &pf); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pf.Plan.Runs, "pol3") || slices.Contains(pf.Plan.Runs, "pol0") || len(pf.Plan.Cuts) != 1 || pf.Plan.Cuts[0].Name != "main.yaml" {
+		t.Fatalf("plan file runs %q, cuts %+v: want pol3 run and the other policies cut", pf.Plan.Runs, pf.Plan.Cuts)
+	}
+
+	// Edited inside an entry that the apply would not load: refused.
+	edited := strings.Replace(spec(changed...), "pol5", "pol5x", 1)
+	w.write("main.yaml", edited)
+	r := w.must(1, "apply", "p.plan")
+	wantStderr(t, r, "specs or config values changed")
+	w.write("main.yaml", spec(changed...))
+
+	mark := e.mark()
+	r = w.must(0, "apply", "p.plan")
+	wantStdout(t, r, "Apply complete!", "0 created, 1 updated")
+	wantOutput(t, r, "orgPrincipal", "org:"+e.orgID())
+	if got := e.policy(rid(t, "3")); len(got) != 2 {
+		t.Errorf("pol3's bindings after apply = %+v, want 2", got)
+	}
+	var writes []string
+	for _, c := range e.callsSince(mark, "/api/v2/restriction_policy/") {
+		if c.Method != "GET" {
+			writes = append(writes, c.Method+" "+c.Path)
+		}
+	}
+	if len(writes) != 1 || !strings.HasSuffix(writes[0], rid(t, "3")) {
+		t.Errorf("apply wrote %q, want pol3 only", writes)
+	}
+	after := w.stateList()
+	for name, e := range before {
+		if after[name].ID != e.ID {
+			t.Errorf("%s after the apply: %+v, was %+v", name, after[name], e)
+		}
+	}
+	w.must(0, "plan", "--detailed-exitcode")
+}

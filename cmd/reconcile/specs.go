@@ -119,13 +119,20 @@ func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 	// must not demand config values, secrets least of all, that they
 	// never use.
 	lenient := c.cmd == "destroy" || c.cmd == "drift" || c.cmd == "graph"
-	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack, RootDir: root, Checked: c.planSpecHash}
+	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack, RootDir: root, Checked: c.planSpecHash, Skip: c.planCuts}
 	if !lenient {
 		if opts.StackConfig, err = ws.stackConfig(); err != nil {
 			return nil, nil, err
 		}
 	}
 	spec, diags := specs.LoadWith(dir, srcs, c.g.config, opts)
+	if diags.HasErrors() && len(opts.Skip) > 0 {
+		// What the cuts left may not load on its own (specs changed since
+		// the plan, which apply then refuses): the errors shown are those
+		// of the whole specs.
+		opts.Skip = nil
+		spec, diags = specs.LoadWith(dir, srcs, c.g.config, opts)
+	}
 	if spec != nil {
 		c.redactSecrets(specs.SecretTexts(spec))
 	}

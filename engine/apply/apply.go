@@ -148,7 +148,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = 10 * time.Second
 	}
-	a, records, err := newApplier(ctx, spec, st, reg, opts)
+	a, records, err := newApplier(ctx, spec, pl, st, reg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +202,8 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 
 // newApplier reads what an apply starts from: the records and intents of
 // st, and its key.
-func newApplier(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*applier, []state.Record, error) {
-	records, err := st.List()
+func newApplier(ctx context.Context, spec *specs.Spec, pl *plan.Plan, st state.Backend, reg resources.Registry, opts Options) (*applier, []state.Record, error) {
+	records, err := readRecords(st, spec, pl)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
@@ -226,6 +226,55 @@ func newApplier(ctx context.Context, spec *specs.Spec, st state.Backend, reg res
 		a.intents[in.Name] = in
 	}
 	return a, records, nil
+}
+
+// Hints returns what a saved plan tells its apply so that the apply's
+// work is in proportion to the changes, not to the specs: the nodes it
+// runs (see Needed), and the lines of the specs it may load without, the
+// entries of the other resources (specs.Spec.Cuts). Both are nil when it
+// runs every node.
+func Hints(spec *specs.Spec, pl *plan.Plan) ([]string, []specs.FileCuts) {
+	if pl.Destroy || pl.RefreshOnly {
+		return nil, nil
+	}
+	needed := Needed(spec, pl)
+	if len(needed) == len(spec.Graph().Order()) {
+		return nil, nil
+	}
+	return slices.Sorted(maps.Keys(needed)), spec.Cuts(func(name string) bool { return needed[name] })
+}
+
+// maxGets is the most records an apply reads one by one rather than
+// listing them all.
+const maxGets = 256
+
+// readRecords reads the records an apply of pl may read: of a Partial
+// spec (which holds only what the apply runs), those of its nodes and of
+// the plan's other changes, one by one when they are few; else all.
+func readRecords(st state.Backend, spec *specs.Spec, pl *plan.Plan) ([]state.Record, error) {
+	if !spec.Partial || pl.Destroy {
+		return st.List()
+	}
+	names := slices.Clone(spec.Graph().Order())
+	for i := range pl.Changes {
+		if c := &pl.Changes[i]; c.Action != plan.NoOp {
+			names = append(names, c.Addr)
+		}
+	}
+	if slices.Sort(names); len(names) > maxGets {
+		return st.List()
+	}
+	var out []state.Record
+	for _, name := range slices.Compact(names) {
+		r, ok, err := st.Get(name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // result sums up the walk: what failed, was interrupted, skipped or not
@@ -319,7 +368,7 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 		// A targeted plan planned its targets and what they depend on;
 		// nothing else runs.
 		targeted := g.Closure(pl.Targets)
-		needed := a.needed()
+		needed := Needed(a.spec, pl)
 		for _, name := range g.Order() {
 			if len(pl.Targets) > 0 && !targeted[name] || !needed[name] {
 				continue
@@ -433,29 +482,29 @@ func (a *applier) scheduleDeposed(nodes []string, deps map[string][]string, sche
 	return nodes
 }
 
-// needed returns the nodes of the specs an apply runs: all but the no-op
-// resources that are idle (see idle) and that no node that runs, and no
-// stack output, reads. An apply of a few changes to a large state does
-// work in proportion to the changes.
-func (a *applier) needed() map[string]bool {
-	g := a.spec.Graph()
+// Needed returns the nodes of spec that an apply of pl runs, before
+// --target narrows them: all but the resources the plan found idle
+// (plan.Change.Idle) that no node that runs, and no stack output, reads.
+// An apply of a few changes to a large state does work in proportion to
+// the changes.
+func Needed(spec *specs.Spec, pl *plan.Plan) map[string]bool {
+	idle := map[string]bool{}
+	for i := range pl.Changes {
+		if c := &pl.Changes[i]; c.Idle && c.Action == plan.NoOp && c.Kind == kind.Resource {
+			idle[c.Addr] = true
+		}
+	}
+	g := spec.Graph()
 	var roots []string
 	for _, name := range g.Order() {
-		if !a.idle(name) {
+		if !idle[name] {
 			roots = append(roots, name)
 		}
 	}
-	for name := range a.spec.Outputs {
-		roots = append(roots, a.spec.OutputDeps(name)...)
+	for name := range spec.Outputs {
+		roots = append(roots, spec.OutputDeps(name)...)
 	}
 	return g.Closure(roots)
-}
-
-// idle reports whether name is a resource the plan found idle: its change
-// a no-op, its record to be written unchanged (see plan.Change.Idle).
-func (a *applier) idle(name string) bool {
-	c, ok := a.changes[name]
-	return ok && c.Idle && c.Action == plan.NoOp
 }
 
 func (a *applier) run(ctx context.Context, node string) error {

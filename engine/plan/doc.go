@@ -33,7 +33,8 @@
 // earlier replacement left to delete; Options the resource options that
 // change. What refresh found changed outside reconcile (Drift,
 // DriftDetails, DeletedOutside) rides along for the renderers; apply
-// ignores it.
+// ignores it. Idle marks a no-op resource whose record apply would write
+// unchanged: apply runs it only if something it runs reads it.
 //
 // A File is a saved plan: the plan, where its specs are, which backend and
 // stack it was made for, and the config values given on the command line
@@ -44,8 +45,13 @@
 // back sealed; Unknown values are written as such. The drift and the
 // outputs the plan showed are saved too, though apply uses neither, so
 // that File.Shown renders (reconcile show) exactly as the plan did when
-// it was made.
+// it was made. A File also tells its apply what it runs (Runs) and the
+// lines of the specs holding the rest (Cuts, see specs.Spec.Cuts), so that
+// the apply of a few changes loads, reads and decodes in proportion to
+// them; ReadFileToApply leaves the values of the other no-op entries
+// undecoded.
 //
-// The package depends only on diag, value and kind: it knows nothing of
-// the state store, the drivers or the network.
+// The package depends only on diag, value, kind and, for the type of the
+// cuts, specs: it knows nothing of the state store, the drivers or the
+// network.
 package plan

@@ -10,11 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
+	"runtime"
 	"slices"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/internal/jsonfast"
 	"reconcile/kind"
@@ -50,9 +51,18 @@ type File struct {
 	Backend, Stack string
 	// Schemas is the schemas.Digest of the build that made the plan.
 	Schemas string
+	// Runs are the nodes its apply runs, when not every node of the
+	// specs: ReadFileToApply leaves the values of the other no-op changes
+	// undecoded.
+	Runs []string
+	// Cuts are the lines of the specs that its apply may load without (the
+	// entries of resources it does not run); see specs.Spec.Cuts.
+	Cuts []specs.FileCuts
 
 	body []byte // the signed bytes, as read
 	mac  string // the signature, as read
+	// mapped holds the memory body is in when it is not the Go heap's.
+	mapped *mapped
 }
 
 // planMACKey derives the key that signs plan files from the state's key.
@@ -74,6 +84,7 @@ func planMAC(stateKey, body []byte) string {
 // plan file that was changed, or was made against another state, is
 // refused with ErrFileChanged.
 func (pf *File) Verify(stateKey []byte) error {
+	defer runtime.KeepAlive(pf.mapped)
 	if pf.body == nil || !hmac.Equal([]byte(pf.mac), []byte(planMAC(stateKey, pf.body))) {
 		return ErrFileChanged
 	}
@@ -110,8 +121,11 @@ type planFileJSON struct {
 	// RefreshOnly marks a plan made with --refresh-only.
 	RefreshOnly bool `json:"refreshOnly,omitempty"`
 	// Targets are the names of a targeted plan.
-	Targets []string     `json:"targets,omitempty"`
-	Changes []changeJSON `json:"changes"`
+	Targets []string `json:"targets,omitempty"`
+	// Runs and Cuts come before the changes, for ReadFileToApply.
+	Runs    []string         `json:"runs,omitempty"`
+	Cuts    []specs.FileCuts `json:"cuts,omitempty"`
+	Changes []changeJSON     `json:"changes"`
 	// Outputs are the plan's stack outputs, secrets sealed, unknowns
 	// marked: what the plan showed of them, for 'reconcile show'.
 	Outputs map[string]any `json:"outputs,omitempty"`
@@ -221,7 +235,8 @@ func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 	// The plan is written compact: a plan file is read by 'reconcile
 	// show', and its size is most of what reading it costs.
 	head, err := json.Marshal(planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
-		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Schemas: pf.Schemas, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets})
+		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Schemas: pf.Schemas, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets,
+		Runs: pf.Runs, Cuts: pf.Cuts})
 	if err != nil {
 		return err
 	}
@@ -327,21 +342,22 @@ var ErrNotPlanFile = errors.New("not a reconcile plan file")
 // ReadFile decodes a plan saved by WriteFile. It does not check the
 // signature, which needs the key of the state the file names: call Verify
 // before using anything of it but the paths it names.
-func ReadFile(r io.Reader) (File, error) {
-	var buf bytes.Buffer
-	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Size() >= 0 && fi.Size() <= maxPlanFile {
-			buf.Grow(int(fi.Size()) + bytes.MinRead) // read at once, not in ever larger copies
-		}
-	}
-	if _, err := buf.ReadFrom(io.LimitReader(r, maxPlanFile+1)); err != nil {
+func ReadFile(r io.Reader) (File, error) { return readFile(r, false) }
+
+// ReadFileToApply is ReadFile for apply: the no-op changes of nodes that
+// apply does not run (File.Runs) come without their values, which it
+// never reads.
+func ReadFileToApply(r io.Reader) (File, error) { return readFile(r, true) }
+
+func readFile(r io.Reader, toApply bool) (File, error) {
+	data, m, err := readAll(r)
+	if err != nil {
 		return File{}, err
 	}
-	data := buf.Bytes()
 	if len(data) > maxPlanFile {
 		return File{}, fmt.Errorf("%w: over the limit of %d bytes", ErrNotPlanFile, maxPlanFile)
 	}
-	env, in, fast := readFast(data)
+	env, in, fast := readFast(data, toApply)
 	if !fast {
 		env, in = planEnvelope{}, planFileIn{}
 		if err := json.Unmarshal(data, &env); err != nil {
@@ -419,11 +435,12 @@ func ReadFile(r io.Reader) (File, error) {
 		}
 		p.Changes = append(p.Changes, ch)
 	}
-	var err error
+
 	if p.Outputs, err = decodeMap(in.Outputs); err != nil {
 		return File{}, fmt.Errorf("%w: outputs: %v", ErrNotPlanFile, err)
 	}
-	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Schemas: in.Schemas, Config: in.Config, body: []byte(env.Plan), mac: env.MAC}, nil
+	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Schemas: in.Schemas, Config: in.Config, Runs: in.Runs, Cuts: in.Cuts,
+		body: []byte(env.Plan), mac: env.MAC, mapped: m}, nil
 }
 
 // Shown returns a copy of the plan of pf as renderers take it: the plan

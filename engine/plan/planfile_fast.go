@@ -16,9 +16,11 @@ import (
 // plan compact, no string with an escape, every key one WriteFile writes.
 // The values of changes are left raw, for ReadFile to decode as it does
 // those encoding/json reads. It reports false for anything else, and the
-// caller reads that with encoding/json, which reports its errors.
-func readFast(data []byte) (env planEnvelope, in planFileIn, ok bool) {
-	d := fastReader{jsonfast.Reader{Data: data}}
+// caller reads that with encoding/json, which reports its errors. With
+// toApply, the values of no-op changes not among the runs read before them
+// are skipped.
+func readFast(data []byte, toApply bool) (env planEnvelope, in planFileIn, ok bool) {
+	d := fastReader{Reader: jsonfast.Reader{Data: data}, toApply: toApply}
 	if !d.space() || !d.Byte('{') {
 		return env, in, false
 	}
@@ -59,7 +61,12 @@ func readFast(data []byte) (env planEnvelope, in planFileIn, ok bool) {
 
 // fastReader reads the parts of a plan file; every method reports false,
 // having read an unknown amount, when the data is not in the form it takes.
-type fastReader struct{ jsonfast.Reader }
+type fastReader struct {
+	jsonfast.Reader
+	toApply bool
+	// runs are the plan's runs once read, with toApply.
+	runs map[string]bool
+}
 
 // space skips JSON white space; it always reports true.
 func (d *fastReader) space() bool {
@@ -150,6 +157,16 @@ func (d *fastReader) planBody(in *planFileIn) bool {
 			in.RefreshOnly, ok = d.Bool()
 		case "targets":
 			in.Targets, ok = d.Strings()
+		case "runs":
+			in.Runs, ok = d.Strings()
+			if ok && d.toApply && len(in.Runs) > 0 {
+				d.runs = make(map[string]bool, len(in.Runs))
+				for _, n := range in.Runs {
+					d.runs[n] = true
+				}
+			}
+		case "cuts":
+			ok = d.decode(&in.Cuts)
 		case "changes":
 			in.Changes, ok = d.changes()
 		case "outputs":
@@ -198,9 +215,9 @@ func (d *fastReader) change(c *changeIn) bool {
 		case "importId":
 			c.ImportID, ok = d.Str()
 		case "before":
-			c.Before, ok = d.raw()
+			c.Before, ok = d.value(c)
 		case "after":
-			c.After, ok = d.raw()
+			c.After, ok = d.value(c)
 		case "afterIsBefore":
 			c.AfterIsBefore, ok = d.Bool()
 		case "replacePaths":
@@ -228,6 +245,17 @@ func (d *fastReader) change(c *changeIn) bool {
 		}
 		return ok
 	})
+}
+
+// value reads the before or after of c, or skips it for apply when c
+// is a no-op of a node that apply does not run (its address and action
+// come first in what WriteFile writes).
+func (d *fastReader) value(c *changeIn) (json.RawMessage, bool) {
+	if d.runs != nil && c.Action == "no-op" && c.Addr != "" && !d.runs[c.Addr] {
+		_, ok := d.Skip(0)
+		return nil, ok
+	}
+	return d.raw()
 }
 
 func (d *fastReader) pos(p *diag.Pos) bool {

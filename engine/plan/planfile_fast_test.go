@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -26,9 +27,12 @@ func fastTestFile(t testing.TB) []byte {
 		{Addr: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Action: Read, Deferred: true},
 		{Addr: "same", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: NoOp, ID: "dashboard:y", Idle: true,
 			Before: map[string]any{"resourceId": "dashboard:y"}, After: map[string]any{"resourceId": "dashboard:y"}},
+		{Addr: "ran", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: NoOp, ID: "dashboard:r",
+			Before: map[string]any{"resourceId": "dashboard:r"}, After: map[string]any{"resourceId": "dashboard:r", "x": "y"}},
 	}, Outputs: map[string]any{"o": "v", "u": value.Unknown{}}}
 	var buf bytes.Buffer
-	err := WriteFile(&buf, File{Plan: pl, SpecPath: "/specs", Backend: "/state.db", Stack: "dev", Config: map[string]string{"proj:k": "v"}, Schemas: "sha256:s"}, "test", []byte("key"))
+	err := WriteFile(&buf, File{Plan: pl, SpecPath: "/specs", Backend: "/state.db", Stack: "dev", Config: map[string]string{"proj:k": "v"}, Schemas: "sha256:s",
+		Runs: []string{"ep", "imp", "ran"}, Cuts: []specs.FileCuts{{Name: "main.yaml", Digest: "d", Lines: []specs.LineSpan{{Start: 3, End: 9}}}}}, "test", []byte("key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +51,7 @@ func readSlow(data []byte) (env planEnvelope, in planFileIn, err error) {
 // field, to what encoding/json makes of it.
 func TestReadFast(t *testing.T) {
 	data := fastTestFile(t)
-	env, in, ok := readFast(data)
+	env, in, ok := readFast(data, false)
 	if !ok {
 		t.Fatalf("readFast declined a plan file WriteFile wrote:\n%s", data)
 	}
@@ -58,7 +62,7 @@ func TestReadFast(t *testing.T) {
 	if !reflect.DeepEqual(env, wantEnv) || !reflect.DeepEqual(in, wantIn) {
 		t.Fatalf("readFast read\n%+v\n%+v\nencoding/json\n%+v\n%+v", env, in, wantEnv, wantIn)
 	}
-	if len(in.Changes) != 5 || in.Changes[0].Options == nil || in.Changes[0].Drift == nil || in.Config == nil {
+	if len(in.Changes) != 6 || in.Runs == nil || in.Cuts == nil || in.Changes[0].Options == nil || in.Changes[0].Drift == nil || in.Config == nil {
 		t.Fatalf("fields missing: %+v", in)
 	}
 	// Files written before the signature moved after the plan read too.
@@ -70,7 +74,7 @@ func TestReadFast(t *testing.T) {
 	}
 	mac := bytes.TrimSuffix(data[i+1:], []byte("\n}\n"))
 	older := slices.Concat(data[:j], mac, []byte(","), data[j:i], []byte("\n}\n"))
-	if env, in, ok := readFast(older); !ok || !reflect.DeepEqual(env, wantEnv) || !reflect.DeepEqual(in, wantIn) {
+	if env, in, ok := readFast(older, false); !ok || !reflect.DeepEqual(env, wantEnv) || !reflect.DeepEqual(in, wantIn) {
 		t.Fatalf("readFast does not read the older layout the same (ok %v):\n%s", ok, older)
 	}
 	// What it declines, encoding/json reads.
@@ -81,7 +85,7 @@ func TestReadFast(t *testing.T) {
 		string(bytes.Replace(data, []byte(`"serial":7`), []byte(`"serial":7.0`), 1)),
 		`{"version":2,"specHash":"x","changes":[]}`,
 	} {
-		if _, _, ok := readFast([]byte(s)); ok {
+		if _, _, ok := readFast([]byte(s), false); ok {
 			t.Errorf("readFast read %.80q…, which it should leave to encoding/json", s)
 		}
 	}
@@ -96,7 +100,7 @@ func FuzzReadFast(f *testing.F) {
 	f.Add([]byte(`{"format":"reconcile plan","version":4,"plan":{"version":4,"specHash":"h","changes":[{"addr":"a","pos":{"File":"f","Line":1,"Col":2}}]},"mac":"m"}`))
 	f.Add([]byte(`{"plan":{"changes":[{"before":{"a":[1,{"b":null}]}}],"changes":[]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		env, in, ok := readFast(data)
+		env, in, ok := readFast(data, false)
 		if !ok {
 			return
 		}
@@ -108,4 +112,36 @@ func FuzzReadFast(f *testing.F) {
 			t.Fatalf("readFast read\n%+v\n%+v\nencoding/json\n%+v\n%+v\nfrom %q", env, in, wantEnv, wantIn, data)
 		}
 	})
+}
+
+// ReadFileToApply reads what ReadFile reads but the values of the no-op
+// changes of nodes the apply does not run.
+func TestReadFileToApply(t *testing.T) {
+	data := fastTestFile(t)
+	all, err := ReadFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	some, err := ReadFileToApply(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := some.Verify([]byte("key")); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range all.Plan.Changes {
+		got := some.Plan.Changes[i]
+		if c.Addr == "same" {
+			if got.Before != nil || got.After != nil || c.Before == nil {
+				t.Errorf("same: values %v, %v read for apply, %v in all", got.Before, got.After, c.Before)
+			}
+			c.Before, c.After = nil, nil
+		}
+		if !reflect.DeepEqual(got, c) {
+			t.Errorf("change %s read for apply\n%+v\nread whole\n%+v", c.Addr, got, c)
+		}
+	}
+	if !reflect.DeepEqual(some.Runs, all.Runs) || !reflect.DeepEqual(some.Cuts, all.Cuts) || len(all.Cuts) != 1 {
+		t.Errorf("runs and cuts read for apply %v %v, whole %v %v", some.Runs, some.Cuts, all.Runs, all.Cuts)
+	}
 }
