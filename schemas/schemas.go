@@ -55,16 +55,16 @@ type Schema struct {
 	Root        *Prop // the object schema of the type (or of the document)
 
 	file      string
-	raw       []byte             // the file as embedded
-	defs      map[string]*Prop   // parsed $defs
-	vtree     any                // the schema validated against: readOnly properties removed
-	vraw      []byte             // vtree as JSON, for the compiler
+	raw       []byte           // the file as embedded
+	defs      map[string]*Prop // parsed $defs
+	vtree     any              // the schema validated against: readOnly properties removed
+	vraw      []byte           // vtree as JSON, for the compiler
+	otree     any              // the schema as written
+	partCache                  // for ValidateParts
 	// compileOnce compiles vraw, on the first validation: a command that
 	// validates nothing (the apply of a saved plan) does not pay for it.
 	compileOnce sync.Once
 	compiled    *jsonschema.Schema
-	otree     any                // the schema as written
-	partCache                    // for ValidateParts
 }
 
 // registry is every embedded schema, parsed (each is compiled on first
