@@ -638,7 +638,7 @@ func benchApplyOneChange(b *testing.B, be backend, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		spec, diags := specs.LoadWith(dir, []specs.Source{{Name: "bench.yaml", Data: src}}, nil, specs.LoadOptions{Checked: pf.Plan.SpecHash, Skip: pf.Cuts})
+		spec, diags := specs.LoadWith(dir, []specs.Source{{Name: "bench.yaml", Data: src}}, nil, specs.LoadOptions{Checked: pf.Plan.SpecHash, Skip: apply.Skip(pf.Cuts)})
 		if diags.HasErrors() {
 			b.Fatal(diags.Err())
 		}

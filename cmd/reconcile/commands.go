@@ -466,7 +466,7 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 	if p.Schemas == schemas.Digest() {
 		c.planSpecHash = p.Plan.SpecHash
 	}
-	c.planCuts = p.Cuts
+	c.planCuts = apply.Skip(p.Cuts)
 	if err := c.usePlanTarget(&p); err != nil {
 		return nil, fmt.Errorf("plan file %s: %v", path, err)
 	}

@@ -233,7 +233,7 @@ func newApplier(ctx context.Context, spec *specs.Spec, pl *plan.Plan, st state.B
 // runs (see Needed), and the lines of the specs it may load without, the
 // entries of the other resources (specs.Spec.Cuts). Both are nil when it
 // runs every node.
-func Hints(spec *specs.Spec, pl *plan.Plan) ([]string, []specs.FileCuts) {
+func Hints(spec *specs.Spec, pl *plan.Plan) ([]string, []plan.FileCuts) {
 	if pl.Destroy || pl.RefreshOnly {
 		return nil, nil
 	}
@@ -241,7 +241,29 @@ func Hints(spec *specs.Spec, pl *plan.Plan) ([]string, []specs.FileCuts) {
 	if len(needed) == len(spec.Graph().Order()) {
 		return nil, nil
 	}
-	return slices.Sorted(maps.Keys(needed)), spec.Cuts(func(name string) bool { return needed[name] })
+	var cuts []plan.FileCuts
+	for _, fc := range spec.Cuts(func(name string) bool { return needed[name] }) {
+		pc := plan.FileCuts{Name: fc.Name, Digest: fc.Digest, Lines: make([][2]int, len(fc.Lines))}
+		for i, l := range fc.Lines {
+			pc.Lines[i] = [2]int{l.Start, l.End}
+		}
+		cuts = append(cuts, pc)
+	}
+	return slices.Sorted(maps.Keys(needed)), cuts
+}
+
+// Skip returns the cuts of a plan file as specs.LoadOptions.Skip takes
+// them.
+func Skip(cuts []plan.FileCuts) []specs.FileCuts {
+	var out []specs.FileCuts
+	for _, pc := range cuts {
+		fc := specs.FileCuts{Name: pc.Name, Digest: pc.Digest, Lines: make([]specs.LineSpan, len(pc.Lines))}
+		for i, l := range pc.Lines {
+			fc.Lines[i] = specs.LineSpan{Start: l[0], End: l[1]}
+		}
+		out = append(out, fc)
+	}
+	return out
 }
 
 // maxGets is the most records an apply reads one by one rather than

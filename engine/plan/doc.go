@@ -51,7 +51,6 @@
 // them; ReadFileToApply leaves the values of the other no-op entries
 // undecoded.
 //
-// The package depends only on diag, value, kind and, for the type of the
-// cuts, specs: it knows nothing of the state store, the drivers or the
-// network.
+// The package depends only on diag, value and kind: it knows nothing of
+// the state store, the drivers or the network.
 package plan

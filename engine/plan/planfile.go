@@ -15,7 +15,6 @@ import (
 	"slices"
 
 	"reconcile/engine/diag"
-	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/internal/jsonfast"
 	"reconcile/kind"
@@ -57,12 +56,20 @@ type File struct {
 	Runs []string
 	// Cuts are the lines of the specs that its apply may load without (the
 	// entries of resources it does not run); see specs.Spec.Cuts.
-	Cuts []specs.FileCuts
+	Cuts []FileCuts
 
 	body []byte // the signed bytes, as read
 	mac  string // the signature, as read
 	// mapped holds the memory body is in when it is not the Go heap's.
 	mapped *mapped
+}
+
+// FileCuts are lines of one spec file that the apply of a plan may load
+// without, as specs.FileCuts: Lines are [start, end) line numbers.
+type FileCuts struct {
+	Name   string   `json:"name"`
+	Digest string   `json:"sha256"`
+	Lines  [][2]int `json:"lines"`
 }
 
 // planMACKey derives the key that signs plan files from the state's key.
@@ -123,9 +130,9 @@ type planFileJSON struct {
 	// Targets are the names of a targeted plan.
 	Targets []string `json:"targets,omitempty"`
 	// Runs and Cuts come before the changes, for ReadFileToApply.
-	Runs    []string         `json:"runs,omitempty"`
-	Cuts    []specs.FileCuts `json:"cuts,omitempty"`
-	Changes []changeJSON     `json:"changes"`
+	Runs    []string     `json:"runs,omitempty"`
+	Cuts    []FileCuts   `json:"cuts,omitempty"`
+	Changes []changeJSON `json:"changes"`
 	// Outputs are the plan's stack outputs, secrets sealed, unknowns
 	// marked: what the plan showed of them, for 'reconcile show'.
 	Outputs map[string]any `json:"outputs,omitempty"`

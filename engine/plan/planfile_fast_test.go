@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"reconcile/engine/diag"
-	"reconcile/engine/specs"
 	"reconcile/engine/value"
 	"reconcile/kind"
 )
@@ -32,7 +31,7 @@ func fastTestFile(t testing.TB) []byte {
 	}, Outputs: map[string]any{"o": "v", "u": value.Unknown{}}}
 	var buf bytes.Buffer
 	err := WriteFile(&buf, File{Plan: pl, SpecPath: "/specs", Backend: "/state.db", Stack: "dev", Config: map[string]string{"proj:k": "v"}, Schemas: "sha256:s",
-		Runs: []string{"ep", "imp", "ran"}, Cuts: []specs.FileCuts{{Name: "main.yaml", Digest: "d", Lines: []specs.LineSpan{{Start: 3, End: 9}}}}}, "test", []byte("key"))
+		Runs: []string{"ep", "imp", "ran"}, Cuts: []FileCuts{{Name: "main.yaml", Digest: "d", Lines: [][2]int{{3, 9}}}}}, "test", []byte("key"))
 	if err != nil {
 		t.Fatal(err)
 	}

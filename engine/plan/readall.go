@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"runtime"
 )
 
 // mappedMin is the size from which a plan file is read into memory mapped
@@ -35,6 +36,7 @@ func readAll(r io.Reader) ([]byte, *mapped, error) {
 			}
 			// The file grew since its size was read: on with the heap.
 			buf.Write(m.data)
+			runtime.KeepAlive(m) // mapped until copied
 		}
 	}
 	if size >= 0 && buf.Len() == 0 {

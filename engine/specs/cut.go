@@ -15,17 +15,14 @@ import (
 // holds for the bytes whose SHA-256 is Digest only.
 type FileCuts struct {
 	// Name is the source's base name, as Hash takes it.
-	Name   string `json:"name"`
-	Digest string `json:"sha256"`
+	Name   string
+	Digest string
 	// Lines are the cut spans, in order, apart from each other.
-	Lines []LineSpan `json:"lines"`
+	Lines []LineSpan
 }
 
 // LineSpan is the lines from Start up to, not including, End (1-based).
-type LineSpan struct {
-	Start int `json:"start"`
-	End   int `json:"end"`
-}
+type LineSpan struct{ Start, End int }
 
 // Cuts returns, for each source, the lines of the resources keep refuses
 // that a later load of the same sources may leave out (LoadOptions.Skip):

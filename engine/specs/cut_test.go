@@ -197,3 +197,67 @@ func TestCutsExamples(t *testing.T) {
 		t.Errorf("no cut was made in 50 tries: the test checks nothing")
 	}
 }
+
+// FuzzCuts checks Cuts on any spec that loads: for the set of resources
+// closed under references that mask picks, loading with the cuts gives
+// what it keeps exactly as the whole load does. Specs are untrusted: a
+// spec whose cut load differed would apply other values than its plan
+// showed.
+//
+//	go test ./engine/specs -run '^$' -fuzz FuzzCuts -fuzztime 10m
+func FuzzCuts(f *testing.F) {
+	f.Add([]byte(cutSpec), uint64(0b101))
+	files, _ := filepath.Glob("../../testdata/examples/*.yaml")
+	for i, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b, uint64(i))
+		}
+	}
+	f.Add([]byte("resources:\n  a:\n    type: oci:AiLanguage:Project\n    properties:\r\n      compartmentId: x\r\n  b:\r\n    type: oci:AiLanguage:Project\r\n    properties: {compartmentId: y}\n  c:\n    type: oci:AiLanguage:Project\n    properties:\n      compartmentId: \"z\n        z\"\n"), uint64(2))
+	f.Fuzz(func(t *testing.T, data []byte, mask uint64) {
+		srcs := []Source{{Name: "main.yaml", Data: data}}
+		whole, diags := LoadWith(t.TempDir(), srcs, nil, LoadOptions{})
+		if diags.HasErrors() {
+			return
+		}
+		names := slices.Sorted(maps.Keys(whole.Resources))
+		var roots []string
+		for i, n := range names {
+			if mask&(1<<(i%64)) != 0 {
+				roots = append(roots, n)
+			}
+		}
+		for n := range whole.Variables {
+			roots = append(roots, n)
+		}
+		for n := range whole.Outputs {
+			roots = append(roots, whole.OutputDeps(n)...)
+		}
+		keep := whole.Graph().Closure(roots)
+		cuts := whole.Cuts(func(n string) bool { return keep[n] })
+		part, diags := LoadWith(t.TempDir(), srcs, nil, LoadOptions{Skip: cuts})
+		if diags.HasErrors() {
+			t.Fatalf("load with cuts %+v: %v\n%q", cuts, diags.Err(), data)
+		}
+		if part.Hash != whole.Hash {
+			t.Fatalf("hash differs with cuts")
+		}
+		for name, r := range whole.Resources {
+			got, ok := part.Resources[name]
+			if keep[name] && !ok {
+				t.Fatalf("%s is kept but was cut: cuts %+v\n%q", name, cuts, data)
+			}
+			if ok {
+				g, w := *got, *r
+				g.cutEnd, w.cutEnd = 0, 0
+				if !reflect.DeepEqual(g, w) {
+					t.Fatalf("%s loads otherwise with cuts %+v:\n%#v\nwhole:\n%#v\n%q", name, cuts, g, w, data)
+				}
+			}
+		}
+		if !reflect.DeepEqual(part.Variables, whole.Variables) || !reflect.DeepEqual(part.Outputs, whole.Outputs) ||
+			!reflect.DeepEqual(part.Config, whole.Config) || !reflect.DeepEqual(part.Values, whole.Values) {
+			t.Fatalf("variables, outputs or config differ with cuts %+v\n%q", cuts, data)
+		}
+	})
+}
