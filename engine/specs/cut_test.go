@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -95,25 +96,34 @@ func checkCut(t *testing.T, srcs []Source, keep func(string) bool) (*Spec, []Fil
 	if part.Partial != (len(cuts) > 0) {
 		t.Errorf("Partial = %v with %d cuts", part.Partial, len(cuts))
 	}
-	for name, r := range whole.Resources {
+	if diff := keptDiff(whole, part, keep); diff != "" {
+		t.Error(diff)
+	}
+	return part, cuts
+}
+
+// keptDiff says how what part, loaded with cuts, holds of what keep kept
+// differs from whole, loaded whole; "" when it does not.
+func keptDiff(whole, part *Spec, keep func(string) bool) string {
+	for _, name := range slices.Sorted(maps.Keys(whole.Resources)) {
 		got, ok := part.Resources[name]
 		switch {
 		case keep(name) && !ok:
-			t.Errorf("%s is kept but was cut", name)
+			return name + " is kept but was cut"
 		case ok:
 			// The entry after a kept one may be cut: where it ends moves.
-			g, w := *got, *r
+			g, w := *got, *whole.Resources[name]
 			g.cutEnd, w.cutEnd = 0, 0
 			if !reflect.DeepEqual(g, w) {
-				t.Errorf("%s loads as\n%#v\nwith cuts, as\n%#v\nwhole", name, g, w)
+				return fmt.Sprintf("%s loads as\n%#v\nwith cuts, as\n%#v\nwhole", name, g, w)
 			}
 		}
 	}
 	if !reflect.DeepEqual(part.Variables, whole.Variables) || !reflect.DeepEqual(part.Outputs, whole.Outputs) ||
 		!reflect.DeepEqual(part.Config, whole.Config) || !reflect.DeepEqual(part.Values, whole.Values) {
-		t.Errorf("variables, outputs or config differ with cuts")
+		return "variables, outputs or config differ with cuts"
 	}
-	return part, cuts
+	return ""
 }
 
 func TestCuts(t *testing.T) {
@@ -242,22 +252,8 @@ func FuzzCuts(f *testing.F) {
 		if part.Hash != whole.Hash {
 			t.Fatalf("hash differs with cuts")
 		}
-		for name, r := range whole.Resources {
-			got, ok := part.Resources[name]
-			if keep[name] && !ok {
-				t.Fatalf("%s is kept but was cut: cuts %+v\n%q", name, cuts, data)
-			}
-			if ok {
-				g, w := *got, *r
-				g.cutEnd, w.cutEnd = 0, 0
-				if !reflect.DeepEqual(g, w) {
-					t.Fatalf("%s loads otherwise with cuts %+v:\n%#v\nwhole:\n%#v\n%q", name, cuts, g, w, data)
-				}
-			}
-		}
-		if !reflect.DeepEqual(part.Variables, whole.Variables) || !reflect.DeepEqual(part.Outputs, whole.Outputs) ||
-			!reflect.DeepEqual(part.Config, whole.Config) || !reflect.DeepEqual(part.Values, whole.Values) {
-			t.Fatalf("variables, outputs or config differ with cuts %+v\n%q", cuts, data)
+		if diff := keptDiff(whole, part, func(n string) bool { return keep[n] }); diff != "" {
+			t.Fatalf("%s\ncuts %+v of %q", diff, cuts, data)
 		}
 	})
 }
