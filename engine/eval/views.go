@@ -24,6 +24,22 @@ func Outputs(attrs, managed map[string]any) map[string]any {
 	return out
 }
 
+// SameOutputs reports whether recorded holds what Outputs(attrs,
+// managed) would, without making it.
+func SameOutputs(recorded, attrs, managed map[string]any) bool {
+	n := 0
+	for k, v := range attrs {
+		if _, isInput := managed[k]; isInput {
+			continue
+		}
+		n++
+		if r, ok := recorded[k]; !ok || !value.Same(r, v) {
+			return false
+		}
+	}
+	return n == len(recorded)
+}
+
 // ManagedInputs keeps the inputs of attrs that reconcile manages: those the
 // specs set now (desired) or set at the last apply (applied). An input the
 // specs never set is the cloud's to choose (OCI names an endpoint when no

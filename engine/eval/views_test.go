@@ -88,3 +88,26 @@ func TestViewIsBefore(t *testing.T) {
 		t.Fatalf("the random cases never gave both answers: %v", seen)
 	}
 }
+
+// SameOutputs agrees with comparing the map Outputs makes.
+func TestSameOutputs(t *testing.T) {
+	attrs := map[string]any{"id": "x", "state": "ACTIVE", "displayName": "d", "n": int64(1), "tags": map[string]any{"k": "v"}}
+	managed := map[string]any{"displayName": "d"}
+	for _, recorded := range []map[string]any{
+		{"id": "x", "state": "ACTIVE", "n": int64(1), "tags": map[string]any{"k": "v"}},
+		{"id": "x", "state": "ACTIVE", "n": 1.0, "tags": map[string]any{"k": "v"}},
+		{"id": "x", "state": "ACTIVE", "n": int64(1)},
+		{"id": "x", "state": "ACTIVE", "n": int64(1), "tags": map[string]any{"k": "v"}, "displayName": "d"},
+		{"id": "x", "state": "FAILED", "n": int64(1), "tags": map[string]any{"k": "v"}},
+		{"id": "x", "state": "ACTIVE", "n": int64(1), "tags": map[string]any{"k": "v"}, "extra": nil},
+		nil,
+	} {
+		want := value.Same(recorded, eval.Outputs(attrs, managed))
+		if got := eval.SameOutputs(recorded, attrs, managed); got != want {
+			t.Errorf("SameOutputs(%v) = %v, want %v", recorded, got, want)
+		}
+	}
+	if !eval.SameOutputs(nil, map[string]any{"displayName": "d"}, managed) {
+		t.Error("no outputs recorded, none made: not the same")
+	}
+}

@@ -552,8 +552,7 @@ func (p *planner) idle(r *specs.Resource, c *plan.Change, prior state.Record) bo
 	return c.Action == plan.NoOp && len(c.Options) == 0 && r.Get == nil &&
 		prior.Kind == kind.Resource && prior.Type == r.Type && prior.Tainted == "" && len(prior.Deposed) == 0 &&
 		!value.ContainsSecret(c.After) && !value.ContainsSecret(prior.Inputs) &&
-		value.Same(prior.Outputs, eval.Outputs(c.Before, prior.Inputs)) &&
-		value.Same(prior.Dependencies, p.spec.ResourceDeps(r.Name))
+		p.spec.SameResourceDeps(r.Name, prior.Dependencies) && eval.SameOutputs(prior.Outputs, c.Before, prior.Inputs)
 }
 
 // replaceReason returns the fields among those changed that force a

@@ -257,3 +257,42 @@ func FuzzCuts(f *testing.F) {
 		}
 	})
 }
+
+// SameResourceDeps agrees with ResourceDeps, through config entries and
+// variables too.
+func TestSameResourceDeps(t *testing.T) {
+	src := `config:
+  c: {default: x}
+variables:
+  v: ${a.id}
+  w: ${v}
+resources:
+  a:
+    type: oci:AiLanguage:Project
+    properties: {compartmentId: "${c}"}
+  b:
+    type: oci:AiLanguage:Project
+    properties: {compartmentId: "${a.id}", description: "${c}"}
+  d:
+    type: oci:AiLanguage:Project
+    properties: {compartmentId: "${w}", description: "${b.id}"}
+`
+	s := loadCut(t, []Source{{Name: "main.yaml", Data: []byte(src)}}, nil)
+	for _, name := range []string{"a", "b", "d"} {
+		deps := s.ResourceDeps(name)
+		if !s.SameResourceDeps(name, deps) {
+			t.Errorf("%s: SameResourceDeps(%q) = false", name, deps)
+		}
+		for _, other := range [][]string{append(slices.Clone(deps), "z"), {"z"}, deps[min(1, len(deps)):]} {
+			if slices.Equal(other, deps) {
+				continue
+			}
+			if s.SameResourceDeps(name, other) {
+				t.Errorf("%s: SameResourceDeps(%q) = true, deps are %q", name, other, deps)
+			}
+		}
+	}
+	if got := s.ResourceDeps("d"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("ResourceDeps(d) = %q, want [a b]", got)
+	}
+}

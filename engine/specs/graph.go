@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"slices"
 	"sort"
 
 	"reconcile/engine/dag"
@@ -123,4 +124,28 @@ func (s *Spec) ResourceDeps(name string) []string {
 	visit(name)
 	sort.Strings(out)
 	return out
+}
+
+// SameResourceDeps reports whether deps is ResourceDeps(name), without
+// making that list when name refers to resources and config entries only,
+// as most do.
+func (s *Spec) SameResourceDeps(name string, deps []string) bool {
+	g := s.Graph()
+	direct := g.Deps(name)
+	for _, d := range direct {
+		_, isResource := s.Resources[d]
+		if _, isConfig := s.Config[d]; !isResource && (!isConfig || len(g.Deps(d)) > 0) {
+			return slices.Equal(deps, s.ResourceDeps(name)) // through variables
+		}
+	}
+	i := 0
+	for _, d := range direct {
+		if _, isResource := s.Resources[d]; isResource {
+			if i >= len(deps) || deps[i] != d {
+				return false
+			}
+			i++
+		}
+	}
+	return i == len(deps)
 }

@@ -105,6 +105,10 @@ type keyedValue struct {
 // be anything.
 func Same(a, b any) bool {
 	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return x == y // most values: no Canon, no reflection
+		}
 	case Unknown:
 		return false
 	case Secret:
