@@ -21,6 +21,15 @@ import (
 // machine.
 const tlsFailTimeout = 5 * time.Second
 
+// certFailTimeout is tlsFailTimeout for connections that etcd refuses for
+// want of a client certificate it trusts: it says so in an alert after the
+// handshake, which the client reads with its first answer. With make
+// test's packages running beside these tests under -race on two loaded
+// cores, 5 s was twice not enough for that alert to be read, and the error
+// was a bare timeout. Open waits this long in each such test (they run in
+// parallel).
+const certFailTimeout = 15 * time.Second
+
 // tlsStack returns options naming a new stack on m, with TLS set by
 // files: CA file, client certificate and key ("" for none).
 func tlsStack(m etcdtest.TLSMember, ca, cert, key string) etcdstate.Options {
@@ -33,8 +42,15 @@ func tlsStack(m etcdtest.TLSMember, ca, cert, key string) etcdstate.Options {
 // the error.
 func openFails(t *testing.T, what string, o etcdstate.Options) error {
 	t.Helper()
+	return openFailsWithin(t, what, o, tlsFailTimeout)
+}
+
+// openFailsWithin is openFails with timeout as RequestTimeout and
+// DialTimeout.
+func openFailsWithin(t *testing.T, what string, o etcdstate.Options, timeout time.Duration) error {
+	t.Helper()
 	o.Create = true
-	o.RequestTimeout, o.DialTimeout = tlsFailTimeout, tlsFailTimeout
+	o.RequestTimeout, o.DialTimeout = timeout, timeout
 	start := time.Now()
 	s, err := etcdstate.Open(t.Context(), o)
 	elapsed := time.Since(start)
@@ -44,8 +60,8 @@ func openFails(t *testing.T, what string, o etcdstate.Options) error {
 	}
 	// Open gives up after RequestTimeout; the rest is slack for a loaded
 	// machine.
-	if elapsed > 3*tlsFailTimeout {
-		t.Errorf("%s: Open failed after %s, want about %s at most", what, elapsed.Round(time.Millisecond), tlsFailTimeout)
+	if elapsed > 3*timeout {
+		t.Errorf("%s: Open failed after %s, want about %s at most", what, elapsed.Round(time.Millisecond), timeout)
 	}
 	t.Logf("%s: Open failed after %s: %v", what, elapsed.Round(time.Millisecond), err)
 	return err
@@ -150,7 +166,7 @@ func TestTLSClientCertificates(t *testing.T) {
 	t.Run("no certificate", func(t *testing.T) {
 		t.Parallel()
 		o := tlsStack(m, m.CAFile, "", "")
-		err := openFails(t, "Open without a client certificate", o)
+		err := openFailsWithin(t, "Open without a client certificate", o, certFailTimeout)
 		wantTLSError(t, "Open without a client certificate", err,
 			o.String(), m.Endpoint, "requires a client certificate", "certificate required")
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -160,18 +176,18 @@ func TestTLSClientCertificates(t *testing.T) {
 	t.Run("no certificate, listing stacks", func(t *testing.T) {
 		t.Parallel()
 		o := tlsStack(m, m.CAFile, "", "")
-		o.RequestTimeout, o.DialTimeout = tlsFailTimeout, tlsFailTimeout
+		o.RequestTimeout, o.DialTimeout = certFailTimeout, certFailTimeout
 		start := time.Now()
 		_, err := etcdstate.Stacks(t.Context(), o)
-		if elapsed := time.Since(start); elapsed > 3*tlsFailTimeout {
-			t.Errorf("Stacks failed after %s, want about %s at most", elapsed.Round(time.Millisecond), tlsFailTimeout)
+		if elapsed := time.Since(start); elapsed > 3*certFailTimeout {
+			t.Errorf("Stacks failed after %s, want about %s at most", elapsed.Round(time.Millisecond), certFailTimeout)
 		}
 		wantTLSError(t, "Stacks without a client certificate", err, m.Endpoint, "requires a client certificate")
 	})
 	t.Run("certificate of another CA", func(t *testing.T) {
 		t.Parallel()
 		cert, key := etcdtest.NewCA(t).ClientCert(t)
-		err := openFails(t, "Open with a certificate of another CA", tlsStack(m, m.CAFile, cert, key))
+		err := openFailsWithin(t, "Open with a certificate of another CA", tlsStack(m, m.CAFile, cert, key), certFailTimeout)
 		wantTLSError(t, "Open with a certificate of another CA", err, "refused the client certificate "+cert)
 	})
 	t.Run("no certificate, with a user name", func(t *testing.T) {
@@ -179,7 +195,7 @@ func TestTLSClientCertificates(t *testing.T) {
 		// The client authenticates as it connects, bounded by DialTimeout.
 		o := tlsStack(m, m.CAFile, "", "")
 		o.Username, o.Password = "ci", "pw-never-shown"
-		err := openFails(t, "Open with a user and no client certificate", o)
+		err := openFailsWithin(t, "Open with a user and no client certificate", o, certFailTimeout)
 		wantTLSError(t, "Open with a user and no client certificate", err, "requires a client certificate")
 		if strings.Contains(err.Error(), o.Password) {
 			t.Errorf("error %q shows the password", err)
