@@ -183,23 +183,10 @@ func TestCutsExamples(t *testing.T) {
 		srcs = append(srcs, Source{Name: f, Data: b})
 	}
 	whole := loadCut(t, srcs, nil)
-	names := slices.Sorted(maps.Keys(whole.Resources))
 	rng := rand.New(rand.NewPCG(1, 2))
 	cutSome := false
 	for range 50 {
-		var roots []string
-		for _, n := range names {
-			if rng.IntN(4) == 0 {
-				roots = append(roots, n)
-			}
-		}
-		for n := range whole.Variables {
-			roots = append(roots, n)
-		}
-		for n := range whole.Outputs {
-			roots = append(roots, whole.OutputDeps(n)...)
-		}
-		keep := whole.Graph().Closure(roots)
+		keep := closedSet(whole, func(int) bool { return rng.IntN(4) == 0 })
 		_, cuts := checkCut(t, srcs, func(n string) bool { return keep[n] })
 		cutSome = cutSome || len(cuts) > 0
 	}
@@ -230,20 +217,7 @@ func FuzzCuts(f *testing.F) {
 		if diags.HasErrors() {
 			return
 		}
-		names := slices.Sorted(maps.Keys(whole.Resources))
-		var roots []string
-		for i, n := range names {
-			if mask&(1<<(i%64)) != 0 {
-				roots = append(roots, n)
-			}
-		}
-		for n := range whole.Variables {
-			roots = append(roots, n)
-		}
-		for n := range whole.Outputs {
-			roots = append(roots, whole.OutputDeps(n)...)
-		}
-		keep := whole.Graph().Closure(roots)
+		keep := closedSet(whole, func(i int) bool { return mask&(1<<(i%64)) != 0 })
 		cuts := whole.Cuts(func(n string) bool { return keep[n] })
 		part, diags := LoadWith(t.TempDir(), srcs, nil, LoadOptions{Skip: cuts})
 		if diags.HasErrors() {
@@ -295,4 +269,23 @@ resources:
 	if got := s.ResourceDeps("d"); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("ResourceDeps(d) = %q, want [a b]", got)
 	}
+}
+
+// closedSet returns the nodes an apply would run if the resources pick
+// picks (by index in name order) changed: those, every variable, what the
+// outputs read, and what all of them refer to.
+func closedSet(s *Spec, pick func(i int) bool) map[string]bool {
+	var roots []string
+	for i, n := range slices.Sorted(maps.Keys(s.Resources)) {
+		if pick(i) {
+			roots = append(roots, n)
+		}
+	}
+	for n := range s.Variables {
+		roots = append(roots, n)
+	}
+	for n := range s.Outputs {
+		roots = append(roots, s.OutputDeps(n)...)
+	}
+	return s.Graph().Closure(roots)
 }
