@@ -243,11 +243,7 @@ func Hints(spec *specs.Spec, pl *plan.Plan) ([]string, []plan.FileCuts) {
 	}
 	var cuts []plan.FileCuts
 	for _, fc := range spec.Cuts(func(name string) bool { return needed[name] }) {
-		pc := plan.FileCuts{Name: fc.Name, Digest: fc.Digest, Lines: make([][2]int, len(fc.Lines))}
-		for i, l := range fc.Lines {
-			pc.Lines[i] = [2]int{l.Start, l.End}
-		}
-		cuts = append(cuts, pc)
+		cuts = append(cuts, plan.FileCuts(fc))
 	}
 	return slices.Sorted(maps.Keys(needed)), cuts
 }
@@ -257,11 +253,7 @@ func Hints(spec *specs.Spec, pl *plan.Plan) ([]string, []plan.FileCuts) {
 func Skip(cuts []plan.FileCuts) []specs.FileCuts {
 	var out []specs.FileCuts
 	for _, pc := range cuts {
-		fc := specs.FileCuts{Name: pc.Name, Digest: pc.Digest, Lines: make([]specs.LineSpan, len(pc.Lines))}
-		for i, l := range pc.Lines {
-			fc.Lines[i] = specs.LineSpan{Start: l[0], End: l[1]}
-		}
-		out = append(out, fc)
+		out = append(out, specs.FileCuts(pc))
 	}
 	return out
 }

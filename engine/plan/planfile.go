@@ -65,7 +65,7 @@ type File struct {
 }
 
 // FileCuts are lines of one spec file that the apply of a plan may load
-// without, as specs.FileCuts: Lines are [start, end) line numbers.
+// without: specs.FileCuts, with the names a plan file gives its fields.
 type FileCuts struct {
 	Name   string   `json:"name"`
 	Digest string   `json:"sha256"`

@@ -251,7 +251,7 @@ func (d *fastReader) change(c *changeIn) bool {
 // is a no-op of a node that apply does not run (its address and action
 // come first in what WriteFile writes).
 func (d *fastReader) value(c *changeIn) (json.RawMessage, bool) {
-	if d.runs != nil && c.Action == "no-op" && c.Addr != "" && !d.runs[c.Addr] {
+	if d.runs != nil && c.Action == actionNames[NoOp] && c.Addr != "" && !d.runs[c.Addr] {
 		_, ok := d.Skip(0)
 		return nil, ok
 	}

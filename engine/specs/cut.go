@@ -17,12 +17,11 @@ type FileCuts struct {
 	// Name is the source's base name, as Hash takes it.
 	Name   string
 	Digest string
-	// Lines are the cut spans, in order, apart from each other.
-	Lines []LineSpan
+	// Lines are the cut spans, in order, apart from each other: each the
+	// lines from its first number up to, not including, its second
+	// (1-based).
+	Lines [][2]int
 }
-
-// LineSpan is the lines from Start up to, not including, End (1-based).
-type LineSpan struct{ Start, End int }
 
 // Cuts returns, for each source, the lines of the resources keep refuses
 // that a later load of the same sources may leave out (LoadOptions.Skip):
@@ -40,20 +39,20 @@ func (s *Spec) Cuts(keep func(name string) bool) []FileCuts {
 		}
 	}
 	kept := g.Closure(roots)
-	byFile := map[string][]LineSpan{}
+	byFile := map[string][][2]int{}
 	for name, r := range s.Resources {
 		if !kept[name] {
-			byFile[r.Pos.File] = append(byFile[r.Pos.File], LineSpan{r.Pos.Line, int(r.cutEnd)})
+			byFile[r.Pos.File] = append(byFile[r.Pos.File], [2]int{r.Pos.Line, int(r.cutEnd)})
 		}
 	}
 	var out []FileCuts
 	for _, file := range slices.Sorted(maps.Keys(byFile)) {
 		spans := byFile[file]
-		slices.SortFunc(spans, func(a, b LineSpan) int { return a.Start - b.Start })
+		slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
 		merged := spans[:1]
 		for _, sp := range spans[1:] {
-			if last := &merged[len(merged)-1]; last.End == sp.Start {
-				last.End = sp.End
+			if last := &merged[len(merged)-1]; last[1] == sp[0] {
+				last[1] = sp[1]
 			} else {
 				merged = append(merged, sp)
 			}
@@ -103,7 +102,7 @@ func (l *loader) skip(src Source) []byte {
 		return nil
 	}
 	base := filepath.Base(src.Name)
-	var spans []LineSpan
+	var spans [][2]int
 	for _, fc := range l.opts.Skip {
 		if fc.Name == base && fc.Digest == digest {
 			spans = fc.Lines
@@ -118,11 +117,12 @@ func (l *loader) skip(src Source) []byte {
 	at := 0 // the first byte of src not yet copied
 	prev := 0
 	for _, sp := range spans {
-		if sp.Start <= prev || sp.End <= sp.Start || sp.End > ix.count() {
+		start, end := sp[0], sp[1]
+		if start <= prev || end <= start || end > ix.count() {
 			return nil
 		}
-		prev = sp.End - 1
-		from, to := int(ix.starts[sp.Start-1]), int(ix.starts[sp.End-1])
+		prev = end - 1
+		from, to := int(ix.starts[start-1]), int(ix.starts[end-1])
 		out = append(out, src.Data[at:from]...)
 		indent := from
 		for indent < to && src.Data[indent] == ' ' {
@@ -132,7 +132,7 @@ func (l *loader) skip(src Source) []byte {
 		out = append(out, '#')
 		// One break per line cut, whatever breaks it had: the lines after
 		// keep their numbers.
-		for range sp.End - sp.Start {
+		for range end - start {
 			out = append(out, '\n')
 		}
 		at = to

@@ -132,7 +132,7 @@ func TestCuts(t *testing.T) {
 	part, cuts := checkCut(t, srcs, keep)
 	// b and d go; e and h, the last of their sections, stay, and so does
 	// f, which h refers to.
-	want := []FileCuts{{Name: "main.yaml", Digest: part.digests["dir/main.yaml"], Lines: []LineSpan{{14, 21}, {26, 33}}}}
+	want := []FileCuts{{Name: "main.yaml", Digest: part.digests["dir/main.yaml"], Lines: [][2]int{{14, 21}, {26, 33}}}}
 	if !reflect.DeepEqual(cuts, want) {
 		t.Errorf("cuts = %+v, want %+v", cuts, want)
 	}
@@ -146,7 +146,7 @@ func TestCuts(t *testing.T) {
 		t.Errorf("changed sources: Partial %v, %d resources; want the whole load", s.Partial, len(s.Resources))
 	}
 	// Cuts that do not fit the lines are not taken.
-	for _, bad := range [][]LineSpan{{{26, 33}, {14, 21}}, {{14, 14}}, {{14, 999}}, {{0, 3}}} {
+	for _, bad := range [][][2]int{{{26, 33}, {14, 21}}, {{14, 14}}, {{14, 999}}, {{0, 3}}} {
 		fc := []FileCuts{{Name: "main.yaml", Digest: want[0].Digest, Lines: bad}}
 		if s := loadCut(t, srcs, fc); s.Partial || len(s.Resources) != 8 {
 			t.Errorf("cuts %v: Partial %v, %d resources; want the whole load", bad, s.Partial, len(s.Resources))
