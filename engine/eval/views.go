@@ -259,7 +259,7 @@ func Normalize(reg resources.Registry, token string, desired map[string]any) map
 			held[k] = v
 			continue
 		}
-		p, secret := value.Reveal(v)
+		p, secret := value.RevealShared(v)
 		if secret {
 			if held == nil {
 				held = map[string]any{}

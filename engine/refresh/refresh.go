@@ -199,11 +199,17 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) ([]plan.FieldDrift, []string) {
 	liveIn := eval.WithoutVendorKeys(d, eval.Inputs(s, live), applied)
 	a := applied
+	// ignoreChanges edits both sides in place: they are deep copies then;
+	// otherwise their values are only compared, and may be shared.
+	canon := canonShared
+	if len(ignore) > 0 {
+		canon = resources.CanonAttrs
+	}
 	if n, ok := d.(resources.Normalizer); ok {
 		if !value.ContainsSealed(a) {
-			a = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(eval.Merge(a)))))
+			a = map[string]any(canon(n.Normalize(resources.Attrs(eval.Merge(a)))))
 		}
-		liveIn = map[string]any(resources.CanonAttrs(n.Normalize(resources.Attrs(liveIn))))
+		liveIn = map[string]any(canon(n.Normalize(resources.Attrs(liveIn))))
 	}
 	liveIn = eval.Merge(liveIn)
 	for _, po := range ignore {
@@ -387,4 +393,14 @@ func ReadObject(ctx context.Context, reg resources.Registry, r *specs.Resource, 
 		out["id"] = id
 	}
 	return out, nil
+}
+
+// canonShared is resources.CanonAttrs, sharing the values already in
+// canonical form instead of copying them.
+func canonShared(a resources.Attrs) resources.Attrs {
+	out := make(resources.Attrs, len(a))
+	for k, v := range a {
+		out[k] = resources.CanonShared(v)
+	}
+	return out
 }

@@ -15,6 +15,9 @@ import (
 // never equal. Where the prior value holds sealed secrets (it comes from
 // state), the desired value is sealed alike before comparing.
 func Equal(pr *schemas.Prop, desired, prior any, sl Sealer) bool {
+	if identical(desired, prior) {
+		return true // most comparisons: no copies in canonical form
+	}
 	if ContainsUnknown(desired) {
 		return false
 	}
@@ -22,9 +25,48 @@ func Equal(pr *schemas.Prop, desired, prior any, sl Sealer) bool {
 	if ContainsSealed(prior) {
 		d = SealTo(desired, prior, sl)
 	} else {
-		d, _ = Reveal(desired)
+		d, _ = RevealShared(desired)
 	}
 	return Same(CompareForm(pr, d), CompareForm(pr, prior))
+}
+
+// identical reports whether a and b are the same plain value (strings,
+// booleans, numbers of the same type, nil, and lists and maps of them, no
+// sealed secret) in the same order. Such values have the same canonical form under any
+// schema; anything else (secrets, unknowns, numbers of different types,
+// lists in another order) is for Equal's canonical comparison to tell.
+func identical(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, identical)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) || IsSealed(x) {
+			return false
+		}
+		for k, xv := range x {
+			if yv, ok := y[k]; !ok || !identical(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // CompareForm is the canonical form of v for comparison under prop.

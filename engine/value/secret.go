@@ -80,6 +80,16 @@ func Wrap(v any, secret bool) any {
 	return Secret{Value: v}
 }
 
+// RevealShared is Reveal, except that a value holding no Secret is
+// returned as it is, not copied: the result may share its maps and lists
+// with v, and neither may be changed afterwards.
+func RevealShared(v any) (any, bool) {
+	if !contains(v, IsSecret) {
+		return v, false
+	}
+	return Reveal(v)
+}
+
 // Reveal returns v with every Secret unwrapped, and whether it held
 // any.
 func Reveal(v any) (any, bool) {

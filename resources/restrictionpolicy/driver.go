@@ -207,7 +207,7 @@ func (d *Driver) Normalize(want resources.Attrs) resources.Attrs {
 	for k, v := range want {
 		out[k] = v
 	}
-	if want["bindings"] == nil {
+	if want["bindings"] == nil || canonicalBindings(want["bindings"]) {
 		return out
 	}
 	bindings, err := parseBindings(want["bindings"])
@@ -216,6 +216,52 @@ func (d *Driver) Normalize(want resources.Attrs) resources.Attrs {
 	}
 	out["bindings"] = bindingsAttr(bindings)
 	return out
+}
+
+// canonicalBindings reports whether v is already what bindingsAttr makes
+// of it: a list of objects of exactly a relation and principals, the
+// principals sorted strings, the bindings in canonical order. Such a value
+// is kept as it is (and shared), not rebuilt.
+func canonicalBindings(v any) bool {
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	var prevRel string
+	var prevPs []any
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok || len(m) != 2 {
+			return false
+		}
+		rel, ok := m["relation"].(string)
+		if !ok || rel == "" {
+			return false
+		}
+		ps, ok := m["principals"].([]any)
+		if !ok {
+			return false
+		}
+		for j, p := range ps {
+			s, ok := p.(string)
+			if !ok || s == "" || j > 0 && ps[j-1].(string) > s {
+				return false
+			}
+		}
+		if i > 0 {
+			if c := strings.Compare(prevRel, rel); c > 0 || c == 0 && comparePrincipals(prevPs, ps) > 0 {
+				return false
+			}
+		}
+		prevRel, prevPs = rel, ps
+	}
+	return true
+}
+
+// comparePrincipals compares two lists of principals (strings) as
+// slices.Compare compares []string.
+func comparePrincipals(a, b []any) int {
+	return slices.CompareFunc(a, b, func(x, y any) int { return strings.Compare(x.(string), y.(string)) })
 }
 
 // attrsOf returns the attributes of a policy, bindings in canonical order.

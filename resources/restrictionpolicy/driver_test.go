@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -688,5 +690,61 @@ func TestSelfLockoutRefused(t *testing.T) {
 	}
 	if got, err := d.Read(ctx, "dashboard:lockout-new"); !errors.Is(err, resources.ErrNotFound) {
 		t.Errorf("Read of the refused create = %v, %v; want ErrNotFound", got, err)
+	}
+}
+
+// TestNormalizeKeepsCanonicalBindings checks Normalize's shortcut: bindings
+// already in canonical form are kept as they are (shared, not rebuilt), and
+// only those. Each random value is normalized twice: once as it is, once
+// with its principals as []string, which never takes the shortcut; the two
+// must agree, and the first must share the input exactly when the input is
+// the canonical form itself.
+func TestNormalizeKeepsCanonicalBindings(t *testing.T) {
+	t.Parallel()
+	d := restrictionpolicy.New(restrictionpolicy.Config{})
+	rels := []string{"editor", "viewer", "runner"}
+	principals := []string{roleA, roleB, teamA, userA}
+	rng := rand.New(rand.NewPCG(5, 6))
+	shared := 0
+	for i := range 2000 {
+		var bs []any
+		for range 1 + rng.IntN(3) {
+			ps := []any{}
+			for range 1 + rng.IntN(3) {
+				ps = append(ps, principals[rng.IntN(len(principals))])
+			}
+			b := map[string]any{"relation": rels[rng.IntN(len(rels))], "principals": ps}
+			if rng.IntN(20) == 0 {
+				b["note"] = "extra"
+			}
+			bs = append(bs, b)
+		}
+		if i%2 == 0 {
+			bs = d.Normalize(attrs{"bindings": bs})["bindings"].([]any) // canonical
+		}
+		slow := make([]any, len(bs))
+		for j, b := range bs {
+			m := b.(map[string]any)
+			var strs []string
+			for _, p := range m["principals"].([]any) {
+				strs = append(strs, p.(string))
+			}
+			slow[j] = map[string]any{"relation": m["relation"], "principals": strs}
+		}
+		want := d.Normalize(attrs{"bindings": slow})["bindings"].([]any)
+		got := d.Normalize(attrs{"bindings": bs})["bindings"].([]any)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Normalize(%v) = %v, want %v", bs, got, want)
+		}
+		isShared := len(got) > 0 && &got[0] == &bs[0]
+		if isCanon := reflect.DeepEqual(bs, want); isShared != isCanon {
+			t.Fatalf("Normalize(%v): shared = %v, but the input is canonical = %v", bs, isShared, isCanon)
+		}
+		if isShared {
+			shared++
+		}
+	}
+	if shared < 1000 {
+		t.Errorf("only %d of 2000 canonical inputs were kept as they were", shared)
 	}
 }
