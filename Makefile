@@ -59,7 +59,7 @@ conformance:
 # both state backends, the stores, and the drivers against the emulator.
 bench:
 	{ $(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state ./state/etcdstate; \
-	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./resources/aiendpoint; } | \
+	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./resources/aiendpoint ./resources/restrictionpolicy; } | \
 	  $(GO) run ./internal/benchtable
 
 # Fuzz the spec loader, the interpolation parser, the cuts of a saved

@@ -278,8 +278,12 @@ func ContainsSealed(v any) bool {
 // SealAs returns live with the values sealed where applied, a value from
 // state, holds a sealed secret, so that the two compare without the live
 // secret being kept in clear. Lists are matched by index; a list whose
-// length differs is sealed whole when applied holds a secret in it.
+// length differs is sealed whole when applied holds a secret in it. Where
+// applied holds none, the result is live itself.
 func SealAs(live, applied any, sl Sealer) any {
+	if !ContainsSealed(applied) {
+		return live
+	}
 	return rewriteAlong(live, applied, markedAt(IsSealed), func(v, t any) any {
 		if v == nil || IsSealed(v) {
 			return v
