@@ -388,7 +388,9 @@ func ReadObject(ctx context.Context, reg resources.Registry, r *specs.Resource, 
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any(resources.CanonAttrs(got))
+	// The driver's object is new and no one else's: its values are kept,
+	// not copied, where they are canonical already.
+	out := map[string]any(canonShared(got))
 	if _, ok := out["id"]; !ok {
 		out["id"] = id
 	}
