@@ -33,13 +33,10 @@ func policiesSpec(n int) string {
 // benchSeed makes roleA the role of the emulator's current user.
 const benchSeed = `{"datadog": {"user": {"roleId": "00000000-0000-0000-0000-000000000001"}}}`
 
-// BenchmarkApply10000Policies applies 10,000 new restriction policies at
-// the default parallelism (10) against the emulator on loopback, its rate
-// limit off and no added latency: the engine's, the store's and the
-// driver's own cost per create, each create a check that no policy exists
-// and the write. Only the apply is timed.
-func BenchmarkApply10000Policies(b *testing.B) {
-	const n = 10000
+// loadPolicies loads policiesSpec(n) and writes benchSeed to a file,
+// whose path it returns.
+func loadPolicies(b *testing.B, n int) (*specs.Spec, string) {
+	b.Helper()
 	spec, diags := specs.Load(b.TempDir(), []specs.Source{{Name: "bench.yaml", Data: []byte(policiesSpec(n))}}, nil)
 	if diags.HasErrors() {
 		b.Fatal(diags.Err())
@@ -48,17 +45,36 @@ func BenchmarkApply10000Policies(b *testing.B) {
 	if err := os.WriteFile(seed, []byte(benchSeed), 0o600); err != nil {
 		b.Fatal(err)
 	}
+	return spec, seed
+}
+
+// startPolicyEmulator starts an emulator keeping its data in dir, seeded
+// from seed, its Datadog rate limit off, and returns it with a registry of
+// the restriction-policy driver on it. The caller closes it.
+func startPolicyEmulator(b *testing.B, dir, seed string) (*server.Server, resources.Registry) {
+	b.Helper()
+	srv, err := server.Start(server.Options{DataDir: dir, DatadogRateLimit: -1, SeedFile: seed})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv, resources.Registry{Drivers: map[string]resources.Driver{
+		"datadog:RestrictionPolicy": restrictionpolicy.New(restrictionpolicy.Config{BaseURL: srv.URL, APIKey: srv.Creds.DatadogAPIKey, AppKey: srv.Creds.DatadogAppKey}),
+	}}
+}
+
+// BenchmarkApply10000Policies applies 10,000 new restriction policies at
+// the default parallelism (10) against the emulator on loopback, its rate
+// limit off and no added latency: the engine's, the store's and the
+// driver's own cost per create, each create a check that no policy exists
+// and the write. Only the apply is timed.
+func BenchmarkApply10000Policies(b *testing.B) {
+	const n = 10000
+	spec, seed := loadPolicies(b, n)
 	var elapsed time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
-		srv, err := server.Start(server.Options{DataDir: dir, DatadogRateLimit: -1, SeedFile: seed})
-		if err != nil {
-			b.Fatal(err)
-		}
-		reg := resources.Registry{Drivers: map[string]resources.Driver{
-			"datadog:RestrictionPolicy": restrictionpolicy.New(restrictionpolicy.Config{BaseURL: srv.URL, APIKey: srv.Creds.DatadogAPIKey, AppKey: srv.Creds.DatadogAppKey}),
-		}}
+		srv, reg := startPolicyEmulator(b, dir, seed)
 		st, err := state.Open(filepath.Join(dir, "state.db"), state.Options{Create: true})
 		if err != nil {
 			b.Fatal(err)
@@ -93,23 +109,10 @@ func BenchmarkApply10000Policies(b *testing.B) {
 //	go test ./resources/restrictionpolicy -run '^$' -bench PlanRefresh -benchmem -benchtime 3x
 func BenchmarkPlanRefresh10000Policies(b *testing.B) {
 	const n = 10000
-	spec, diags := specs.Load(b.TempDir(), []specs.Source{{Name: "bench.yaml", Data: []byte(policiesSpec(n))}}, nil)
-	if diags.HasErrors() {
-		b.Fatal(diags.Err())
-	}
-	seed := filepath.Join(b.TempDir(), "seed.json")
-	if err := os.WriteFile(seed, []byte(benchSeed), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	spec, seed := loadPolicies(b, n)
 	dir := b.TempDir()
-	srv, err := server.Start(server.Options{DataDir: dir, DatadogRateLimit: -1, SeedFile: seed})
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv, reg := startPolicyEmulator(b, dir, seed)
 	defer srv.Close()
-	reg := resources.Registry{Drivers: map[string]resources.Driver{
-		"datadog:RestrictionPolicy": restrictionpolicy.New(restrictionpolicy.Config{BaseURL: srv.URL, APIKey: srv.Creds.DatadogAPIKey, AppKey: srv.Creds.DatadogAppKey}),
-	}}
 	st, err := state.Open(filepath.Join(dir, "state.db"), state.Options{Create: true})
 	if err != nil {
 		b.Fatal(err)
