@@ -32,9 +32,10 @@ func Equal(pr *schemas.Prop, desired, prior any, sl Sealer) bool {
 
 // identical reports whether a and b are the same plain value (strings,
 // booleans, numbers of the same type, nil, and lists and maps of them, no
-// sealed secret) in the same order. Such values have the same canonical form under any
-// schema; anything else (secrets, unknowns, numbers of different types,
-// lists in another order) is for Equal's canonical comparison to tell.
+// sealed secret) in the same order. Such values have the same canonical
+// form under any schema; anything else (secrets, unknowns, numbers of
+// different types, lists in another order) is for Equal's canonical
+// comparison to tell.
 func identical(a, b any) bool {
 	switch x := a.(type) {
 	case nil:
