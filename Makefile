@@ -63,13 +63,14 @@ bench:
 	  $(GO) run ./internal/benchtable
 
 # Fuzz the spec loader, the interpolation parser, the cuts of a saved
-# plan's specs, the plan-file reader and the state decoder, one after the
-# other (FUZZTIME=10m for a long run).
+# plan's specs, the load of a large spec in chunks, the plan-file reader
+# and the state decoder, one after the other (FUZZTIME=10m for a long run).
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./engine/specs -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./engine/specs -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./engine/specs -run '^$$' -fuzz '^FuzzCuts$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./engine/specs -run '^$$' -fuzz '^FuzzChunks$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./engine/plan -run '^$$' -fuzz '^FuzzReadPlanFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./engine/plan -run '^$$' -fuzz '^FuzzReadFast$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./state -run '^$$' -fuzz '^FuzzStateDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s

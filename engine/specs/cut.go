@@ -70,10 +70,18 @@ func (s *Spec) Cuts(keep func(name string) bool) []FileCuts {
 // alias in one entry could name an anchor in another).
 func (l *loader) cutEnd(m *yaml.Node, i int) int32 {
 	m = deref(m)
-	if l.aliased || l.configOnly || m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 || i+2 >= len(m.Content) {
+	if l.aliased || l.configOnly || m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 || i+2 > len(m.Content) || i+2 == len(m.Content) && l.chunkNext == 0 {
 		return 0
 	}
-	k, next := m.Content[i], m.Content[i+2]
+	k := m.Content[i]
+	var next *yaml.Node
+	if i+2 < len(m.Content) {
+		next = m.Content[i+2]
+	} else {
+		// The last entry of a chunk: the next is the first of the next
+		// chunk, at the same indentation (see planChunks).
+		next = &yaml.Node{Line: int(l.chunkNext), Column: k.Column}
+	}
 	if k.Line < 1 || next.Line <= k.Line || next.Column != k.Column || k.Column < 1 || next.Line > l.lines.count() {
 		return 0
 	}

@@ -65,6 +65,13 @@ type loader struct {
 	// that names it may have declared are unknown: unknown references are
 	// then not reported, since they would only repeat that error.
 	partial bool
+	// chunkNext is, while a chunk of a file's resources is loaded (see
+	// loadChunks), the line of the first entry of the next chunk; 0 when
+	// none follows.
+	chunkNext int32
+	// rechunk is set when a chunk did not parse: Load starts again,
+	// every file parsed whole.
+	rechunk bool
 }
 
 func (l *loader) errorf(pos diag.Pos, format string, args ...any) *diag.Diagnostic {
@@ -125,6 +132,11 @@ type LoadOptions struct {
 	// Hash, the literal values of resources and lookups are taken as valid
 	// without validating them again. Everything else is checked as always.
 	Checked string
+	// whole parses every file in one piece, not in chunks (see
+	// loadChunks); chunkMin and chunkEntries, when not 0, replace
+	// defaultChunkMin and defaultChunkEntries.
+	whole                  bool
+	chunkMin, chunkEntries int
 }
 
 // StackValue is a config value from a stack's settings.
@@ -164,6 +176,10 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(src.Name), len(src.Data))
 		h.Write(src.Data)
 		l.loadFile(src)
+		if l.rechunk {
+			opts.whole = true
+			return LoadWith(dir, srcs, overrides, opts)
+		}
 	}
 	if len(srcs) == 0 {
 		l.errorf(diag.Pos{}, "no spec files found").Detail = "pass -f FILE or -f DIR, or run in a directory holding *.yaml specs"
@@ -211,6 +227,12 @@ func (l *loader) loadFile(src Source) {
 		data = cut
 	}
 	l.lines = indexLines(data)
+	if !l.opts.whole {
+		if c, ok := planChunks(data, l.lines, cmp.Or(l.opts.chunkMin, defaultChunkMin), cmp.Or(l.opts.chunkEntries, defaultChunkEntries)); ok {
+			l.rechunk = !l.loadChunks(data, l.lines, c)
+			return
+		}
+	}
 	docs, err := parseDocuments(data)
 	if err != nil {
 		l.yamlError(err, data)
