@@ -17,8 +17,17 @@ import (
 // was cut into chunks at all.
 func sameAsWhole(t *testing.T, srcs []Source, perChunk int) (*Spec, bool) {
 	t.Helper()
-	whole, wd := LoadWith(t.TempDir(), srcs, nil, LoadOptions{whole: true})
-	chunked, cd := LoadWith(t.TempDir(), srcs, nil, LoadOptions{chunkMin: 1, chunkEntries: perChunk})
+	return sameAsWholeWith(t, srcs, perChunk, LoadOptions{})
+}
+
+// sameAsWholeWith is sameAsWhole with options, such as cuts.
+func sameAsWholeWith(t *testing.T, srcs []Source, perChunk int, opts LoadOptions) (*Spec, bool) {
+	t.Helper()
+	wholeOpts, chunkOpts := opts, opts
+	wholeOpts.whole = true
+	chunkOpts.chunkMin, chunkOpts.chunkEntries = 1, perChunk
+	whole, wd := LoadWith(t.TempDir(), srcs, nil, wholeOpts)
+	chunked, cd := LoadWith(t.TempDir(), srcs, nil, chunkOpts)
 	_, split := planChunks(srcs[0].Data, indexLines(srcs[0].Data), 1, perChunk)
 	if !reflect.DeepEqual(wd, cd) {
 		t.Fatalf("diagnostics whole:\n%v\nin chunks of %d:\n%v", wd, perChunk, cd)
@@ -52,10 +61,10 @@ func sameAsWhole(t *testing.T, srcs []Source, perChunk int) (*Spec, bool) {
 }
 
 // chunkSpec returns a spec of n restriction policies between variables and
-// outputs, each policy but the first naming the one before it, with the
-// shapes of YAML a chunk may end on: block scalars, flow lists, comments,
-// blank lines, options and an empty value.
-func chunkSpec(n int) string {
+// outputs, with chain each policy but the first naming the one before it,
+// with the shapes of YAML a chunk may end on: block scalars, flow lists,
+// comments, blank lines and options.
+func chunkSpec(n int, chain bool) string {
 	var b strings.Builder
 	b.WriteString("# policies\nconfig:\n  team: {default: platform}\nvariables:\n  owner: role:00000000-0000-0000-0000-000000000001\nresources:\n")
 	for i := range n {
@@ -69,9 +78,12 @@ func chunkSpec(n int) string {
 			b.WriteString("\n\n")
 		}
 		b.WriteString("    properties:\n")
-		if i == 0 {
+		switch {
+		case i == 0:
 			b.WriteString("      resourceId: dashboard:first\n")
-		} else {
+		case !chain:
+			fmt.Fprintf(&b, "      resourceId: \"dashboard:%d\"\n", i)
+		default:
 			fmt.Fprintf(&b, "      resourceId: \"dashboard:%d-${p%d.id}\"\n", i, i-1)
 		}
 		b.WriteString("      bindings:\n        - relation: viewer\n          principals: [\"${owner}\", 'team:${team}']\n")
@@ -88,7 +100,7 @@ func chunkSpec(n int) string {
 
 func TestChunks(t *testing.T) {
 	t.Parallel()
-	src := chunkSpec(23)
+	src := chunkSpec(23, true)
 	for _, per := range []int{1, 2, 3, 5, 11} {
 		spec, split := sameAsWhole(t, []Source{{Name: "main.yaml", Data: []byte(src)}}, per)
 		if !split || spec == nil || len(spec.Resources) != 23 {
@@ -150,6 +162,32 @@ func TestChunks(t *testing.T) {
 	}
 }
 
+// TestChunksWithCuts loads in chunks specs that a saved plan's cuts leave
+// resources out of, as apply PLANFILE does: as a whole parse of the same
+// cut specs does.
+func TestChunksWithCuts(t *testing.T) {
+	t.Parallel()
+	// Independent policies: the cuts can leave out all but a few.
+	srcs := []Source{{Name: "main.yaml", Data: []byte(chunkSpec(23, false))}}
+	whole, diags := LoadWith(t.TempDir(), srcs, nil, LoadOptions{whole: true})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	for _, every := range []int{2, 3, 7} {
+		keep := closedSet(whole, func(i int) bool { return i%every == 0 })
+		cuts := whole.Cuts(func(n string) bool { return keep[n] })
+		if len(cuts) == 0 {
+			t.Fatalf("every %d: no cuts", every)
+		}
+		for _, per := range []int{1, 2, 4} {
+			spec, split := sameAsWholeWith(t, srcs, per, LoadOptions{Skip: cuts})
+			if !split || spec == nil || !spec.Partial {
+				t.Fatalf("every %d, chunks of %d: split %v, loaded %v", every, per, split, spec != nil)
+			}
+		}
+	}
+}
+
 // TestChunksExamples loads the examples in chunks of one resource.
 func TestChunksExamples(t *testing.T) {
 	t.Parallel()
@@ -168,7 +206,8 @@ func TestChunksExamples(t *testing.T) {
 //
 //	go test ./engine/specs -run '^$' -fuzz FuzzChunks -fuzztime 10m
 func FuzzChunks(f *testing.F) {
-	f.Add([]byte(chunkSpec(9)), uint8(2))
+	f.Add([]byte(chunkSpec(9, true)), uint8(2))
+	f.Add([]byte(chunkSpec(9, false)), uint8(3))
 	f.Add([]byte(cutSpec), uint8(1))
 	files, _ := filepath.Glob("../../testdata/examples/*.yaml")
 	for _, name := range files {
