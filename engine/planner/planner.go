@@ -495,10 +495,7 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 	// The cloud echoes secret inputs in clear: seal them as state does, so
 	// that they compare but are never shown or saved. Map entries the cloud
 	// adds by itself are its own business.
-	before := live // the driver's, new: sealed in a copy only if need be
-	if value.ContainsSecret(desired) {
-		before = value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
-	}
+	before := value.SealLike(live, desired, p.sealer(r.Name)).(map[string]any)
 	return eval.WithoutVendorKeys(d, before, desired, prior.Inputs), nil
 }
 

@@ -43,13 +43,7 @@ func planChunks(src []byte, ix lineIndex, minSize, perChunk int) (chunking, bool
 		return chunking{}, false
 	}
 	n := ix.count()
-	line := func(i int) []byte { // line i (0-based), without its break
-		end := len(src)
-		if i+1 < len(ix.starts) {
-			end = int(ix.starts[i+1]) - 1
-		}
-		return src[ix.starts[i]:end]
-	}
+	line := func(i int) []byte { return ix.lineBytes(i + 1) } // 0-based
 	key, end := -1, n
 	for i := range n {
 		l := line(i)
@@ -250,19 +244,17 @@ func (l *loader) loadChunks(src []byte, ix lineIndex, c chunking) bool {
 			// once in the budget of the whole file.
 			l.nodes -= 3
 		}
-		// A whole parse over the budget loads nothing of the file: nor
-		// may a chunk load what comes before one that is over it.
-		nodes, diags := l.nodes, len(l.diags)
-		fits := l.budget(root, 0)
-		l.nodes, l.diags = nodes, l.diags[:diags]
-		if !fits {
+		// A whole parse over the budget loads nothing of the file: a
+		// chunk over it starts the load again, parsed whole.
+		l.aliased = false
+		if !l.budget(root, 0) {
 			return false
 		}
 		l.chunkNext = 0
 		if i < len(c.starts) {
 			l.chunkNext = int32(c.starts[i] + 1)
 		}
-		l.loadDocument(root)
+		l.loadSections(root)
 	}
 	l.chunkNext = 0
 	return true

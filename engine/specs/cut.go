@@ -74,15 +74,13 @@ func (l *loader) cutEnd(m *yaml.Node, i int) int32 {
 		return 0
 	}
 	k := m.Content[i]
-	var next *yaml.Node
+	// The last entry of a chunk: the next is the first of the next chunk,
+	// at the same indentation (see planChunks).
+	nextLine, nextCol := int(l.chunkNext), k.Column
 	if i+2 < len(m.Content) {
-		next = m.Content[i+2]
-	} else {
-		// The last entry of a chunk: the next is the first of the next
-		// chunk, at the same indentation (see planChunks).
-		next = &yaml.Node{Line: int(l.chunkNext), Column: k.Column}
+		nextLine, nextCol = m.Content[i+2].Line, m.Content[i+2].Column
 	}
-	if k.Line < 1 || next.Line <= k.Line || next.Column != k.Column || k.Column < 1 || next.Line > l.lines.count() {
+	if k.Line < 1 || nextLine <= k.Line || nextCol != k.Column || k.Column < 1 || nextLine > l.lines.count() {
 		return 0
 	}
 	// Nothing but indentation before the key on its line ("? key" does
@@ -93,7 +91,7 @@ func (l *loader) cutEnd(m *yaml.Node, i int) int32 {
 			return 0
 		}
 	}
-	return int32(next.Line)
+	return int32(nextLine)
 }
 
 // skip returns src's bytes with the lines LoadOptions.Skip names for it

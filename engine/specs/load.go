@@ -283,6 +283,12 @@ func (l *loader) loadDocument(root *yaml.Node) {
 		l.partial = true
 		return
 	}
+	l.loadSections(root)
+}
+
+// loadSections loads the sections of root, a document's top-level
+// mapping whose nodes the budget has counted.
+func (l *loader) loadSections(root *yaml.Node) {
 	top := schemas.Document().Root
 	// The entries of a section are let go once loaded, so that the YAML
 	// tree of a large spec is freed while the Spec is built, when nothing

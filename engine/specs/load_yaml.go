@@ -202,13 +202,22 @@ func indexLines(src []byte) lineIndex {
 func (ix lineIndex) count() int { return len(ix.starts) }
 
 // line returns line n (1-based, at most count()) without its break.
-func (ix lineIndex) line(n int) string {
-	start := int(ix.starts[n-1])
-	end := start
-	for end < len(ix.src) && breakLen(ix.src, end) == 0 {
-		end++
+func (ix lineIndex) line(n int) string { return string(ix.lineBytes(n)) }
+
+// lineBytes is line, sharing src's bytes.
+func (ix lineIndex) lineBytes(n int) []byte {
+	start, end := int(ix.starts[n-1]), len(ix.src)
+	if n < len(ix.starts) {
+		// The line ends where the next starts, less the break between.
+		end = int(ix.starts[n])
+		for k := 3; k >= 1; k-- {
+			if end-k >= start && breakLen(ix.src, end-k) == k {
+				end -= k
+				break
+			}
+		}
 	}
-	return string(ix.src[start:end])
+	return ix.src[start:end]
 }
 
 // unclosed returns the column of what is opened on line and not closed

@@ -151,8 +151,11 @@ func markedAt(is func(any) bool) func(v, t any) bool {
 // SealLike returns a copy of live, an object as the cloud returns it, with
 // the values sealed where desired holds a Secret, so that a secret input
 // the cloud echoes in clear compares with the desired value without being
-// kept in clear.
+// kept in clear. Where desired holds none, the result is live itself.
 func SealLike(live, desired any, sl Sealer) any {
+	if !contains(desired, IsSecret) {
+		return live
+	}
 	return rewriteAlong(live, desired, markedAt(IsSecret), func(v, _ any) any {
 		if v == nil || IsSealed(v) {
 			return v
