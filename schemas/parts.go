@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -238,6 +239,15 @@ func simpleOf(node any) *simpleSchema {
 
 // accepts reports whether v surely fits the schema; false says nothing.
 func (ss *simpleSchema) accepts(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any:
+		return ss.acceptsTree(valueTreeOf(v, nil))
+	}
+	return ss.acceptsScalar(v)
+}
+
+// acceptsScalar is accepts of anything but a list or an object.
+func (ss *simpleSchema) acceptsScalar(v any) bool {
 	switch ss.typ {
 	case "string":
 		str, ok := v.(string)
@@ -254,20 +264,6 @@ func (ss *simpleSchema) accepts(v any) bool {
 	case "boolean":
 		_, ok := v.(bool)
 		return ok
-	case "array":
-		list, ok := v.([]any)
-		if !ok || !ss.lengthFits(int64(len(list))) {
-			return false
-		}
-		for _, e := range list {
-			if ss.items != nil && !ss.items.accepts(e) {
-				return false
-			}
-		}
-		return true
-	case "object":
-		obj, ok := v.(map[string]any)
-		return ok && ss.acceptsObject(obj, nil)
 	}
 	return false
 }
@@ -275,26 +271,6 @@ func (ss *simpleSchema) accepts(v any) bool {
 // lengthFits reports whether a string or a list of length n fits.
 func (ss *simpleSchema) lengthFits(n int64) bool {
 	return (ss.minLen < 0 || n >= ss.minLen) && (ss.maxLen < 0 || n <= ss.maxLen)
-}
-
-// acceptsObject is accepts of an object, the required fields that absent
-// names excepted.
-func (ss *simpleSchema) acceptsObject(in map[string]any, absent map[string]bool) bool {
-	for _, name := range ss.required {
-		if _, ok := in[name]; !ok && !absent[name] {
-			return false
-		}
-	}
-	for k, v := range in {
-		sub, named := ss.fields[k]
-		if !named {
-			sub = ss.other
-		}
-		if sub == nil || !sub.accepts(v) {
-			return false
-		}
-	}
-	return true
 }
 
 // validatorPointer writes path as the validator writes instance
@@ -413,8 +389,143 @@ type partCache struct {
 // false says nothing: validate with Validate. It saves the validator the
 // work, and its garbage, for the most common inputs.
 func (s *Schema) Accepts(in map[string]any, absent map[string]bool) bool {
+	return s.AcceptsTree(valueTreeOf(in, absent))
+}
+
+// AcceptsTree is Accepts of a value read where it lies (a spec's
+// expression, say) rather than built: the fields of the whole that are not
+// known yet (nil Trees) are the ones absent, and are not checked. Below the
+// whole, a value not known yet is not accepted as an item of a list, nor as
+// a field an object requires; as any other field, it is not checked.
+func (s *Schema) AcceptsTree(t Tree) bool {
 	top := s.top()
-	return top != nil && top.acceptsObject(in, absent)
+	if top == nil {
+		return false
+	}
+	kind, _, _ := t.Shape()
+	return kind == TreeObject && top.acceptsFields(t, true)
+}
+
+// A Tree is a value that AcceptsTree reads through, without its being
+// built. A nil Tree is a value not known yet.
+type Tree interface {
+	// Shape says what the value is: a scalar and its value (nil, bool,
+	// int64, float64 or string), or a list or an object and how many
+	// items or fields it has.
+	Shape() (kind TreeKind, scalar any, n int)
+	// Child returns the item or field i of a list (key "") or an object.
+	Child(i int) (key string, t Tree)
+}
+
+// TreeKind is the kind of a Tree's value.
+type TreeKind int
+
+const (
+	TreeScalar TreeKind = iota
+	TreeList
+	TreeObject
+)
+
+// acceptsTree is accepts of a Tree; a value not known yet is not accepted.
+func (ss *simpleSchema) acceptsTree(t Tree) bool {
+	if t == nil {
+		return false
+	}
+	kind, scalar, n := t.Shape()
+	switch {
+	case kind == TreeScalar:
+		return ss.acceptsScalar(scalar)
+	case kind == TreeList && ss.typ == "array":
+		if !ss.lengthFits(int64(n)) {
+			return false
+		}
+		for i := range n {
+			if _, item := t.Child(i); ss.items != nil && !ss.items.acceptsTree(item) {
+				return false
+			}
+		}
+		return true
+	case kind == TreeObject && ss.typ == "object":
+		return ss.acceptsFields(t, false)
+	}
+	return false
+}
+
+// acceptsFields is acceptsTree of an object: it has every field required
+// and each of its fields fits. unknownPresent says whether a field not
+// known yet counts as there for the required fields.
+func (ss *simpleSchema) acceptsFields(t Tree, unknownPresent bool) bool {
+	_, _, n := t.Shape()
+	for _, name := range ss.required {
+		there := false
+		for i := 0; i < n && !there; i++ {
+			k, v := t.Child(i)
+			there = k == name && (v != nil || unknownPresent)
+		}
+		if !there {
+			return false
+		}
+	}
+	for i := range n {
+		k, v := t.Child(i)
+		if v == nil {
+			continue // checked when known
+		}
+		sub, named := ss.fields[k]
+		if !named {
+			sub = ss.other
+		}
+		if sub == nil || !sub.acceptsTree(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueTree is a value as a Tree: a scalar, a []any or a map[string]any.
+type valueTree struct {
+	v    any
+	keys []string // of a map: its keys and the names absent, sorted
+}
+
+// valueTreeOf returns v as a Tree whose fields not known yet, if v is a
+// map, are the names that absent holds and v does not.
+func valueTreeOf(v any, absent map[string]bool) *valueTree {
+	t := &valueTree{v: v}
+	if m, ok := v.(map[string]any); ok {
+		t.keys = slices.Collect(maps.Keys(m))
+		for k := range absent {
+			if _, ok := m[k]; !ok {
+				t.keys = append(t.keys, k)
+			}
+		}
+		slices.Sort(t.keys)
+	}
+	return t
+}
+
+func (t *valueTree) Shape() (TreeKind, any, int) {
+	switch x := t.v.(type) {
+	case []any:
+		return TreeList, nil, len(x)
+	case map[string]any:
+		return TreeObject, nil, len(t.keys)
+	}
+	return TreeScalar, t.v, 0
+}
+
+func (t *valueTree) Child(i int) (string, Tree) {
+	switch x := t.v.(type) {
+	case []any:
+		return "", valueTreeOf(x[i], nil)
+	case map[string]any:
+		k := t.keys[i]
+		if v, ok := x[k]; ok {
+			return k, valueTreeOf(v, nil)
+		}
+		return k, nil
+	}
+	return "", nil
 }
 
 // top returns the simpleSchema of the whole, made once, or nil when it

@@ -211,14 +211,14 @@ func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
 		obj.validated = s
 		return
 	}
-	inst, dyn := staticValue(obj)
-	m, _ := inst.(map[string]any)
-	if s.Accepts(m, dyn) {
+	if s.AcceptsTree((*objectTree)(obj)) {
 		// Validate would find nothing but the values left to plan time
 		// missing, which are not reported.
 		obj.validated = s
 		return
 	}
+	inst, dyn := staticValue(obj)
+	m, _ := inst.(map[string]any)
 	ds := Violations(s, obj, m, dyn, what)
 	if len(ds) == 0 {
 		obj.validated = s
@@ -381,6 +381,41 @@ func staticValue(e Expr) (any, map[string]bool) {
 }
 
 type dynamicPlaceholder struct{}
+
+// The literal parts of an expression as a schemas.Tree, read where they
+// lie: AcceptsTree checks them without building their value. Any other
+// expression is a value not known yet.
+type (
+	litTree    Lit
+	listTree   List
+	objectTree Object
+)
+
+// treeOf returns e as a schemas.Tree; nil when e needs evaluation.
+func treeOf(e Expr) schemas.Tree {
+	switch x := e.(type) {
+	case *Lit:
+		return (*litTree)(x)
+	case *List:
+		return (*listTree)(x)
+	case *Object:
+		return (*objectTree)(x)
+	}
+	return nil
+}
+
+func (t *litTree) Shape() (schemas.TreeKind, any, int) { return schemas.TreeScalar, t.Value, 0 }
+func (t *litTree) Child(int) (string, schemas.Tree)    { return "", nil }
+
+func (t *listTree) Shape() (schemas.TreeKind, any, int) { return schemas.TreeList, nil, len(t.Items) }
+func (t *listTree) Child(i int) (string, schemas.Tree)  { return "", treeOf(t.Items[i]) }
+
+func (t *objectTree) Shape() (schemas.TreeKind, any, int) {
+	return schemas.TreeObject, nil, len(t.Entries)
+}
+func (t *objectTree) Child(i int) (string, schemas.Tree) {
+	return t.Entries[i].Key, treeOf(t.Entries[i].Value)
+}
 
 // stripPlaceholders replaces list placeholders by nil so that the schema
 // library sees JSON values; the violations at their paths are ignored.
