@@ -88,11 +88,61 @@ func (ev *Evaluator) Eval(e specs.Expr) (any, error) {
 // they are shared: a value built by repeating one that was measured before
 // costs nothing to measure again.
 func (ev *Evaluator) sizeOf(v any) int64 {
+	// Most values are small trees: walked as they are, without
+	// remembering what was measured, they cost nothing but the walk.
+	budget := quickNodes
+	if n, ok := quickSize(v, &budget); ok {
+		return n
+	}
+	return ev.sizeShared(v)
+}
+
+// quickNodes is how many lists, maps and scalars sizeOf walks before it
+// measures the value as one whose parts may be shared.
+const quickNodes = 1024
+
+// quickSize is sizeOf of a value of at most *budget nodes, walked as a
+// tree; false when it has more.
+func quickSize(v any, budget *int) (int64, bool) {
+	if *budget--; *budget < 0 {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case string:
+		return int64(len(x)) + 2, true
+	case value.Secret:
+		return quickSize(x.Value, budget)
+	case []any:
+		n := int64(1) + max(int64(len(x)), 1)
+		for _, e := range x {
+			m, ok := quickSize(e, budget)
+			if !ok {
+				return 0, false
+			}
+			n += m
+		}
+		return n, true
+	case map[string]any:
+		n := int64(1) + max(int64(len(x)), 1)
+		for k, e := range x {
+			m, ok := quickSize(e, budget)
+			if !ok {
+				return 0, false
+			}
+			n += int64(len(k)) + 3 + m
+		}
+		return n, true
+	}
+	return 8, true
+}
+
+// sizeShared is sizeOf of a value whose lists and maps may be shared.
+func (ev *Evaluator) sizeShared(v any) int64 {
 	switch x := v.(type) {
 	case string:
 		return int64(len(x)) + 2
 	case value.Secret:
-		return ev.sizeOf(x.Value)
+		return ev.sizeShared(x.Value)
 	case []any:
 		if len(x) == 0 {
 			return 2
@@ -103,7 +153,7 @@ func (ev *Evaluator) sizeOf(v any) int64 {
 		}
 		n := int64(1)
 		for _, e := range x {
-			if n += ev.sizeOf(e) + 1; n > maxValueBytes {
+			if n += ev.sizeShared(e) + 1; n > maxValueBytes {
 				break
 			}
 		}
@@ -119,7 +169,7 @@ func (ev *Evaluator) sizeOf(v any) int64 {
 		}
 		n := int64(1)
 		for k, e := range x {
-			if n += int64(len(k)) + 4 + ev.sizeOf(e); n > maxValueBytes {
+			if n += int64(len(k)) + 4 + ev.sizeShared(e); n > maxValueBytes {
 				break
 			}
 		}
