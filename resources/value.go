@@ -71,14 +71,14 @@ func Canon(v any) any {
 // returned as it is rather than copied: the result may share its maps and
 // lists with v, and neither may be changed afterwards.
 func CanonShared(v any) any {
-	if isCanon(v) {
+	if IsCanon(v) {
 		return v
 	}
 	return Canon(v)
 }
 
-// isCanon reports whether Canon(v) would equal v.
-func isCanon(v any) bool {
+// IsCanon reports whether Canon(v) would equal v: CanonShared(v) is v.
+func IsCanon(v any) bool {
 	switch x := v.(type) {
 	case float64:
 		return x != math.Trunc(x) || math.Abs(x) >= 1<<53
@@ -86,13 +86,13 @@ func isCanon(v any) bool {
 		return false
 	case []any:
 		for _, e := range x {
-			if !isCanon(e) {
+			if !IsCanon(e) {
 				return false
 			}
 		}
 	case map[string]any:
 		for _, e := range x {
-			if !isCanon(e) {
+			if !IsCanon(e) {
 				return false
 			}
 		}

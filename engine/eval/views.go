@@ -249,29 +249,32 @@ func Normalize(reg resources.Registry, token string, desired map[string]any) map
 	if !ok {
 		return desired
 	}
-	plain := make(map[string]any, len(desired))
+	// Most inputs are all known and hold no secret: the driver then
+	// normalizes them as they are, without a copy.
+	plain := desired
 	var held map[string]any // fields unknown or holding a secret
-	for k, v := range desired {
-		if value.ContainsUnknown(v) {
-			if held == nil {
-				held = map[string]any{}
-			}
-			held[k] = v
-			continue
+	for _, v := range desired {
+		if heldApart(v) {
+			plain, held = make(map[string]any, len(desired)), map[string]any{}
+			break
 		}
-		p, secret := value.RevealShared(v)
-		if secret {
-			if held == nil {
-				held = map[string]any{}
-			}
-			held[k] = v
-			continue
-		}
-		plain[k] = p
 	}
-	// The driver's result is new, and what it kept of plain is not changed
-	// after: its values are shared, not copied again.
-	normal := n.Normalize(resources.Attrs(plain))
+	if held != nil {
+		for k, v := range desired {
+			if heldApart(v) {
+				held[k] = v
+				continue
+			}
+			plain[k] = v
+		}
+	}
+	// What the driver kept of plain is not changed after: its values are
+	// shared, not copied again. Its result is returned as it is when it is
+	// canonical already and nothing was held apart.
+	normal := map[string]any(n.Normalize(resources.Attrs(plain)))
+	if held == nil && normal != nil && allCanon(normal) {
+		return normal
+	}
 	out := make(map[string]any, len(normal)+len(held))
 	for k, v := range normal {
 		out[k] = resources.CanonShared(v)
@@ -280,6 +283,28 @@ func Normalize(reg resources.Registry, token string, desired map[string]any) map
 		out[k] = v
 	}
 	return out
+}
+
+// allCanon reports whether every value of m is canonical.
+func allCanon(m map[string]any) bool {
+	for _, v := range m {
+		if !resources.IsCanon(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// heldApart reports whether Normalize leaves v, an input, out of the
+// driver's normalization: it is unknown, or holds one, or holds a Secret.
+func heldApart(v any) bool {
+	found := false
+	value.Visit(v, func(x any) bool {
+		_, unknown := x.(value.Unknown)
+		found = found || unknown || value.IsSecret(x)
+		return !found
+	})
+	return found
 }
 
 // CreatedView is what references to a resource being created see: its

@@ -1,12 +1,15 @@
 package eval_test
 
 import (
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"reconcile/engine/eval"
 	"reconcile/engine/value"
+	"reconcile/resources"
 	"reconcile/schemas"
 )
 
@@ -109,5 +112,69 @@ func TestSameOutputs(t *testing.T) {
 	}
 	if !eval.SameOutputs(nil, map[string]any{"displayName": "d"}, managed) {
 		t.Error("no outputs recorded, none made: not the same")
+	}
+}
+
+// upperNormalizer is a driver whose Normalize upper-cases the string
+// fields it is given, and records what it was given. Nothing else of it is
+// called.
+type upperNormalizer struct {
+	resources.Driver
+	got resources.Attrs
+}
+
+func (u *upperNormalizer) Normalize(want resources.Attrs) resources.Attrs {
+	u.got = want
+	out := resources.Attrs{}
+	for k, v := range want {
+		if s, ok := v.(string); ok {
+			v = strings.ToUpper(s)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// TestNormalize checks that Normalize gives the driver the known fields
+// without secrets, as they are, keeps the others apart, makes the result
+// canonical, and changes neither the desired map nor what it holds.
+func TestNormalize(t *testing.T) {
+	t.Parallel()
+	u := &upperNormalizer{}
+	reg := resources.Registry{Drivers: map[string]resources.Driver{"t:T": u}}
+	list := []any{"x"}
+	for name, tc := range map[string]struct {
+		desired, want, given map[string]any
+	}{
+		"all known": {
+			desired: map[string]any{"a": "a", "l": list},
+			want:    map[string]any{"a": "A", "l": list},
+			given:   map[string]any{"a": "a", "l": list},
+		},
+		"not canonical": {
+			desired: map[string]any{"a": "a", "n": 2},
+			want:    map[string]any{"a": "A", "n": int64(2)},
+			given:   map[string]any{"a": "a", "n": 2},
+		},
+		"unknown and secret held apart": {
+			desired: map[string]any{"a": "a", "u": value.Unknown{}, "s": value.Secret{Value: "s"}, "l": []any{value.Unknown{}}},
+			want:    map[string]any{"a": "A", "u": value.Unknown{}, "s": value.Secret{Value: "s"}, "l": []any{value.Unknown{}}},
+			given:   map[string]any{"a": "a"},
+		},
+	} {
+		before := maps.Clone(tc.desired)
+		got := eval.Normalize(reg, "t:T", tc.desired)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Normalize = %#v, want %#v", name, got, tc.want)
+		}
+		if !reflect.DeepEqual(map[string]any(u.got), tc.given) {
+			t.Errorf("%s: the driver was given %#v, want %#v", name, u.got, tc.given)
+		}
+		if !reflect.DeepEqual(tc.desired, before) {
+			t.Errorf("%s: desired changed to %#v", name, tc.desired)
+		}
+	}
+	if got := eval.Normalize(reg, "t:Other", map[string]any{"a": "a"}); got["a"] != "a" {
+		t.Errorf("a type without a driver: Normalize = %v", got)
 	}
 }
