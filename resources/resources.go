@@ -170,7 +170,9 @@ type ResultComparer interface {
 
 // Normalizer is optional on a Driver: it fills server-side defaults and
 // canonical forms into desired inputs, so that desired and observed
-// attributes compare equal when nothing really differs.
+// attributes compare equal when nothing really differs. Normalize returns
+// a map of its own, which the engine may change, and changes neither want
+// nor its values; the values it keeps may be want's.
 type Normalizer interface {
 	Normalize(want Attrs) Attrs
 }

@@ -100,6 +100,17 @@ func IsCanon(v any) bool {
 	return true
 }
 
+// AllCanon reports whether every value of a is canonical: CanonShared
+// would return each as it is.
+func AllCanon(a Attrs) bool {
+	for _, v := range a {
+		if !IsCanon(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // CanonAttrs applies Canon to every value of a.
 func CanonAttrs(a Attrs) Attrs {
 	if a == nil {

@@ -272,7 +272,7 @@ func Normalize(reg resources.Registry, token string, desired map[string]any) map
 	// shared, not copied again. Its result is returned as it is when it is
 	// canonical already and nothing was held apart.
 	normal := map[string]any(n.Normalize(resources.Attrs(plain)))
-	if held == nil && normal != nil && allCanon(normal) {
+	if held == nil && normal != nil && resources.AllCanon(resources.Attrs(normal)) {
 		return normal
 	}
 	out := make(map[string]any, len(normal)+len(held))
@@ -283,16 +283,6 @@ func Normalize(reg resources.Registry, token string, desired map[string]any) map
 		out[k] = v
 	}
 	return out
-}
-
-// allCanon reports whether every value of m is canonical.
-func allCanon(m map[string]any) bool {
-	for _, v := range m {
-		if !resources.IsCanon(v) {
-			return false
-		}
-	}
-	return true
 }
 
 // heldApart reports whether Normalize leaves v, an input, out of the

@@ -207,11 +207,12 @@ func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 	}
 	if n, ok := d.(resources.Normalizer); ok {
 		if !value.ContainsSealed(a) {
-			a = map[string]any(canon(n.Normalize(resources.Attrs(eval.Merge(a)))))
+			a = map[string]any(canon(n.Normalize(resources.Attrs(a))))
 		}
 		liveIn = map[string]any(canon(n.Normalize(resources.Attrs(liveIn))))
 	}
-	liveIn = eval.Merge(liveIn)
+	// liveIn is a map of its own (made by Inputs, or by the driver), which
+	// ApplyIgnore may change; a is only read.
 	for _, po := range ignore {
 		eval.ApplyIgnore(po, a, liveIn)
 	}
@@ -398,8 +399,11 @@ func ReadObject(ctx context.Context, reg resources.Registry, r *specs.Resource, 
 }
 
 // canonShared is resources.CanonAttrs, sharing the values already in
-// canonical form instead of copying them.
+// canonical form instead of copying them: a itself when all are.
 func canonShared(a resources.Attrs) resources.Attrs {
+	if a != nil && resources.AllCanon(a) {
+		return a
+	}
 	out := make(resources.Attrs, len(a))
 	for k, v := range a {
 		out[k] = resources.CanonShared(v)
