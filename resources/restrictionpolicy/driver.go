@@ -207,7 +207,17 @@ func (d *Driver) Normalize(want resources.Attrs) resources.Attrs {
 	for k, v := range want {
 		out[k] = v
 	}
-	if want["bindings"] == nil || canonicalBindings(want["bindings"]) {
+	if want["bindings"] == nil {
+		return out
+	}
+	if list, ok := want["bindings"].([]any); ok && canonicalItems(list) {
+		// Only their order may differ from bindingsAttr's: sort them,
+		// shared.
+		if !slices.IsSortedFunc(list, compareBindings) {
+			list = slices.Clone(list)
+			slices.SortStableFunc(list, compareBindings)
+			out["bindings"] = list
+		}
 		return out
 	}
 	bindings, err := parseBindings(want["bindings"])
@@ -218,24 +228,16 @@ func (d *Driver) Normalize(want resources.Attrs) resources.Attrs {
 	return out
 }
 
-// canonicalBindings reports whether v is already what bindingsAttr makes
-// of it: a list of objects of exactly a relation and principals, the
-// principals sorted strings, the bindings in canonical order. Such a value
-// is kept as it is (and shared), not rebuilt.
-func canonicalBindings(v any) bool {
-	list, ok := v.([]any)
-	if !ok {
-		return false
-	}
-	var prevRel string
-	var prevPs []any
-	for i, e := range list {
+// canonicalItems reports whether each binding of list is what bindingsAttr
+// makes of it: an object of exactly a non-empty relation and principals,
+// the principals sorted non-empty strings.
+func canonicalItems(list []any) bool {
+	for _, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok || len(m) != 2 {
 			return false
 		}
-		rel, ok := m["relation"].(string)
-		if !ok || rel == "" {
+		if rel, ok := m["relation"].(string); !ok || rel == "" {
 			return false
 		}
 		ps, ok := m["principals"].([]any)
@@ -248,14 +250,18 @@ func canonicalBindings(v any) bool {
 				return false
 			}
 		}
-		if i > 0 {
-			if c := strings.Compare(prevRel, rel); c > 0 || c == 0 && comparePrincipals(prevPs, ps) > 0 {
-				return false
-			}
-		}
-		prevRel, prevPs = rel, ps
 	}
 	return true
+}
+
+// compareBindings orders two bindings that canonicalItems accepts as
+// bindingsAttr orders them: by relation, then by principals.
+func compareBindings(a, b any) int {
+	x, y := a.(map[string]any), b.(map[string]any)
+	if c := strings.Compare(x["relation"].(string), y["relation"].(string)); c != 0 {
+		return c
+	}
+	return comparePrincipals(x["principals"].([]any), y["principals"].([]any))
 }
 
 // comparePrincipals compares two lists of principals (strings) as
