@@ -114,7 +114,8 @@ go to stdout; messages for people go to stderr.
 
 Plans open the state read-only: several plans run at once without blocking each
 other. A plan started while an apply holds the state waits up to --lock-timeout for
-it to finish, then fails naming the holder.
+it to finish, then fails naming the holder. The state is opened while the specs
+load: specs with errors are reported without waiting for the lock.
 
 Exit status: 0 success (with --detailed-exitcode: 0 no changes, 2 changes), 1 error.
 Drift alone is not a change; with --refresh-only, drift to accept is.`,

@@ -1141,9 +1141,18 @@ func TestE2ELockHeld(t *testing.T) {
 	if len(e.policy(id)) != 0 {
 		t.Errorf("apply changed the cloud without the lock")
 	}
+	// A plan opens its state while its specs load: specs with errors are
+	// reported as they are, without a word of the lock or a wait for it.
+	w.write("main.yaml", spec(policySpec("pol", id, "", ""))+"  broken: {type: datadog:RestrictionPolicy, properties: {resourceId: 1}}\n")
+	r := w.must(1, "plan", "--lock-timeout", "10m")
+	wantStderr(t, r, "error(s) in the specs; nothing was done")
+	if strings.Contains(r.stderr, "Waiting") || strings.Contains(r.stderr, "lock") || r.elapsed > 5*time.Minute {
+		t.Errorf("plan of specs with errors, the lock held: after %s, stderr:\n%s", r.elapsed, r.stderr)
+	}
+	w.write("main.yaml", spec(policySpec("pol", id, "", "")))
 	st.Close()
 	closed = true
-	r := w.must(0, "apply", "--auto-approve", "--lock-timeout", "200ms")
+	r = w.must(0, "apply", "--auto-approve", "--lock-timeout", "200ms")
 	wantStdout(t, r, "Apply complete!")
 }
 

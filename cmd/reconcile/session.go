@@ -27,13 +27,23 @@ func (s *session) close() { s.stop() }
 // open loads the specs (printing their diagnostics), builds the drivers and
 // opens the state: read-only for plans and drift, which never block each
 // other, and locked for changes. It prints what went wrong and returns nil.
+//
+// A read-only command opens its state while the specs load (see
+// readAhead): the state does not depend on them, and the open checks the
+// whole state file.
 func (c *cli) open(readOnly bool) *session {
+	var ahead *readAhead
+	if readOnly {
+		ahead = c.readAhead()
+	}
 	spec, ok := c.loadSpec()
 	if !ok {
+		ahead.abandon()
 		return nil
 	}
 	reg, cleanup, err := c.registry()
 	if err != nil {
+		ahead.abandon()
 		c.errorf("%v", err)
 		return nil
 	}
@@ -41,13 +51,92 @@ func (c *cli) open(readOnly bool) *session {
 	// path that holds none (a typo in a cron job) must fail, not report a
 	// clean empty state forever.
 	create := c.cmd == "plan" || c.cmd == "apply"
-	st, err := c.openState(readOnly, create)
+	st, err := ahead.take()
+	if st == nil && err == nil {
+		st, err = c.openState(readOnly, create)
+	}
 	if err != nil {
 		cleanup()
 		c.errorf("%v", err)
 		return nil
 	}
 	return &session{spec: spec, reg: reg, st: st, stop: func() { st.Close(); cleanup() }}
+}
+
+// readAhead opens a read-only command's existing state while the specs
+// load. What it finds is used only once they have loaded: until then, a
+// wait for the lock is not reported, and a state that does not exist is
+// left for open to create (a plan whose specs have errors starts none).
+type readAhead struct {
+	done chan struct{}
+	st   store
+	err  error // of the open; nil with st nil: open the state as usual
+
+	mu      sync.Mutex
+	loaded  bool     // the specs loaded: say the notices at once
+	notices []string // of waits for the lock, said once the specs load
+	say     func(string)
+}
+
+// readAhead starts opening the state; nil when the workspace does not
+// resolve (loading the specs reports why).
+func (c *cli) readAhead() *readAhead {
+	ws, err := c.workspace()
+	if err != nil {
+		return nil
+	}
+	r := &readAhead{done: make(chan struct{}), say: func(msg string) { fmt.Fprint(c.stderr, msg) }}
+	so := state.Options{ReadOnly: true, LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
+	go func() {
+		defer close(r.done)
+		st, err := c.openBackendSaying(ws.backend, ws.stack, so, r.notice)
+		if !errors.Is(err, state.ErrNoState) {
+			r.st, r.err = st, err
+		}
+	}()
+	return r
+}
+
+// notice says msg now if the specs have loaded, or once they do.
+func (r *readAhead) notice(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.loaded {
+		r.say(msg)
+		return
+	}
+	r.notices = append(r.notices, msg)
+}
+
+// take waits for the state opened ahead and returns it; (nil, nil) when
+// there is none: open it as usual.
+func (r *readAhead) take() (store, error) {
+	if r == nil {
+		return nil, nil
+	}
+	r.mu.Lock()
+	r.loaded = true
+	for _, msg := range r.notices {
+		r.say(msg)
+	}
+	r.notices = nil
+	r.mu.Unlock()
+	<-r.done
+	return r.st, r.err
+}
+
+// abandon closes the state opened ahead once it is open, without waiting
+// for it: the specs did not load.
+func (r *readAhead) abandon() {
+	if r == nil {
+		return
+	}
+	go func() {
+		<-r.done
+		if r.st != nil {
+			r.st.Close()
+		}
+	}()
 }
 
 // store is what the commands use of a state: what the engine uses, and
@@ -90,8 +179,13 @@ func (c *cli) openState(readOnly, create bool) (store, error) {
 // openBackend opens stack's state on backend b, saying so when it waits
 // for another process's lock.
 func (c *cli) openBackend(b backend, stack string, so state.Options) (store, error) {
+	return c.openBackendSaying(b, stack, so, func(msg string) { fmt.Fprint(c.stderr, msg) })
+}
+
+// openBackendSaying is openBackend, saying a wait for the lock with say.
+func (c *cli) openBackendSaying(b backend, stack string, so state.Options, say func(string)) (store, error) {
 	so.OnWait = func(h state.Holder) {
-		fmt.Fprintf(c.stderr, "Waiting up to %s (--lock-timeout) for the lock of %s, held by %s...\n", so.LockTimeout, b.describe(stack), h)
+		say(fmt.Sprintf("Waiting up to %s (--lock-timeout) for the lock of %s, held by %s...\n", so.LockTimeout, b.describe(stack), h))
 	}
 	if b.etcd == nil {
 		return state.Open(b.statePath(stack), so)
