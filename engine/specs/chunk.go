@@ -212,34 +212,32 @@ func selfContained(l []byte) bool {
 // loadChunks loads src in the chunks c gives, and reports false when one
 // does not parse as it should (the loader must then start again).
 func (l *loader) loadChunks(src []byte, ix lineIndex, c chunking) bool {
-	resourcesLine := src[ix.starts[c.key]:ix.starts[c.key+1]]
-	for i := 0; i <= len(c.starts); i++ {
-		var text []byte
-		shift := 0
-		if i == 0 {
-			text = src[:ix.starts[c.starts[0]]]
-		} else {
-			// The resources key, then the chunk's lines: line 1 is the
-			// key's, line t > 1 the chunk's (t-2)th.
-			from := int(ix.starts[c.starts[i-1]])
-			to := len(src)
-			if i < len(c.starts) {
-				to = int(ix.starts[c.starts[i]])
+	// Each chunk is parsed while the one before it loads, on another
+	// goroutine: the parse is most of a chunk's work. At most one parsed
+	// chunk waits to be loaded.
+	parsed := make(chan *yaml.Node)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(parsed)
+		for i := 0; i <= len(c.starts); i++ {
+			root := parseChunk(src, ix, c, i)
+			select {
+			case parsed <- root:
+			case <-stop:
+				return
 			}
-			text = make([]byte, 0, len(resourcesLine)+to-from)
-			text = append(append(text, resourcesLine...), src[from:to]...)
-			shift = c.starts[i-1] - 1
+			if root == nil {
+				return
+			}
 		}
-		docs, err := parseDocuments(text)
-		if err != nil || len(docs) != 1 || docs[0].Kind != yaml.MappingNode {
+	}()
+	for i := 0; i <= len(c.starts); i++ {
+		root := <-parsed
+		if root == nil {
 			return false
 		}
-		root := docs[0]
 		if i > 0 {
-			if len(root.Content) < 2 || root.Content[0].Value != "resources" || root.Content[0].Line != 1 {
-				return false
-			}
-			placeChunk(root, c.key+1, shift)
 			// The root, the key and the section's mapping are counted
 			// once in the budget of the whole file.
 			l.nodes -= 3
@@ -258,6 +256,42 @@ func (l *loader) loadChunks(src []byte, ix lineIndex, c chunking) bool {
 	}
 	l.chunkNext = 0
 	return true
+}
+
+// parseChunk parses chunk i of src (0: what comes before the resources,
+// i > 0: the resources key and the lines of the (i-1)th chunk of entries)
+// and returns its tree, placed at its lines in the file; nil when it does
+// not parse as a mapping (of the resources key alone, for i > 0).
+func parseChunk(src []byte, ix lineIndex, c chunking, i int) *yaml.Node {
+	var text []byte
+	shift := 0
+	if i == 0 {
+		text = src[:ix.starts[c.starts[0]]]
+	} else {
+		// The resources key, then the chunk's lines: line 1 is the
+		// key's, line t > 1 the chunk's (t-2)th.
+		resourcesLine := src[ix.starts[c.key]:ix.starts[c.key+1]]
+		from := int(ix.starts[c.starts[i-1]])
+		to := len(src)
+		if i < len(c.starts) {
+			to = int(ix.starts[c.starts[i]])
+		}
+		text = make([]byte, 0, len(resourcesLine)+to-from)
+		text = append(append(text, resourcesLine...), src[from:to]...)
+		shift = c.starts[i-1] - 1
+	}
+	docs, err := parseDocuments(text)
+	if err != nil || len(docs) != 1 || docs[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	root := docs[0]
+	if i > 0 {
+		if len(root.Content) < 2 || root.Content[0].Value != "resources" || root.Content[0].Line != 1 {
+			return nil
+		}
+		placeChunk(root, c.key+1, shift)
+	}
+	return root
 }
 
 // placeChunk moves the nodes of a chunk's tree to their lines in the file:
