@@ -94,7 +94,8 @@ func (e *ExistsError) Is(target error) bool {
 // Driver manages remote objects of one resource type.
 type Driver interface {
 	// Read returns the live attributes (inputs and outputs) of the object
-	// with the given id, or ErrNotFound if it is gone.
+	// with the given id, or ErrNotFound if it is gone. The map is the
+	// caller's own, which the engine may change.
 	Read(ctx context.Context, id string) (Attrs, error)
 	// Create makes a new object from the desired inputs and waits until it is
 	// usable. It returns the new id and the live attributes.
