@@ -7,9 +7,9 @@ import (
 )
 
 // A large spec is loaded in chunks: its resources a few hundred at a time,
-// each chunk parsed, loaded and let go before the next is parsed, so that
-// the YAML tree of the whole file (several times the size of the Spec made
-// of it) is never held at once. The chunks are cut between the entries of
+// each chunk parsed (while the one before it loads), loaded and let go, so
+// that the YAML tree of the whole file (several times the size of the Spec
+// made of it) is never held at once. The chunks are cut between the entries of
 // the resources section, told apart by their indentation, where a look at
 // the lines shows that the chunks parse to the very nodes that the whole
 // file parses to; where it cannot tell, the file is parsed whole. A chunk
