@@ -71,14 +71,14 @@ func Canon(v any) any {
 // returned as it is rather than copied: the result may share its maps and
 // lists with v, and neither may be changed afterwards.
 func CanonShared(v any) any {
-	if IsCanon(v) {
+	if isCanon(v) {
 		return v
 	}
 	return Canon(v)
 }
 
 // IsCanon reports whether Canon(v) would equal v: CanonShared(v) is v.
-func IsCanon(v any) bool {
+func isCanon(v any) bool {
 	switch x := v.(type) {
 	case float64:
 		return x != math.Trunc(x) || math.Abs(x) >= 1<<53
@@ -86,13 +86,13 @@ func IsCanon(v any) bool {
 		return false
 	case []any:
 		for _, e := range x {
-			if !IsCanon(e) {
+			if !isCanon(e) {
 				return false
 			}
 		}
 	case map[string]any:
 		for _, e := range x {
-			if !IsCanon(e) {
+			if !isCanon(e) {
 				return false
 			}
 		}
@@ -100,15 +100,24 @@ func IsCanon(v any) bool {
 	return true
 }
 
-// AllCanon reports whether every value of a is canonical: CanonShared
-// would return each as it is.
-func AllCanon(a Attrs) bool {
+// CanonAttrsShared is CanonAttrs, sharing the values already canonical
+// instead of copying them: a itself when all are, else a new map (empty
+// for nil). The result may share its maps and lists with a.
+func CanonAttrsShared(a Attrs) Attrs {
+	all := a != nil
 	for _, v := range a {
-		if !IsCanon(v) {
-			return false
+		if all = isCanon(v); !all {
+			break
 		}
 	}
-	return true
+	if all {
+		return a
+	}
+	out := make(Attrs, len(a))
+	for k, v := range a {
+		out[k] = CanonShared(v)
+	}
+	return out
 }
 
 // CanonAttrs applies Canon to every value of a.

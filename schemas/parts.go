@@ -485,7 +485,7 @@ func (ss *simpleSchema) acceptsFields(t Tree, unknownPresent bool) bool {
 // valueTree is a value as a Tree: a scalar, a []any or a map[string]any.
 type valueTree struct {
 	v    any
-	keys []string // of a map: its keys and the names absent, sorted
+	keys []string // of a map: its keys and the names absent
 }
 
 // valueTreeOf returns v as a Tree whose fields not known yet, if v is a
@@ -499,7 +499,6 @@ func valueTreeOf(v any, absent map[string]bool) *valueTree {
 				t.keys = append(t.keys, k)
 			}
 		}
-		slices.Sort(t.keys)
 	}
 	return t
 }

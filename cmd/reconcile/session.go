@@ -81,15 +81,14 @@ type readAhead struct {
 // readAhead starts opening the state; nil when the workspace does not
 // resolve (loading the specs reports why).
 func (c *cli) readAhead() *readAhead {
-	ws, err := c.workspace()
-	if err != nil {
+	// Resolved here, before the goroutine: from then on both only read it.
+	if _, err := c.workspace(); err != nil {
 		return nil
 	}
-	r := &readAhead{done: make(chan struct{}), say: func(msg string) { fmt.Fprint(c.stderr, msg) }}
-	so := state.Options{ReadOnly: true, LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
+	r := &readAhead{done: make(chan struct{}), say: c.say}
 	go func() {
 		defer close(r.done)
-		st, err := c.openBackendSaying(ws.backend, ws.stack, so, r.notice)
+		st, err := c.openStateSaying(true, false, r.notice)
 		if !errors.Is(err, state.ErrNoState) {
 			r.st, r.err = st, err
 		}
@@ -156,12 +155,17 @@ type store interface {
 // error says which commands start one. A writer's store stops the command
 // gracefully if its lock is lost.
 func (c *cli) openState(readOnly, create bool) (store, error) {
+	return c.openStateSaying(readOnly, create, c.say)
+}
+
+// openStateSaying is openState, saying a wait for the lock with say.
+func (c *cli) openStateSaying(readOnly, create bool, say func(string)) (store, error) {
 	ws, err := c.workspace()
 	if err != nil {
 		return nil, err
 	}
 	so := state.Options{ReadOnly: readOnly, Create: create, LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
-	st, err := c.openBackend(ws.backend, ws.stack, so)
+	st, err := c.openBackendSaying(ws.backend, ws.stack, so, say)
 	if errors.Is(err, state.ErrNoState) {
 		return nil, fmt.Errorf("%w; only plan and apply start a new state: check --state and --stack", err)
 	}
@@ -179,8 +183,11 @@ func (c *cli) openState(readOnly, create bool) (store, error) {
 // openBackend opens stack's state on backend b, saying so when it waits
 // for another process's lock.
 func (c *cli) openBackend(b backend, stack string, so state.Options) (store, error) {
-	return c.openBackendSaying(b, stack, so, func(msg string) { fmt.Fprint(c.stderr, msg) })
+	return c.openBackendSaying(b, stack, so, c.say)
 }
+
+// say writes msg, a notice for people, to stderr.
+func (c *cli) say(msg string) { fmt.Fprint(c.stderr, msg) }
 
 // openBackendSaying is openBackend, saying a wait for the lock with say.
 func (c *cli) openBackendSaying(b backend, stack string, so state.Options, say func(string)) (store, error) {

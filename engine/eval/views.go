@@ -251,34 +251,27 @@ func Normalize(reg resources.Registry, token string, desired map[string]any) map
 	}
 	// Most inputs are all known and hold no secret: the driver then
 	// normalizes them as they are, without a copy.
-	plain := desired
 	var held map[string]any // fields unknown or holding a secret
-	for _, v := range desired {
+	for k, v := range desired {
 		if heldApart(v) {
-			plain, held = make(map[string]any, len(desired)), map[string]any{}
-			break
-		}
-	}
-	if held != nil {
-		for k, v := range desired {
-			if heldApart(v) {
-				held[k] = v
-				continue
+			if held == nil {
+				held = map[string]any{}
 			}
-			plain[k] = v
+			held[k] = v
 		}
 	}
-	// What the driver kept of plain is not changed after: its values are
-	// shared, not copied again. Its result is returned as it is when it is
-	// canonical already and nothing was held apart.
-	normal := map[string]any(n.Normalize(resources.Attrs(plain)))
-	if held == nil && normal != nil && resources.AllCanon(resources.Attrs(normal)) {
-		return normal
+	plain := desired
+	if held != nil {
+		plain = make(map[string]any, len(desired)-len(held))
+		for k, v := range desired {
+			if _, ok := held[k]; !ok {
+				plain[k] = v
+			}
+		}
 	}
-	out := make(map[string]any, len(normal)+len(held))
-	for k, v := range normal {
-		out[k] = resources.CanonShared(v)
-	}
+	// The driver's result is its own, and what it kept of plain is not
+	// changed after: its values are shared, not copied again.
+	out := map[string]any(resources.CanonAttrsShared(n.Normalize(resources.Attrs(plain))))
 	for k, v := range held {
 		out[k] = v
 	}

@@ -199,20 +199,15 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) ([]plan.FieldDrift, []string) {
 	liveIn := eval.WithoutVendorKeys(d, eval.Inputs(s, live), applied)
 	a := applied
-	// ignoreChanges edits both sides in place: they are deep copies then;
-	// otherwise their values are only compared, and may be shared.
-	canon := canonShared
-	if len(ignore) > 0 {
-		canon = resources.CanonAttrs
-	}
 	if n, ok := d.(resources.Normalizer); ok {
 		if !value.ContainsSealed(a) {
-			a = map[string]any(canon(n.Normalize(resources.Attrs(a))))
+			a = map[string]any(resources.CanonAttrsShared(n.Normalize(resources.Attrs(a))))
 		}
-		liveIn = map[string]any(canon(n.Normalize(resources.Attrs(liveIn))))
+		liveIn = map[string]any(resources.CanonAttrsShared(n.Normalize(resources.Attrs(liveIn))))
 	}
-	// liveIn is a map of its own (made by Inputs, or by the driver), which
-	// ApplyIgnore may change; a is only read.
+	// liveIn is a map of its own (made by Inputs, or by the driver), whose
+	// top level ApplyIgnore sets (copying a map before it changes a key);
+	// a is only read.
 	for _, po := range ignore {
 		eval.ApplyIgnore(po, a, liveIn)
 	}
@@ -391,22 +386,9 @@ func ReadObject(ctx context.Context, reg resources.Registry, r *specs.Resource, 
 	}
 	// The driver's object is new and no one else's: its values are kept,
 	// not copied, where they are canonical already.
-	out := map[string]any(canonShared(got))
+	out := map[string]any(resources.CanonAttrsShared(got))
 	if _, ok := out["id"]; !ok {
 		out["id"] = id
 	}
 	return out, nil
-}
-
-// canonShared is resources.CanonAttrs, sharing the values already in
-// canonical form instead of copying them: a itself when all are.
-func canonShared(a resources.Attrs) resources.Attrs {
-	if a != nil && resources.AllCanon(a) {
-		return a
-	}
-	out := make(resources.Attrs, len(a))
-	for k, v := range a {
-		out[k] = resources.CanonShared(v)
-	}
-	return out
 }

@@ -38,20 +38,8 @@ func Equal(pr *schemas.Prop, desired, prior any, sl Sealer) bool {
 // comparison to tell.
 func identical(a, b any) bool {
 	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case int64:
-		y, ok := b.(int64)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
+	case nil, string, bool, int64, float64:
+		return a == b // false for another type, or the other a number of another type
 	case []any:
 		y, ok := b.([]any)
 		return ok && slices.EqualFunc(x, y, identical)
