@@ -110,6 +110,18 @@
 // ErrNewerFormat and a message asking to upgrade reconcile; a file that is
 // not a reconcile state is refused with ErrCorrupt. Neither is written to.
 //
+// # Memory
+//
+// bbolt reads the file through a read-only shared mapping, whose pages
+// count in the process's resident memory once read, and Open's check reads
+// them all. After a read of every record (List, Dump), which decodes what
+// it reads into memory of its own, the Store tells the kernel (on Linux,
+// with madvise) that it no longer needs those pages: they stay in the page
+// cache, shared and reclaimable, and a later read maps again the few it
+// needs. So a plan holds the state's records once, decoded, and not also
+// the file. The check at Open keeps its pages: List, which nearly every
+// command runs next, would only fault them in again.
+//
 // # Outputs
 //
 // PutOutputs records the stack outputs an apply computed, replacing those

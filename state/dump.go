@@ -17,6 +17,7 @@ func (s *Store) Dump() (Snapshot, error) {
 	err := s.view(func(tx *bolt.Tx) error {
 		var err error
 		snap, err = dumpTx(tx)
+		release(tx)
 		return err
 	})
 	if err != nil {

@@ -327,6 +327,7 @@ func (s *Store) List() ([]Record, error) {
 				return corruptData(err) // the first in key order, as one by one
 			}
 		}
+		release(tx)
 		return nil
 	})
 	if err != nil {

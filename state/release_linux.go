@@ -1,0 +1,27 @@
+//go:build linux
+
+package state
+
+import (
+	"golang.org/x/sys/unix"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// release tells the kernel that this process no longer needs the pages of
+// tx's file that it has read through bbolt's mapping. The mapping is
+// read-only and shared, so its pages are the page cache's: they stay
+// there, and a later read maps them again. Called after a read of the
+// whole file, it keeps the file out of the process's resident memory,
+// where it would otherwise stay for the life of the Store.
+//
+// It must run inside tx: a transaction holds off bbolt's remapping, so the
+// address is still the mapping's.
+func release(tx *bolt.Tx) {
+	n := uintptr(tx.Size())
+	if n == 0 {
+		return
+	}
+	// Best effort: a kernel that refuses only keeps the pages mapped.
+	unix.Syscall(unix.SYS_MADVISE, tx.DB().Info().Data, n, unix.MADV_DONTNEED)
+}

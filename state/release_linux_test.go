@@ -1,0 +1,104 @@
+package state
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"reconcile/kind"
+)
+
+// mappedRSS returns how many bytes of path this process has resident
+// through its mappings, as /proc/self/smaps counts them.
+func mappedRSS(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	defer f.Close()
+	var total int64
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) >= 5 && strings.Contains(fields[0], "-"):
+			// A mapping's first line: range, perms, offset, dev, inode[, path].
+			in = len(fields) >= 6 && fields[5] == path
+		case in && fields[0] == "Rss:":
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				t.Fatalf("smaps: %q: %v", line, err)
+			}
+			total += kb << 10
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
+
+// TestReadsReleaseTheFile checks that a read of every record (List, Dump)
+// leaves little of the file resident in the process.
+func TestReadsReleaseTheFile(t *testing.T) {
+	path := statePath(t)
+	s := openStore(t, path, Options{Create: true})
+	big := strings.Repeat("x", 2000)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < 1600; i += 8 {
+				if _, err := s.Put(Record{Name: "r" + strconv.Itoa(i), Kind: kind.Resource, ID: "id", Inputs: map[string]any{"v": big}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := fi.Size()
+
+	r := openStore(t, path, Options{ReadOnly: true})
+	defer r.Close()
+	if got := mappedRSS(t, path); got < size/2 {
+		// The check at Open reads every page: if this fails, the test no
+		// longer tells a release from a file never read.
+		t.Fatalf("after Open, %d bytes of the %d-byte state are resident, want at least %d", got, size, size/2)
+	}
+	rs, err := r.List()
+	if err != nil || len(rs) != 1600 {
+		t.Fatalf("List() = %d records, %v; want 1600", len(rs), err)
+	}
+	if got := mappedRSS(t, path); got > size/8 {
+		t.Errorf("after List, %d bytes of the %d-byte state are resident, want at most %d", got, size, size/8)
+	}
+	// What was released reads back the same.
+	for i := range 1600 {
+		name := "r" + strconv.Itoa(i)
+		if got, ok, err := r.Get(name); err != nil || !ok || got.Inputs["v"] != big {
+			t.Fatalf("Get(%s) after List = %v, %v; want its inputs", name, ok, err)
+		}
+	}
+	if got := mappedRSS(t, path); got < size/8 {
+		t.Fatalf("after a Get of every record, %d bytes of the %d-byte state are resident, want at least %d", got, size, size/8)
+	}
+	if _, err := r.Dump(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mappedRSS(t, path); got > size/8 {
+		t.Errorf("after Dump, %d bytes of the %d-byte state are resident, want at most %d", got, size, size/8)
+	}
+}
