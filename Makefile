@@ -56,10 +56,12 @@ conformance:
 
 # Benchmarks of validate, plan and apply on generated specs, as a table.
 # One table of every benchmark: plan, refresh and apply at 1k and 10k on
-# both state backends, the stores, and the drivers against the emulator.
+# both state backends, the stores, the drivers against the emulator, and
+# the binary run as users run it (BenchmarkCLI, Linux only).
 bench:
 	{ $(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./engine ./state ./state/etcdstate; \
-	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./resources/aiendpoint ./resources/restrictionpolicy; } | \
+	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x ./resources/aiendpoint ./resources/restrictionpolicy; \
+	  $(GO) test -run '^$$' -bench CLI -benchtime 3x ./cmd/reconcile; } | \
 	  $(GO) run ./internal/benchtable
 
 # Fuzz the spec loader, the interpolation parser, the cuts of a saved

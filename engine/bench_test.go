@@ -25,6 +25,7 @@ import (
 	"reconcile/engine/planner"
 	"reconcile/engine/render"
 	"reconcile/engine/specs"
+	"reconcile/internal/benchspec"
 	"reconcile/kind"
 	"reconcile/resources"
 	"reconcile/schemas"
@@ -256,27 +257,7 @@ func BenchmarkValidate(b *testing.B) { benchValidate(b, genSpec) }
 
 // BenchmarkValidatePolicies is BenchmarkValidate of restriction policies,
 // whose bindings are lists of objects.
-func BenchmarkValidatePolicies(b *testing.B) { benchValidate(b, genPolicySpec) }
-
-// genPolicySpec returns a spec of n datadog:RestrictionPolicy resources in
-// chains of chainDepth, each but the first of its chain naming the one
-// before it in its resourceId, with two bindings each.
-func genPolicySpec(n int) []byte {
-	var b strings.Builder
-	b.Grow(n * 320)
-	b.WriteString("resources:\n")
-	for i := range n {
-		fmt.Fprintf(&b, "  %s:\n    type: datadog:RestrictionPolicy\n    properties:\n", genName(i))
-		if i%chainDepth == 0 {
-			fmt.Fprintf(&b, "      resourceId: dashboard:c-%d\n", i)
-		} else {
-			fmt.Fprintf(&b, "      resourceId: dashboard:c-%d-${%s.id}\n", i, genName(i-1))
-		}
-		b.WriteString("      bindings:\n        - relation: viewer\n          principals: [\"role:00000000-0000-0000-0000-000000000001\"]\n")
-		b.WriteString("        - relation: editor\n          principals: [\"user:64d2a3b6-8b5e-40ac-a5b7-3cdf3926b201\"]\n")
-	}
-	return []byte(b.String())
-}
+func BenchmarkValidatePolicies(b *testing.B) { benchValidate(b, benchspec.Policies) }
 
 func benchValidate(b *testing.B, gen func(n int) []byte) {
 	for _, n := range benchSizes {
