@@ -120,7 +120,10 @@
 // cache, shared and reclaimable, and a later read maps again the few it
 // needs. So a plan holds the state's records once, decoded, and not also
 // the file. The check at Open keeps its pages: List, which nearly every
-// command runs next, would only fault them in again.
+// command runs next, would only fault them in again. Commits release them
+// too, every 64: bbolt reads through the mapping each page a commit
+// changes, and writes to free pages all over the file, so that a long
+// apply would otherwise come to hold the whole file.
 //
 // # Outputs
 //

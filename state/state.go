@@ -173,6 +173,10 @@ type Store struct {
 	mu         sync.Mutex // guards queue and committing
 	queue      []*call    // callers of commit waiting for the next commit
 	committing bool       // a caller of commit is committing
+	// released is the count of commits when commit last released the
+	// mapping's pages (see releaseSome); read and set by the caller
+	// committing.
+	released int64
 
 	// hooks lets tests watch commits; nil otherwise.
 	hooks *commitHooks

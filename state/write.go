@@ -44,6 +44,7 @@ func (s *Store) commit(fn func(tx *bolt.Tx) error) error {
 	s.mu.Unlock()
 
 	s.runGroup(group)
+	s.releaseSome()
 
 	s.mu.Lock()
 	if len(s.queue) > 0 {
@@ -53,6 +54,25 @@ func (s *Store) commit(fn func(tx *bolt.Tx) error) error {
 	}
 	s.mu.Unlock()
 	return <-c.done
+}
+
+// releaseEvery is how many commits may run before the pages of the
+// file's mapping are released again.
+const releaseEvery = 64
+
+// releaseSome releases the pages of the file's mapping (see release)
+// every releaseEvery commits, so that a long apply does not come to hold
+// the whole file in its resident memory: bbolt reads through the mapping
+// every page a commit changes, and its commits write to free pages all
+// over the file. Only the caller committing calls it.
+func (s *Store) releaseSome() {
+	if n := s.commits.Load(); n-s.released >= releaseEvery {
+		s.released = n
+		s.db.View(func(tx *bolt.Tx) error {
+			release(tx)
+			return nil
+		})
+	}
 }
 
 // call is one caller of commit waiting for its result.
