@@ -48,8 +48,8 @@ type Options struct {
 
 // nodeResult is what planning learned about one node.
 type nodeResult struct {
-	value  any // what references to the node see
-	change *plan.Change
+	value  any          // what references to the node see
+	change *plan.Change // into planner.changes; nil for none
 }
 
 type planner struct {
@@ -67,13 +67,29 @@ type planner struct {
 	sel  *selection    // what Targets and Replace select
 	bulk *refresh.Bulk // with Refresh: what the bulk reads found
 
+	// changes holds the change of every node, by its index in the graph's
+	// order (slot), so that the plan's list of changes is made of it in
+	// place rather than copied from one allocation per node.
+	changes []plan.Change
+	slot    map[string]int
+
 	mu      sync.Mutex
 	results map[string]*nodeResult
 	diags   diag.Diagnostics
 }
 
+// newChange sets the change of the node name to c and returns it, for the
+// planner to fill in.
+func (p *planner) newChange(name string, c plan.Change) *plan.Change {
+	i := p.slot[name]
+	p.changes[i] = c
+	return &p.changes[i]
+}
+
 // priorRecords returns the records of state, sorted by name.
 func (p *planner) priorRecords() []state.Record {
+	p.mu.Lock() // against forgetPrior
+	defer p.mu.Unlock()
 	out := make([]state.Record, 0, len(p.prior))
 	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
 		out = append(out, *p.prior[name])
@@ -150,6 +166,10 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	for i := range records {
 		p.prior[records[i].Name] = &records[i]
 	}
+	p.changes, p.slot = make([]plan.Change, len(g.Order())), make(map[string]int, len(g.Order()))
+	for i, name := range g.Order() {
+		p.slot[name] = i
+	}
 	p.env = eval.EnvFunc(p.lookup)
 	if p.ctx == nil {
 		p.ctx = context.Background()
@@ -186,19 +206,18 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		pl.Targets = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(opts.Targets)))))
 	}
 	deletes := p.planDeletes(ctx)
-	n := len(deletes)
-	for _, r := range p.results {
-		if r.change != nil {
+	// The nodes' changes, in the graph's order, moved to the front of
+	// p.changes (each to a slot no later than its own); the results that
+	// point into it are not read again.
+	n := 0
+	for i, name := range g.Order() {
+		if r, ok := p.results[name]; ok && r.change != nil {
+			p.changes[n] = p.changes[i]
 			n++
 		}
 	}
-	pl.Changes = make([]plan.Change, 0, n)
-	for _, name := range g.Order() {
-		if r, ok := p.results[name]; ok && r.change != nil {
-			pl.Changes = append(pl.Changes, *r.change)
-		}
-	}
-	pl.Changes = append(pl.Changes, deletes...)
+	clear(p.changes[n:])
+	pl.Changes = append(p.changes[:n], deletes...)
 	if !p.diags.HasErrors() && !opts.Destroy {
 		pl.Outputs = p.outputs()
 	}
@@ -251,7 +270,26 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 	if r.Get != nil {
 		return p.planGet(ctx, r)
 	}
-	return p.planResource(ctx, r)
+	if err := p.planResource(ctx, r); err != nil {
+		return err
+	}
+	p.forgetPrior(r)
+	return nil
+}
+
+// forgetPrior drops the inputs and outputs of r's record once r is
+// planned, so that the plan's memory holds them only where its changes
+// and values refer to them. Nothing reads them after: planDeletes, the one
+// reader of records after the walk, skips a record that its resource
+// declares with the same type.
+func (p *planner) forgetPrior(r *specs.Resource) {
+	rec, ok := p.prior[r.Name]
+	if !ok || rec.Kind != kind.Resource || rec.Type != r.Type {
+		return
+	}
+	p.mu.Lock()
+	rec.Inputs, rec.Outputs = nil, nil
+	p.mu.Unlock()
 }
 
 func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
@@ -270,7 +308,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	if err != nil {
 		return p.evalErr(err, v.Pos, v.Name)
 	}
-	c := &plan.Change{Addr: v.Name, Type: inv.Function, Kind: kind.Lookup, Action: plan.Read, Pos: v.Pos, After: args.(map[string]any)}
+	c := p.newChange(v.Name, plan.Change{Addr: v.Name, Type: inv.Function, Kind: kind.Lookup, Action: plan.Read, Pos: v.Pos, After: args.(map[string]any)})
 	if prior, ok := p.record(v.Name); ok {
 		c.Before = prior.Outputs
 	}
@@ -327,7 +365,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
-	c := &plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: plan.Read, Pos: r.Pos}
+	c := p.newChange(r.Name, plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: plan.Read, Pos: r.Pos})
 	if prior, ok := p.record(r.Name); ok {
 		c.Before = prior.Outputs
 		c.ID = prior.ID
@@ -413,7 +451,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return err
 	}
-	c := &plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace}
+	c := p.newChange(r.Name, plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace})
 	prior, hasPrior := p.record(r.Name)
 	if hasPrior && (prior.Kind != kind.Resource || prior.Type != r.Type) {
 		// The name now declares something else: the old object goes.
