@@ -14,7 +14,8 @@ const ChainDepth = 10
 // Policies returns a spec of n datadog:RestrictionPolicy resources, named
 // ep00000, ep00001 and so on, in chains of ChainDepth: each but the first
 // of its chain names the one before it in its resourceId. Each has two
-// bindings, listed in the order Datadog does not keep.
+// bindings, not in the order Datadog returns them, so that every plan
+// has them to sort.
 func Policies(n int) []byte {
 	var b strings.Builder
 	b.Grow(n * 320)
