@@ -35,7 +35,7 @@ import (
 )
 
 // chainDepth is how many resources each generated chain holds.
-const chainDepth = 10
+const chainDepth = benchspec.ChainDepth
 
 // benchSizes are the resource counts of the plan and validate benchmarks.
 var benchSizes = []int{1000, 10000, 20000}

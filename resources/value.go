@@ -77,7 +77,7 @@ func CanonShared(v any) any {
 	return Canon(v)
 }
 
-// IsCanon reports whether Canon(v) would equal v: CanonShared(v) is v.
+// isCanon reports whether Canon(v) would equal v: CanonShared(v) is v.
 func isCanon(v any) bool {
 	switch x := v.(type) {
 	case float64:

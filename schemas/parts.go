@@ -456,26 +456,26 @@ func (ss *simpleSchema) acceptsTree(t Tree) bool {
 // known yet counts as there for the required fields.
 func (ss *simpleSchema) acceptsFields(t Tree, unknownPresent bool) bool {
 	_, _, n := t.Shape()
-	for _, name := range ss.required {
-		there := false
-		for i := 0; i < n && !there; i++ {
-			k, v := t.Child(i)
-			there = k == name && (v != nil || unknownPresent)
-		}
-		if !there {
-			return false
-		}
-	}
+	var present []string // the fields that count for the required ones
 	for i := range n {
 		k, v := t.Child(i)
 		if v == nil {
+			if unknownPresent {
+				present = append(present, k)
+			}
 			continue // checked when known
 		}
+		present = append(present, k)
 		sub, named := ss.fields[k]
 		if !named {
 			sub = ss.other
 		}
 		if sub == nil || !sub.acceptsTree(v) {
+			return false
+		}
+	}
+	for _, name := range ss.required {
+		if !slices.Contains(present, name) {
 			return false
 		}
 	}

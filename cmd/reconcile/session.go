@@ -165,7 +165,7 @@ func (c *cli) openStateSaying(readOnly, create bool, say func(string)) (store, e
 		return nil, err
 	}
 	so := state.Options{ReadOnly: readOnly, Create: create, LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
-	st, err := c.openBackendSaying(ws.backend, ws.stack, so, say)
+	st, err := c.openBackend(ws.backend, ws.stack, so, say)
 	if errors.Is(err, state.ErrNoState) {
 		return nil, fmt.Errorf("%w; only plan and apply start a new state: check --state and --stack", err)
 	}
@@ -180,17 +180,12 @@ func (c *cli) openStateSaying(readOnly, create bool, say func(string)) (store, e
 	return w, nil
 }
 
-// openBackend opens stack's state on backend b, saying so when it waits
-// for another process's lock.
-func (c *cli) openBackend(b backend, stack string, so state.Options) (store, error) {
-	return c.openBackendSaying(b, stack, so, c.say)
-}
-
 // say writes msg, a notice for people, to stderr.
 func (c *cli) say(msg string) { fmt.Fprint(c.stderr, msg) }
 
-// openBackendSaying is openBackend, saying a wait for the lock with say.
-func (c *cli) openBackendSaying(b backend, stack string, so state.Options, say func(string)) (store, error) {
+// openBackend opens stack's state on backend b, saying so with say when it
+// waits for another process's lock.
+func (c *cli) openBackend(b backend, stack string, so state.Options, say func(string)) (store, error) {
 	so.OnWait = func(h state.Holder) {
 		say(fmt.Sprintf("Waiting up to %s (--lock-timeout) for the lock of %s, held by %s...\n", so.LockTimeout, b.describe(stack), h))
 	}

@@ -67,7 +67,7 @@ func stateMigrate(c *cli, o *cmdOpts, _ store, _ []string) int {
 // copy against the source.
 func (c *cli) migrateStack(from, to backend, stack string) (migrated, error) {
 	so := state.Options{LockTimeout: c.g.lockTimeout, Command: "reconcile state migrate"}
-	src, err := c.openBackend(from, stack, so)
+	src, err := c.openBackend(from, stack, so, c.say)
 	if err != nil {
 		return migrated{}, err
 	}
@@ -77,7 +77,7 @@ func (c *cli) migrateStack(from, to backend, stack string) (migrated, error) {
 		return migrated{}, fmt.Errorf("read %s: %w", from.describe(stack), err)
 	}
 	so.Create = true
-	dst, err := c.openBackend(to, stack, so)
+	dst, err := c.openBackend(to, stack, so, c.say)
 	if err != nil {
 		return migrated{}, err
 	}
