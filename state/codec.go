@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"reconcile/internal/jsonfast"
 	"strconv"
 	"strings"
 
@@ -203,7 +204,15 @@ func decodeJSON(data []byte, v any) error {
 // decodeRecord decodes a stored record. It copies everything it keeps, so
 // data may be a bbolt slice that dies with its transaction.
 func decodeRecord(data []byte) (Record, error) {
-	r, ok := decodeRecordFast(data)
+	return decodeRecordWith(nil, data)
+}
+
+// decodeRecordWith decodes a record as decodeRecord does; in, when not
+// nil, makes the strings of a record in the form json.Marshal writes, so
+// that records decoded one after another share their keys and common
+// values.
+func decodeRecordWith(in *jsonfast.Interner, data []byte) (Record, error) {
+	r, ok := decodeRecordFast(data, in)
 	if !ok {
 		r = Record{}
 		if err := decodeJSON(data, &r); err != nil {

@@ -18,8 +18,9 @@ import (
 // data is in the form json.Marshal writes: no white space, every key
 // spelt as the Record's JSON tags spell it and given once, strings
 // without escapes and in valid UTF-8. It reports false for anything else.
-func decodeRecordFast(data []byte) (Record, bool) {
-	d := recordDecoder{jsonfast.Reader{Data: data}}
+// in, when not nil, makes the record's strings.
+func decodeRecordFast(data []byte, in *jsonfast.Interner) (Record, bool) {
+	d := recordDecoder{jsonfast.Reader{Data: data, Strings: in}}
 	r, ok := d.record()
 	return r, ok && d.I == len(data)
 }
@@ -84,7 +85,7 @@ func (d *recordDecoder) record() (Record, bool) {
 			r.Outputs, ok = d.Object(0)
 		case "dependencies":
 			field = fDependencies
-			r.Dependencies, ok = d.Strings()
+			r.Dependencies, ok = d.StringList()
 		case "protect":
 			field = fProtect
 			r.Protect, ok = d.Bool()
@@ -99,7 +100,7 @@ func (d *recordDecoder) record() (Record, bool) {
 			r.Tainted, ok = d.Str()
 		case "deposed":
 			field = fDeposed
-			r.Deposed, ok = d.Strings()
+			r.Deposed, ok = d.StringList()
 		case "serial":
 			field = fSerial
 			var n []byte

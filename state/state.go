@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reconcile/internal/jsonfast"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -320,11 +321,16 @@ func (s *Store) List() ([]Record, error) {
 		}); err != nil {
 			return err
 		}
-		// Decoding is most of the work: on every CPU, in order.
+		// Decoding is most of the work: on every CPU, in order. The
+		// records of each worker share their common strings.
 		rs = make([]Record, len(keys))
 		errs := make([]error, len(keys))
-		inParallel(len(keys), func(i int) {
-			rs[i], errs[i] = readValue(bucketRecords, keys[i], values[i], decodeRecord)
+		inParallel(len(keys), func(lo, hi int) {
+			in := jsonfast.NewInterner()
+			decode := func(data []byte) (Record, error) { return decodeRecordWith(in, data) }
+			for i := lo; i < hi; i++ {
+				rs[i], errs[i] = readValue(bucketRecords, keys[i], values[i], decode)
+			}
 		})
 		for _, err := range errs {
 			if err != nil {
@@ -343,25 +349,19 @@ func (s *Store) List() ([]Record, error) {
 	return rs, nil
 }
 
-// inParallel calls fn(i) for each i in [0, n), on as many goroutines as
-// there are CPUs when n is large enough for it to pay, and returns when
-// all calls have.
-func inParallel(n int, fn func(i int)) {
+// inParallel splits [0, n) into as many ranges as there are CPUs, when n
+// is large enough for it to pay (else one), calls fn(lo, hi) for each on a
+// goroutine of its own, and returns when all calls have.
+func inParallel(n int, fn func(lo, hi int)) {
 	const minPerWorker = 256
 	workers := min(runtime.GOMAXPROCS(0), n/minPerWorker)
 	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
+		fn(0, n)
 		return
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() {
-			for i := w * n / workers; i < (w+1)*n/workers; i++ {
-				fn(i)
-			}
-		})
+		wg.Go(func() { fn(w*n/workers, (w+1)*n/workers) })
 	}
 	wg.Wait()
 }

@@ -156,9 +156,9 @@ func (d *fastReader) planBody(in *planFileIn) bool {
 		case "refreshOnly":
 			in.RefreshOnly, ok = d.Bool()
 		case "targets":
-			in.Targets, ok = d.Strings()
+			in.Targets, ok = d.StringList()
 		case "runs":
-			in.Runs, ok = d.Strings()
+			in.Runs, ok = d.StringList()
 			if ok && d.toApply && len(in.Runs) > 0 {
 				d.runs = make(map[string]bool, len(in.Runs))
 				for _, n := range in.Runs {
@@ -209,7 +209,7 @@ func (d *fastReader) change(c *changeIn) bool {
 		case "reasonDetail":
 			c.ReasonDetail, ok = d.Str()
 		case "reasonFields":
-			c.ReasonFields, ok = d.Strings()
+			c.ReasonFields, ok = d.StringList()
 		case "id":
 			c.ID, ok = d.Str()
 		case "importId":
@@ -221,13 +221,13 @@ func (d *fastReader) change(c *changeIn) bool {
 		case "afterIsBefore":
 			c.AfterIsBefore, ok = d.Bool()
 		case "replacePaths":
-			c.ReplacePaths, ok = d.Strings()
+			c.ReplacePaths, ok = d.StringList()
 		case "deleteBeforeReplace":
 			c.DeleteBeforeReplace, ok = d.Bool()
 		case "deferred":
 			c.Deferred, ok = d.Bool()
 		case "deposed":
-			c.Deposed, ok = d.Strings()
+			c.Deposed, ok = d.StringList()
 		case "options":
 			ok = d.decode(&c.Options)
 		case "idle":
@@ -237,7 +237,7 @@ func (d *fastReader) change(c *changeIn) bool {
 		case "drift":
 			ok = d.decode(&c.Drift)
 		case "driftDetails":
-			c.DriftDetails, ok = d.Strings()
+			c.DriftDetails, ok = d.StringList()
 		case "deletedOutside":
 			c.DeletedOutside, ok = d.Bool()
 		case "deletedId":
