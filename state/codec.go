@@ -9,7 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"reconcile/internal/jsonfast"
+	"reconcile/internal/intern"
 	"strconv"
 	"strings"
 
@@ -211,7 +211,7 @@ func decodeRecord(data []byte) (Record, error) {
 // nil, makes the strings of a record in the form json.Marshal writes, so
 // that records decoded one after another share their keys and common
 // values.
-func decodeRecordWith(in *jsonfast.Interner, data []byte) (Record, error) {
+func decodeRecordWith(in *intern.Table, data []byte) (Record, error) {
 	r, ok := decodeRecordFast(data, in)
 	if !ok {
 		r = Record{}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/internal/jsonfast"
+	"reconcile/internal/intern"
 	"reconcile/kind"
 )
 
@@ -43,7 +43,7 @@ var decodeRounds = flag.Int("decode.rounds", 3000, "random records TestDecodeRec
 func TestDecodeRecordFast(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
-	in := jsonfast.NewInterner()
+	in := intern.New()
 	declined := 0
 	for i := range *decodeRounds {
 		r := randomRecord(rng)
@@ -79,7 +79,7 @@ func TestDecodeRecordFast(t *testing.T) {
 
 // checkFastAgrees checks that decodeRecordFast declines data or decodes it
 // as encoding/json does.
-func checkFastAgrees(t *testing.T, in *jsonfast.Interner, data []byte) {
+func checkFastAgrees(t *testing.T, in *intern.Table, data []byte) {
 	t.Helper()
 	got, ok := decodeRecordFast(data, in)
 	if !ok {

@@ -3,6 +3,7 @@ package state
 import (
 	"strconv"
 
+	"reconcile/internal/intern"
 	"reconcile/internal/jsonfast"
 	"reconcile/kind"
 )
@@ -19,7 +20,7 @@ import (
 // spelt as the Record's JSON tags spell it and given once, strings
 // without escapes and in valid UTF-8. It reports false for anything else.
 // in, when not nil, makes the record's strings.
-func decodeRecordFast(data []byte, in *jsonfast.Interner) (Record, bool) {
+func decodeRecordFast(data []byte, in *intern.Table) (Record, bool) {
 	d := recordDecoder{jsonfast.Reader{Data: data, Strings: in}}
 	r, ok := d.record()
 	return r, ok && d.I == len(data)

@@ -3,7 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
-	"reconcile/internal/jsonfast"
+	"reconcile/internal/intern"
 	"testing"
 	"time"
 
@@ -51,7 +51,7 @@ func FuzzStateDecode(f *testing.F) {
 				t.Fatalf("%s value %q passes its check but is not what seal makes of its payload %q", b, data, payload)
 			}
 		}
-		checkFastAgrees(t, jsonfast.NewInterner(), data)
+		checkFastAgrees(t, intern.New(), data)
 		if r, err := decodeRecord(data); err == nil {
 			roundTrip(t, "record", r, func(b []byte) (any, error) { return decodeRecord(b) })
 		}

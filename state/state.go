@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"reconcile/internal/jsonfast"
+	"reconcile/internal/intern"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -326,7 +326,7 @@ func (s *Store) List() ([]Record, error) {
 		rs = make([]Record, len(keys))
 		errs := make([]error, len(keys))
 		inParallel(len(keys), func(lo, hi int) {
-			in := jsonfast.NewInterner()
+			in := intern.New()
 			decode := func(data []byte) (Record, error) { return decodeRecordWith(in, data) }
 			for i := lo; i < hi; i++ {
 				rs[i], errs[i] = readValue(bucketRecords, keys[i], values[i], decode)

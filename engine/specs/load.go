@@ -19,6 +19,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
 	"reconcile/internal/boundedfile"
+	"reconcile/internal/intern"
 	"reconcile/schemas"
 )
 
@@ -72,6 +73,10 @@ type loader struct {
 	// rechunk is set when a chunk did not parse: Load starts again,
 	// every file parsed whole.
 	rechunk bool
+	// strs makes the keys and literal strings the Spec keeps, so that the
+	// many equal ones of a large spec share their memory (and the YAML
+	// tree's can be let go).
+	strs *intern.Table
 }
 
 func (l *loader) errorf(pos diag.Pos, format string, args ...any) *diag.Diagnostic {
@@ -166,6 +171,7 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 		},
 		where:  map[string]diag.Pos{},
 		broken: map[string]bool{},
+		strs:   intern.New(),
 	}
 	h := sha256.New()
 	sorted := append([]Source(nil), srcs...)

@@ -27,11 +27,14 @@ func (l *loader) expr(n *yaml.Node, prop *schemas.Prop) Expr {
 		if n.ShortTag() != "!!str" {
 			return &Lit{P: pos, Value: scalarValue(n)}
 		}
+		if !strings.Contains(n.Value, "$") {
+			return &Lit{P: pos, Value: l.strs.Boxed(n.Value)}
+		}
 		e, ds := parseTemplate(n.Value, pos, l.offsetFunc(n))
 		l.diags = append(l.diags, ds...)
 		return e
 	case yaml.SequenceNode:
-		list := &List{P: pos}
+		list := &List{P: pos, Items: make([]Expr, 0, len(n.Content))}
 		var items *schemas.Prop
 		if prop != nil {
 			items = prop.Items
@@ -56,30 +59,60 @@ func (l *loader) expr(n *yaml.Node, prop *schemas.Prop) Expr {
 			// would only repeat the error.
 			return &badExpr{P: pos}
 		}
-		obj := &Object{P: pos}
+		obj := &Object{P: pos, Entries: make([]Entry, 0, len(n.Content)/2)}
 		named := prop != nil && len(prop.Properties) > 0
-		firstAt := map[string]Entry{}
+		// Keys given before, by canonical key: found among the entries
+		// while there are few of them.
+		var firstAt map[string]int
+		if len(n.Content) > 2*smallObject {
+			firstAt = make(map[string]int, len(n.Content)/2)
+		}
 		l.eachKey(n, func(k, v *yaml.Node) {
-			key := k.Value
+			raw := l.strs.String(k.Value)
+			key := raw
 			var sub *schemas.Prop
 			if named {
-				key = snakeToCamel(k.Value)
+				key = l.strs.String(snakeToCamel(raw))
 				sub = prop.Properties[key]
 			} else if prop != nil {
 				sub = prop.AdditionalProperties
 			}
-			e := Entry{Key: key, Raw: k.Value, KeyPos: l.pos(k)}
-			if prev, dup := firstAt[key]; dup {
-				l.errorf(e.KeyPos, "field %q is given twice, as %q and %q", key, prev.Raw, k.Value).Detail = fmt.Sprintf("snake_case and lowerCamelCase name the same field; keep one (the other is at %s)", prev.KeyPos)
+			e := Entry{Key: key, Raw: raw, KeyPos: l.pos(k)}
+			if prev := obj.entryIndex(firstAt, key); prev >= 0 {
+				first := obj.Entries[prev]
+				l.errorf(e.KeyPos, "field %q is given twice, as %q and %q", key, first.Raw, raw).Detail = fmt.Sprintf("snake_case and lowerCamelCase name the same field; keep one (the other is at %s)", first.KeyPos)
 				return
 			}
 			e.Value = l.expr(v, sub)
-			firstAt[key] = e
+			if firstAt != nil {
+				firstAt[key] = len(obj.Entries)
+			}
 			obj.Entries = append(obj.Entries, e)
 		})
 		return obj
 	}
 	return &Lit{P: pos}
+}
+
+// smallObject is the number of keys up to which the loader finds a key
+// given twice by a look at the keys before it, not with a map.
+const smallObject = 8
+
+// entryIndex returns the index of the entry with the canonical key among
+// o's, by index (when not nil) or by a look at each; -1 when there is none.
+func (o *Object) entryIndex(index map[string]int, key string) int {
+	if index != nil {
+		if i, ok := index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range o.Entries {
+		if o.Entries[i].Key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // offsetFunc maps a byte offset inside a scalar's value to its position in

@@ -30,7 +30,7 @@ func (l *loader) loadResource(k, v *yaml.Node) *Resource {
 				badType = true
 				return
 			}
-			r.Type, r.TypePos = fv.Value, l.pos(fv)
+			r.Type, r.TypePos = l.strs.String(fv.Value), l.pos(fv)
 		case "properties":
 			propsKey, propsNode = fk, fv
 		case "options":

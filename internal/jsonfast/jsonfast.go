@@ -7,8 +7,9 @@ package jsonfast
 
 import (
 	"encoding/json"
-	"hash/maphash"
 	"unicode/utf8"
+
+	"reconcile/internal/intern"
 )
 
 // MaxDepth bounds the nesting of values decoded here; deeper ones are
@@ -31,45 +32,8 @@ type Reader struct {
 	Data []byte
 	I    int
 	// Strings, when not nil, makes the strings the Reader returns, keys
-	// and values (see Interner).
-	Strings *Interner
-}
-
-// An Interner makes the strings of Readers that decode many values of one
-// shape, such as the records of a state: there, every object spells the
-// same few keys, many values recur (a type, a region, a principal), and an
-// id recurs in the fields that echo it. It remembers the strings it made
-// last in a fixed table by their hash, and returns the one it has when
-// asked for the same bytes again, so that equal strings share their memory
-// and are allocated once. It is not safe for concurrent use: give each
-// goroutine its own.
-type Interner struct {
-	seed  maphash.Seed
-	table [internSlots]string
-}
-
-// internSlots is the size of an Interner's table; internMax the length
-// beyond which strings are made apart (long strings seldom recur, and
-// hashing them costs).
-const (
-	internSlots = 1 << 10
-	internMax   = 256
-)
-
-// NewInterner returns an empty Interner.
-func NewInterner() *Interner { return &Interner{seed: maphash.MakeSeed()} }
-
-// String returns b as a string: the one made before for the same bytes
-// when the table still holds it.
-func (in *Interner) String(b []byte) string {
-	if in == nil || len(b) == 0 || len(b) > internMax {
-		return string(b)
-	}
-	slot := &in.table[maphash.Bytes(in.seed, b)&(internSlots-1)]
-	if *slot != string(b) {
-		*slot = string(b)
-	}
-	return *slot
+	// and values, so that equal ones share their memory.
+	Strings *intern.Table
 }
 
 // Byte reads c if it is next.
@@ -107,7 +71,7 @@ func (d *Reader) RawString() ([]byte, bool) {
 // Str reads a string as RawString does and returns it.
 func (d *Reader) Str() (string, bool) {
 	s, ok := d.RawString()
-	return d.Strings.String(s), ok
+	return d.Strings.Bytes(s), ok
 }
 
 // StringList reads a list of strings: never nil, as encoding/json makes
@@ -266,7 +230,7 @@ func (d *Reader) Object(depth int) (map[string]any, bool) {
 	out := map[string]any{}
 	ok := d.Fields(func(key []byte) bool {
 		v, ok := d.Value(depth)
-		out[d.Strings.String(key)] = v
+		out[d.Strings.Bytes(key)] = v
 		return ok
 	})
 	if !ok {
