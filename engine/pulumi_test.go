@@ -168,7 +168,7 @@ variables:
 resources:
 ` + endpoint("ep", "ep")
 	_, diags := h.makePlan(src, planner.Options{})
-	want := map[int]string{7: "fn::select index 5 out of range (length 2)", 9: "fn::singleOrNone takes a list of 0 or 1 items, got 2", 11: `fn::readFile "missing.txt"`}
+	want := map[int32]string{7: "fn::select index 5 out of range (length 2)", 9: "fn::singleOrNone takes a list of 0 or 1 items, got 2", 11: `fn::readFile "missing.txt"`}
 	if len(diags) != len(want) || !diags.HasErrors() {
 		t.Fatalf("diagnostics %v, want one for each unused variable that fails", diags)
 	}

@@ -259,7 +259,7 @@ func (ws *workspace) stackConfig() (map[string]specs.StackValue, error) {
 			continue // another package's (a provider's) settings
 		}
 		out[set.Name] = specs.StackValue{Value: set.Value, Secret: set.Secure,
-			Pos: diag.Pos{File: set.File, Line: set.Line, Col: set.Col}}
+			Pos: diag.At(set.File, set.Line, set.Col)}
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package diag
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -10,10 +11,22 @@ import (
 )
 
 // Pos is a position in a spec file. Line and Col are 1-based; a zero Pos
-// means no position is known.
+// means no position is known. They are int32s, not ints: a large spec holds
+// a Pos for each of its values, and the smaller Pos makes those values'
+// nodes a size class smaller.
 type Pos struct {
 	File      string
-	Line, Col int
+	Line, Col int32
+}
+
+// At returns the position of line and col in file. Lines and columns past
+// what an int32 holds (no spec file has them) are clamped.
+func At(file string, line, col int) Pos {
+	return Pos{File: file, Line: clamp32(line), Col: clamp32(col)}
+}
+
+func clamp32(n int) int32 {
+	return int32(min(max(n, math.MinInt32), math.MaxInt32))
 }
 
 func (p Pos) String() string {

@@ -101,6 +101,11 @@ func (d *fastReader) int() (int, bool) {
 	return int(n), ok && int64(int(n)) == n
 }
 
+func (d *fastReader) int32() (int32, bool) {
+	n, ok := d.int64()
+	return int32(n), ok && int64(int32(n)) == n
+}
+
 func (d *fastReader) int64() (int64, bool) {
 	text, ok := d.Number()
 	if !ok {
@@ -265,9 +270,9 @@ func (d *fastReader) pos(p *diag.Pos) bool {
 		case "File":
 			p.File, ok = d.Str()
 		case "Line":
-			p.Line, ok = d.int()
+			p.Line, ok = d.int32()
 		case "Col":
-			p.Col, ok = d.int()
+			p.Col, ok = d.int32()
 		}
 		return ok
 	})

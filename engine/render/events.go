@@ -143,7 +143,7 @@ func (s *EventStream) Diagnostic(d diag.Diagnostic) {
 	}
 	s.write(EventDiagnostic, msg, func(h eventHeader) any {
 		return diagnosticEvent{eventHeader: h, Severity: d.Severity.String(), Summary: d.Summary, Detail: d.Detail, Suggestion: d.Suggestion,
-			Position: d.Pos.String(), File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col}
+			Position: d.Pos.String(), File: d.Pos.File, Line: int(d.Pos.Line), Column: int(d.Pos.Col)}
 	})
 }
 

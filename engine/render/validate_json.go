@@ -53,7 +53,7 @@ func ValidateJSON(w io.Writer, v Validation) error {
 		} else {
 			doc.WarningCount++
 		}
-		doc.Diagnostics = append(doc.Diagnostics, diagJSONItem{File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col,
+		doc.Diagnostics = append(doc.Diagnostics, diagJSONItem{File: d.Pos.File, Line: int(d.Pos.Line), Column: int(d.Pos.Col),
 			Severity: d.Severity.String(), Message: d.Summary, Detail: d.Detail, Suggestion: d.Suggestion})
 	}
 	return writeDoc(w, doc)

@@ -42,7 +42,7 @@ func (s *Spec) Cuts(keep func(name string) bool) []FileCuts {
 	byFile := map[string][][2]int{}
 	for name, r := range s.Resources {
 		if !kept[name] {
-			byFile[r.Pos.File] = append(byFile[r.Pos.File], [2]int{r.Pos.Line, int(r.cutEnd)})
+			byFile[r.Pos.File] = append(byFile[r.Pos.File], [2]int{int(r.Pos.Line), int(r.cutEnd)})
 		}
 	}
 	var out []FileCuts

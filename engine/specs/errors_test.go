@@ -78,8 +78,8 @@ func readErrMarkers(t *testing.T, name string, src []byte) []errMarker {
 }
 
 func (m errMarker) matches(d diag.Diagnostic) bool {
-	return d.Pos.File == m.file && d.Pos.Line == m.line &&
-		(m.col == 0 || d.Pos.Col == m.col) &&
+	return d.Pos.File == m.file && int(d.Pos.Line) == m.line &&
+		(m.col == 0 || int(d.Pos.Col) == m.col) &&
 		d.Severity == m.severity &&
 		strings.Contains(d.Summary, m.summary) &&
 		strings.Contains(d.Detail, m.detail)

@@ -150,11 +150,11 @@ func fuzzCheckLoad(t *testing.T, srcs []specs.Source) (*specs.Spec, diag.Diagnos
 			t.Errorf("Load: diagnostic in a file that was not loaded (%q): %s", d.Pos.File, s)
 			continue
 		}
-		if d.Pos.Line > len(ls) {
+		if int(d.Pos.Line) > len(ls) {
 			t.Errorf("Load: diagnostic past the last line (%d) of %s: %s", len(ls), d.Pos.File, s)
 			continue
 		}
-		if n := utf8.RuneCountInString(ls[d.Pos.Line-1]); d.Pos.Col > n+1 {
+		if n := utf8.RuneCountInString(ls[d.Pos.Line-1]); int(d.Pos.Col) > n+1 {
 			t.Errorf("Load: diagnostic past the end of line %d (%d characters): %s", d.Pos.Line, n, s)
 		}
 		if i > 0 && errLessPos(d.Pos, diags[i-1].Pos) {
@@ -228,7 +228,7 @@ func FuzzTemplate(f *testing.F) {
 					continue // at the variable's name
 				}
 				line := lines[d.Pos.Line-1]
-				if i := fuzzRuneOffset(line, d.Pos.Col); i < 0 || !strings.HasPrefix(line[i:], "${") {
+				if i := fuzzRuneOffset(line, int(d.Pos.Col)); i < 0 || !strings.HasPrefix(line[i:], "${") {
 					t.Errorf("%s: %s points at %q, not at a \"${\"\n%s", style, d, line, src)
 				}
 			}

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -154,7 +155,7 @@ func comparePos(a, b diag.Pos) int {
 		return c
 	}
 	if a.Line != b.Line {
-		return a.Line - b.Line
+		return cmp.Compare(a.Line, b.Line)
 	}
-	return a.Col - b.Col
+	return cmp.Compare(a.Col, b.Col)
 }

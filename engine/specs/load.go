@@ -91,13 +91,12 @@ func (l *loader) warnf(pos diag.Pos, format string, args ...any) {
 }
 
 func (l *loader) pos(n *yaml.Node) diag.Pos {
-	p := diag.Pos{File: l.file, Line: n.Line, Col: n.Column}
-	if last := l.lines.count(); p.Line > last && last > 0 {
+	if last := l.lines.count(); n.Line > last && last > 0 {
 		// An empty node at the end of the stream is placed on the line
 		// after the last: report the end of the last line instead.
-		p.Line, p.Col = last, utf8.RuneCountInString(l.lines.line(last))+1
+		return diag.At(l.file, last, utf8.RuneCountInString(l.lines.line(last))+1)
 	}
-	return p
+	return diag.At(l.file, n.Line, n.Column)
 }
 
 // Load parses, merges and checks spec sources. dir is the project directory.

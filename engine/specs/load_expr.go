@@ -124,7 +124,7 @@ func (l *loader) offsetFunc(n *yaml.Node) func(int) diag.Pos {
 	base := l.pos(n)
 	return func(i int) diag.Pos {
 		if line, col, ok := l.scalarOffset(n, i); ok {
-			return diag.Pos{File: l.file, Line: line, Col: col}
+			return diag.At(l.file, line, col)
 		}
 		return base
 	}

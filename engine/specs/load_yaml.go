@@ -51,14 +51,14 @@ func (l *loader) yamlError(err error, src []byte) {
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	pos := diag.Pos{File: l.file, Line: line, Col: 1}
+	pline, pcol := line, 1 // where the problem is
 	detail := ""
 	switch {
 	case !hasLine:
 		// Reader errors (bad encoding, control characters) carry no line:
 		// find the first offending character.
 		if p, ok := badChar(src); ok {
-			pos.Line, pos.Col = p.Line, p.Col
+			pline, pcol = int(p.Line), int(p.Col)
 		}
 	case strings.Contains(msg, "tab character") || msg == "found character that cannot start any token":
 		// yaml.v3 gives the line of the token before a tab that breaks
@@ -71,7 +71,7 @@ func (l *loader) yamlError(err error, src []byte) {
 			s := lines[n-1]
 			indent := s[:len(s)-len(strings.TrimLeft(s, " \t"))]
 			if i := strings.IndexByte(indent, '\t'); i >= 0 {
-				pos.Line, pos.Col = n, i+1
+				pline, pcol = n, i+1
 				detail = "YAML does not allow tabs in indentation; indent with spaces"
 				break
 			}
@@ -79,7 +79,7 @@ func (l *loader) yamlError(err error, src []byte) {
 	case msg == "found unexpected end of stream":
 		// Most often a quoted string left open: yaml.v3 gives its line.
 		if col := unclosed(lines[line-1], '"'); col > 0 {
-			pos.Col = col
+			pcol = col
 			detail = "a quoted string is not closed"
 		}
 	case msg == "did not find expected key" || msg == "did not find expected '-' indicator" || msg == "did not find expected node content":
@@ -87,19 +87,19 @@ func (l *loader) yamlError(err error, src []byte) {
 		// starts; the mistake (often a wrong indentation) is further down.
 		if n, ok := problemLine(lines, err.Error(), line); ok {
 			s := lines[n-1]
-			pos.Line, pos.Col = n, utf8.RuneCountInString(s[:len(s)-len(strings.TrimLeft(s, " "))])+1
+			pline, pcol = n, utf8.RuneCountInString(s[:len(s)-len(strings.TrimLeft(s, " "))])+1
 		}
 	case yamlParserErrors[msg] && strings.HasPrefix(msg, "did not find expected ',' or "):
 		// An unclosed flow collection: point at its opening bracket, on the
 		// line given or, when yaml.v3 gave where it noticed, above it.
 		for n := line; n >= 1; n-- {
 			if col := unclosed(lines[n-1], msg[len(msg)-2]); col > 0 {
-				pos.Line, pos.Col = n, col
+				pline, pcol = n, col
 				break
 			}
 		}
 	}
-	l.errorf(pos, "invalid YAML: %s", msg).Detail = detail
+	l.errorf(diag.At(l.file, pline, pcol), "invalid YAML: %s", msg).Detail = detail
 }
 
 // problemLine returns the first line, from line from on, at which the file
@@ -272,7 +272,7 @@ func badChar(src []byte) (diag.Pos, bool) {
 		for i := 0; i < len(line); col++ {
 			r, size := utf8.DecodeRuneInString(line[i:])
 			if r == utf8.RuneError && size <= 1 || r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0xfffe || r == 0xffff {
-				return diag.Pos{Line: n + 1, Col: col}, true
+				return diag.At("", n+1, col), true
 			}
 			i += size
 		}

@@ -86,7 +86,7 @@ type exprGen struct {
 
 func (g *exprGen) pos() diag.Pos {
 	g.line++
-	return diag.Pos{File: "spec.yaml", Line: g.line, Col: 1}
+	return diag.At("spec.yaml", g.line, 1)
 }
 
 var genStrings = []string{"", "x", "viewer", "user:ada", "team:x", "nobody", "ns.key", "dashboard:a", "abc", "A.b.c"}
