@@ -26,17 +26,38 @@ type sanitizer struct {
 
 	mu      sync.Mutex
 	pending []byte // an incomplete character or escape sequence from the last write
+	out     []byte // the buffer of the last write, for the next
+}
+
+// keepOut is the largest buffer a sanitizer keeps for its next write.
+const keepOut = 64 << 10
+
+// plain reports whether p is printable ASCII and line breaks only: most
+// writes, which pass as they are.
+func plain(p []byte) bool {
+	for _, c := range p {
+		if (c < ' ' || c > '~') && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *sanitizer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.pending) == 0 && plain(p) {
+		if _, err := s.w.Write(p); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	buf := p
 	if len(s.pending) > 0 {
 		buf = append(s.pending, p...)
 	}
 	s.pending = nil
-	out := make([]byte, 0, len(buf))
+	out := s.out[:0]
 	for i := 0; i < len(buf); {
 		c := buf[i]
 		if c >= ' ' && c <= '~' || c == '\n' {
@@ -77,6 +98,9 @@ func (s *sanitizer) Write(p []byte) (int, error) {
 		default:
 			out = utf8.AppendRune(out, r)
 		}
+	}
+	if cap(out) <= keepOut {
+		s.out = out
 	}
 	if _, err := s.w.Write(out); err != nil {
 		return 0, err

@@ -26,6 +26,7 @@ func TestSanitizer(t *testing.T) {
 		"sequence split across writes": {writes: []string{"\x1b[3", "1mx"}, sgr: true, want: "\x1b[31mx"},
 		"incomplete at the end":        {writes: []string{"ok\xe2\x82"}, want: `ok\u00e2\u0082`},
 		"control inside ASCII":         {writes: []string{"abc\x01def\n\x7f"}, want: "abc\\u0001def\n\\u007f"},
+		"writes of each kind in turn":  {writes: []string{"long text with ü and \x01", "plain\n", "é\x02", "caf\xc3", "\xa9 ok"}, want: "long text with ü and \\u0001plain\né\\u0002café ok"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
