@@ -85,10 +85,16 @@ type applier struct {
 
 	mu     sync.Mutex
 	values map[string]any
-	counts map[plan.Action]int
-	failed []report.NodeError
-	redact map[string]*value.Redaction // by node: the secrets of its inputs
-	key    []byte                      // the state's key for digests of secrets
+	// readers counts, by node, the scheduled nodes yet to finish that
+	// depend on it; once none is left, its value is let go (see done),
+	// unless an output reads it (kept). A large apply so holds the values
+	// of the nodes in flight, not of every node it ran.
+	readers map[string]int
+	kept    map[string]bool
+	counts  map[plan.Action]int
+	failed  []report.NodeError
+	redact  map[string]*value.Redaction // by node: the secrets of its inputs
+	key     []byte                      // the state's key for digests of secrets
 	// createdFirst are the resources replaced by creating the new object
 	// first: counted as created until their deposed node deletes the old
 	// one, then as replaced.
@@ -109,6 +115,34 @@ func (a *applier) setValue(name string, v any) {
 	a.mu.Lock()
 	a.values[name] = v
 	a.mu.Unlock()
+}
+
+// countReaders counts the readers of each node's value among nodes, and
+// keeps the values the spec's outputs read.
+func (a *applier) countReaders(nodes []string, deps map[string][]string) {
+	a.readers, a.kept = map[string]int{}, map[string]bool{}
+	for _, n := range nodes {
+		for _, d := range deps[n] {
+			a.readers[d]++
+		}
+	}
+	for name := range a.spec.Outputs {
+		for _, d := range a.spec.OutputDeps(name) {
+			a.kept[d] = true
+		}
+	}
+}
+
+// done notes that a node that depended on deps has finished, and lets go
+// of the values no node left to run reads.
+func (a *applier) done(deps []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, d := range deps {
+		if a.readers[d]--; a.readers[d] == 0 && !a.kept[d] {
+			delete(a.values, d)
+		}
+	}
 }
 
 func (a *applier) count(act plan.Action) {
@@ -161,7 +195,9 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 		}
 	}
 	nodes, deps := a.schedule(pl)
+	a.countReaders(nodes, deps)
 	errs := dag.WalkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
+		defer a.done(deps[name])
 		return a.run(ctx, name)
 	})
 	res := a.result(ctx, errs, stop)

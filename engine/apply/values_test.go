@@ -1,0 +1,64 @@
+package apply
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"reconcile/engine/specs"
+)
+
+// TestValuesLetGo checks that an apply lets go of a node's value once
+// every scheduled node that reads it has finished, and keeps those the
+// outputs read.
+func TestValuesLetGo(t *testing.T) {
+	src := `
+variables:
+  suffix: ${b.id}
+resources:
+  a:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: dashboard:a
+      bindings: [{relation: viewer, principals: ["role:x"]}]
+  b:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: dashboard:b-${a.id}
+      bindings: [{relation: viewer, principals: ["role:x"]}]
+  c:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: dashboard:c-${a.id}-${suffix}
+      bindings: [{relation: viewer, principals: ["role:x"]}]
+outputs:
+  first: ${a.id}
+`
+	spec, diags := specs.Load(t.TempDir(), []specs.Source{{Name: "spec.yaml", Data: []byte(src)}}, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := spec.Graph()
+	deps := g.DepsMap()
+	a := &applier{spec: spec, values: map[string]any{}}
+	a.countReaders(g.Order(), deps)
+	held := func() []string { return slices.Sorted(maps.Keys(a.values)) }
+	finish := func(node string) {
+		a.setValue(node, node+"-value")
+		a.done(deps[node])
+	}
+
+	finish("a")
+	finish("b")
+	if got := held(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after a and b: values of %v, want a and b (suffix and c read them)", got)
+	}
+	finish("suffix")
+	if got := held(); !slices.Equal(got, []string{"a", "suffix"}) {
+		t.Fatalf("after suffix: values of %v, want a and suffix (b's only reader is done)", got)
+	}
+	finish("c")
+	if got := held(); !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("after c: values of %v, want a (an output reads it) and c (nothing depends on it)", got)
+	}
+}
