@@ -855,3 +855,31 @@ func TestApplyConsume(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyHoldsToThePlan checks that apply refuses to create with inputs
+// that differ from those the plan showed, whether it keeps the planned
+// values or packs them until their turn (apply.Options.Consume).
+func TestApplyHoldsToThePlan(t *testing.T) {
+	t.Parallel()
+	for _, consume := range []bool{false, true} {
+		h := newHarness(t)
+		st, err := state.Open(h.path, state.Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned := h.load(resourcesOf(endpoint("a", "first")))
+		p, diags := planner.Plan(t.Context(), planned, st, h.reg, planner.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags.Err())
+		}
+		res, err := apply.Apply(t.Context(), p, h.load(resourcesOf(endpoint("a", "second"))), st, h.reg, apply.Options{Command: "apply", Consume: consume})
+		st.Close()
+		want := `input "displayName" is "second" now but "first" in the plan`
+		if err != nil || len(res.Failed) != 1 || !strings.Contains(res.Failed[0].Err.Error(), want) {
+			t.Errorf("consume %v: apply failed %v (%v); want a's create to fail with %q", consume, res.Failed, err, want)
+		}
+		if recs := h.records(); len(recs) != 0 {
+			t.Errorf("consume %v: state holds %v, want nothing created", consume, recs)
+		}
+	}
+}

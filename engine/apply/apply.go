@@ -404,6 +404,7 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 	deps := map[string][]string{}
 	var nodes []string
 	deleted := map[string]bool{}
+	var packer value.Packer
 	for i := range pl.Changes {
 		c := &pl.Changes[i]
 		if c.Kind == kind.Resource && (c.Action == plan.Delete || c.Action == plan.Forget) {
@@ -411,6 +412,10 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 			continue
 		}
 		a.changes[c.Addr] = c
+		if a.opts.Consume && c.Kind == kind.Resource && c.Action == plan.Create {
+			// Read only when the create runs (see run).
+			c.PackAfter(&packer)
+		}
 	}
 	scheduled := map[string]bool{}
 	if !pl.Destroy {
@@ -576,6 +581,9 @@ func (a *applier) run(ctx context.Context, node string) error {
 	c, ok := a.changes[node]
 	if !ok {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("the plan has no entry for %q: make a new plan", r.Name))
+	}
+	if err := c.UnpackAfter(); err != nil {
+		return a.fail(r.Name, r.Pos, err)
 	}
 	if r.Get != nil {
 		return a.runGet(ctx, r, c)

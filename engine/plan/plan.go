@@ -1,7 +1,10 @@
 package plan
 
 import (
+	"fmt"
+
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/kind"
 )
 
@@ -191,6 +194,37 @@ type Change struct {
 	// would write again unchanged (see planner): apply runs it only when
 	// something it runs, or a stack output, reads it.
 	Idle bool
+
+	// packedAfter holds After, encoded, between PackAfter and UnpackAfter.
+	packedAfter []byte
+}
+
+// PackAfter keeps After encoded (see value.Packer) until UnpackAfter, in a
+// fraction of the memory, when it holds plain values only; After is nil
+// meanwhile. A large apply so holds the planned values of the changes
+// waiting for their turn compactly. It reports whether it packed.
+func (c *Change) PackAfter(p *value.Packer) bool {
+	if c.After == nil || c.packedAfter != nil {
+		return false
+	}
+	b, ok := p.Pack(c.After)
+	if ok {
+		c.After, c.packedAfter = nil, b
+	}
+	return ok
+}
+
+// UnpackAfter restores the After that PackAfter packed.
+func (c *Change) UnpackAfter() error {
+	if c.packedAfter == nil {
+		return nil
+	}
+	m, err := value.Unpack(c.packedAfter)
+	if err != nil {
+		return fmt.Errorf("the planned values of %q: %w", c.Addr, err)
+	}
+	c.After, c.packedAfter = m, nil
+	return nil
 }
 
 // OptionChange is one resource option that changes.
