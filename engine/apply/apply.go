@@ -133,11 +133,15 @@ func (a *applier) countReaders(nodes []string, deps map[string][]string) {
 	}
 }
 
-// done notes that a node that depended on deps has finished, and lets go
-// of the values no node left to run reads.
-func (a *applier) done(deps []string) {
+// done notes that node, which depended on deps, has finished, and lets go
+// of the values no node left to run reads: node's own when nothing reads
+// it, and those of deps it was the last to read.
+func (a *applier) done(node string, deps []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.readers[node] == 0 && !a.kept[node] {
+		delete(a.values, node)
+	}
 	for _, d := range deps {
 		if a.readers[d]--; a.readers[d] == 0 && !a.kept[d] {
 			delete(a.values, d)
@@ -197,7 +201,7 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 	nodes, deps := a.schedule(pl)
 	a.countReaders(nodes, deps)
 	errs := dag.WalkStop(ctx, stop, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
-		defer a.done(deps[name])
+		defer a.done(name, deps[name])
 		return a.run(ctx, name)
 	})
 	res := a.result(ctx, errs, stop)
