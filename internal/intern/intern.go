@@ -15,9 +15,10 @@ import "hash/maphash"
 // goroutine its own.
 type Table struct {
 	seed maphash.Seed
-	// Each slot holds a string boxed, so that Boxed can hand out the same
-	// interface value (boxing a string allocates).
-	slots [slots]any
+	strs [slots]string
+	// boxed holds strs[i] as an interface value once Boxed has handed it
+	// out (boxing a string allocates), nil until then.
+	boxed [slots]any
 }
 
 // slots is the size of a Table; maxLen the length beyond which strings
@@ -36,31 +37,44 @@ func (t *Table) Bytes(b []byte) string {
 	if t == nil || len(b) == 0 || len(b) > maxLen {
 		return string(b)
 	}
-	slot := &t.slots[maphash.Bytes(t.seed, b)&(slots-1)]
-	if s, ok := (*slot).(string); ok && s == string(b) {
-		return s
+	i := maphash.Bytes(t.seed, b) & (slots - 1)
+	if t.strs[i] != string(b) {
+		t.strs[i], t.boxed[i] = string(b), nil
 	}
-	s := string(b)
-	*slot = s
-	return s
+	return t.strs[i]
 }
 
 // String returns s, or the string equal to it that t holds, so that s's
 // own memory can be let go.
 func (t *Table) String(s string) string {
-	return t.Boxed(s).(string)
+	if i, ok := t.index(s); ok {
+		return t.strs[i]
+	}
+	return s
 }
 
-// Boxed returns s as an interface value, the one made before for an equal
-// string when t still holds it.
+// Boxed returns s as an interface value: the one handed out before for an
+// equal string when t still holds it.
 func (t *Table) Boxed(s string) any {
-	if t == nil || len(s) == 0 || len(s) > maxLen {
+	i, ok := t.index(s)
+	if !ok {
 		return s
 	}
-	slot := &t.slots[maphash.String(t.seed, s)&(slots-1)]
-	if old, ok := (*slot).(string); ok && old == s {
-		return *slot
+	if t.boxed[i] == nil {
+		t.boxed[i] = t.strs[i]
 	}
-	*slot = s
-	return *slot
+	return t.boxed[i]
+}
+
+// index returns the slot that holds s, having put s there if it held
+// another string; false for a string t makes apart.
+func (t *Table) index(s string) (uint64, bool) {
+	if t == nil || len(s) == 0 || len(s) > maxLen {
+		return 0, false
+	}
+	i := maphash.String(t.seed, s) & (slots - 1)
+	if t.strs[i] != s {
+		t.strs[i], t.boxed[i] = s, nil
+	}
+	return i, true
 }
