@@ -9,11 +9,12 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"reconcile/internal/intern"
 	"strconv"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+
+	"reconcile/internal/intern"
 )
 
 // Bucket names. They are part of the file format: never rename them.

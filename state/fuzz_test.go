@@ -3,10 +3,10 @@ package state
 import (
 	"bytes"
 	"encoding/json"
-	"reconcile/internal/intern"
 	"testing"
 	"time"
 
+	"reconcile/internal/intern"
 	"reconcile/kind"
 )
 

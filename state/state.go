@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"reconcile/internal/intern"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"reconcile/internal/intern"
 	"reconcile/kind"
 )
 
