@@ -125,6 +125,11 @@
 // changes, and writes to free pages all over the file, so that a long
 // apply would otherwise come to hold the whole file.
 //
+// List decodes the records on every CPU, each decoding goroutine making
+// its strings through an intern.Table: the keys every record of a type
+// spells, the values that recur (a type, a principal) and an id echoed in
+// the outputs and inputs are then held once.
+//
 // # Outputs
 //
 // PutOutputs records the stack outputs an apply computed, replacing those
