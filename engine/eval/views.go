@@ -291,19 +291,19 @@ func heldApart(v any) bool {
 }
 
 // CreatedView is what references to a resource being created see: its
-// inputs, and Unknown for every output the cloud assigns.
+// inputs, and Unknown for every output the cloud assigns. desired is given
+// up: the Unknowns are added to it, and it is returned.
 func CreatedView(s *schemas.Schema, desired map[string]any) map[string]any {
-	out := make(map[string]any, len(s.Root.Properties)+1)
-	for k, v := range desired {
-		out[k] = v
+	if desired == nil {
+		desired = make(map[string]any, len(s.Root.Properties)+1)
 	}
 	for k, pr := range s.Root.Properties {
-		if _, set := out[k]; !set && pr.ReadOnly {
-			out[k] = value.Unknown{}
+		if _, set := desired[k]; !set && pr.ReadOnly {
+			desired[k] = value.Unknown{}
 		}
 	}
-	out["id"] = value.Unknown{}
-	return out
+	desired["id"] = value.Unknown{}
+	return desired
 }
 
 // CreatedRefView is what references to a resource being created see: its
