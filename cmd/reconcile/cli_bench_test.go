@@ -34,7 +34,9 @@ import (
 // A plan that finds changes fails the benchmark (--detailed-exitcode).
 // Each reports its median wall time (median-ms) and the highest peak
 // resident memory of its runs, the child's maxrss (peak-MiB, and
-// peak-KiB/resource); plan
+// peak-KiB/resource), with the median of those peaks per resource
+// (median-peak-KiB/resource: the peak varies by several percent with
+// when the garbage collector happens to run); plan
 // reports its median over floor's (x-floor), refresh the emulator's CPU
 // time per run (emu-cpu-ms). It is Linux only, for maxrss and the
 // emulator's CPU time.
@@ -116,28 +118,35 @@ type cliRuns []cliRun
 
 func (rs *cliRuns) add(r cliRun) { *rs = append(*rs, r) }
 
-// report reports the runs' median wall time and their highest peak
-// resident memory, and returns the median in milliseconds.
+// report reports the runs' median wall time, their highest peak resident
+// memory and the median of those peaks, and returns the median time in
+// milliseconds.
 func (rs cliRuns) report(b *testing.B, n int) float64 {
 	if len(rs) == 0 {
 		return 0
 	}
 	walls := make([]time.Duration, len(rs))
-	var peak int64
+	peaks := make([]int64, len(rs))
 	for i, r := range rs {
-		walls[i] = r.wall
-		peak = max(peak, r.maxRSS)
+		walls[i], peaks[i] = r.wall, r.maxRSS
 	}
-	slices.Sort(walls)
-	median := walls[len(walls)/2]
-	if len(walls)%2 == 0 {
-		median = (walls[len(walls)/2-1] + walls[len(walls)/2]) / 2
-	}
-	ms := float64(median.Microseconds()) / 1000
+	ms := float64(median(walls).Microseconds()) / 1000
+	peak := slices.Max(peaks)
 	b.ReportMetric(ms, "median-ms")
 	b.ReportMetric(float64(peak)/1024, "peak-MiB")
 	b.ReportMetric(float64(peak)/float64(n), "peak-KiB/resource")
+	b.ReportMetric(float64(median(peaks))/float64(n), "median-peak-KiB/resource")
 	return ms
+}
+
+// median returns the middle of xs, the mean of the two middle ones for an
+// even count. It sorts xs.
+func median[T time.Duration | int64](xs []T) T {
+	slices.Sort(xs)
+	if len(xs)%2 == 0 {
+		return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 // loop runs the command cmd makes once per iteration of b.
