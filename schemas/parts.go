@@ -413,7 +413,8 @@ type Tree interface {
 	// int64, float64 or string), or a list or an object and how many
 	// items or fields it has.
 	Shape() (kind TreeKind, scalar any, n int)
-	// Child returns the item or field i of a list (key "") or an object.
+	// Child returns the item or field i of a list (key "") or an object,
+	// whose keys are unique.
 	Child(i int) (key string, t Tree)
 }
 
@@ -456,16 +457,15 @@ func (ss *simpleSchema) acceptsTree(t Tree) bool {
 // known yet counts as there for the required fields.
 func (ss *simpleSchema) acceptsFields(t Tree, unknownPresent bool) bool {
 	_, _, n := t.Shape()
-	var present []string // the fields that count for the required ones
+	required := 0 // the required fields there (keys are unique)
 	for i := range n {
 		k, v := t.Child(i)
+		if (v != nil || unknownPresent) && slices.Contains(ss.required, k) {
+			required++
+		}
 		if v == nil {
-			if unknownPresent {
-				present = append(present, k)
-			}
 			continue // checked when known
 		}
-		present = append(present, k)
 		sub, named := ss.fields[k]
 		if !named {
 			sub = ss.other
@@ -474,12 +474,7 @@ func (ss *simpleSchema) acceptsFields(t Tree, unknownPresent bool) bool {
 			return false
 		}
 	}
-	for _, name := range ss.required {
-		if !slices.Contains(present, name) {
-			return false
-		}
-	}
-	return true
+	return required == len(ss.required)
 }
 
 // valueTree is a value as a Tree: a scalar, a []any or a map[string]any.

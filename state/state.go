@@ -349,9 +349,9 @@ func (s *Store) List() ([]Record, error) {
 	return rs, nil
 }
 
-// inParallel splits [0, n) into as many ranges as there are CPUs, when n
-// is large enough for it to pay (else one), calls fn(lo, hi) for each on a
-// goroutine of its own, and returns when all calls have.
+// inParallel splits [0, n) into as many ranges as there are CPUs, calls
+// fn(lo, hi) for each on a goroutine of its own, and returns when all calls
+// have; when n is too small for that to pay, it calls fn(0, n) itself.
 func inParallel(n int, fn func(lo, hi int)) {
 	const minPerWorker = 256
 	workers := min(runtime.GOMAXPROCS(0), n/minPerWorker)
