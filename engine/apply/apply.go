@@ -85,12 +85,9 @@ type applier struct {
 
 	mu     sync.Mutex
 	values map[string]any
-	// readers counts, by node, the scheduled nodes yet to finish that
-	// depend on it; once none is left, its value is let go (see done),
-	// unless an output reads it (kept). A large apply so holds the values
-	// of the nodes in flight, not of every node it ran.
-	readers map[string]int
-	kept    map[string]bool
+	// readers lets a node's value go once no scheduled node left reads
+	// it, unless an output does (see done).
+	readers *dag.Readers
 	counts  map[plan.Action]int
 	failed  []report.NodeError
 	redact  map[string]*value.Redaction // by node: the secrets of its inputs
@@ -120,17 +117,11 @@ func (a *applier) setValue(name string, v any) {
 // countReaders counts the readers of each node's value among nodes, and
 // keeps the values the spec's outputs read.
 func (a *applier) countReaders(nodes []string, deps map[string][]string) {
-	a.readers, a.kept = map[string]int{}, map[string]bool{}
-	for _, n := range nodes {
-		for _, d := range deps[n] {
-			a.readers[d]++
-		}
-	}
+	var kept []string
 	for name := range a.spec.Outputs {
-		for _, d := range a.spec.OutputDeps(name) {
-			a.kept[d] = true
-		}
+		kept = append(kept, a.spec.OutputDeps(name)...)
 	}
+	a.readers = dag.CountReaders(nodes, deps, kept)
 }
 
 // done notes that node, which depended on deps, has finished, and lets go
@@ -139,14 +130,7 @@ func (a *applier) countReaders(nodes []string, deps map[string][]string) {
 func (a *applier) done(node string, deps []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.readers[node] == 0 && !a.kept[node] {
-		delete(a.values, node)
-	}
-	for _, d := range deps {
-		if a.readers[d]--; a.readers[d] == 0 && !a.kept[d] {
-			delete(a.values, d)
-		}
-	}
+	a.readers.Done(node, deps, func(name string) { delete(a.values, name) })
 }
 
 func (a *applier) count(act plan.Action) {
