@@ -823,9 +823,10 @@ variables:
 }
 
 // TestApplyConsume checks that an apply that drops the planned values of
-// what it has carried out (apply.Options.Consume, as the CLI applies)
-// writes the same state as one that keeps them, through creates, an update
-// and a replacement that creates first, whose deposed node still reads its
+// what it has carried out (apply.Options.Consume), of a plan that packed
+// its creates (planner.Options.Pack), as the CLI applies, writes the same
+// state as one that keeps them, through creates, an update and a
+// replacement that creates first, whose deposed node still reads its
 // change.
 func TestApplyConsume(t *testing.T) {
 	t.Parallel()
@@ -836,7 +837,7 @@ func TestApplyConsume(t *testing.T) {
 	kept, consumed := newHarness(t), newHarness(t)
 	for i, src := range steps {
 		_, want := kept.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply"})
-		p, got := consumed.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply", Consume: true})
+		p, got := consumed.applyWith(src, planner.Options{Refresh: true, Pack: true}, apply.Options{Command: "apply", Consume: true})
 		if got.Err() != nil || want.Err() != nil || !reflect.DeepEqual(got.Counts, want.Counts) {
 			t.Fatalf("step %d: consumed %v %v, kept %v %v", i, got.Counts, got.Err(), want.Counts, want.Err())
 		}
@@ -858,17 +859,19 @@ func TestApplyConsume(t *testing.T) {
 
 // TestApplyHoldsToThePlan checks that apply refuses to create with inputs
 // that differ from those the plan showed, whether it keeps the planned
-// values or packs them until their turn (apply.Options.Consume).
+// values or packs them until their turn (apply.Options.Consume), packed
+// by apply or by the planner (planner.Options.Pack).
 func TestApplyHoldsToThePlan(t *testing.T) {
 	t.Parallel()
-	for _, consume := range []bool{false, true} {
+	for _, mode := range []struct{ consume, pack bool }{{false, false}, {true, false}, {true, true}} {
+		consume := mode.consume
 		h := newHarness(t)
 		st, err := state.Open(h.path, state.Options{Create: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		planned := h.load(resourcesOf(endpoint("a", "first")))
-		p, diags := planner.Plan(t.Context(), planned, st, h.reg, planner.Options{})
+		p, diags := planner.Plan(t.Context(), planned, st, h.reg, planner.Options{Pack: mode.pack})
 		if diags.HasErrors() {
 			t.Fatal(diags.Err())
 		}
@@ -876,10 +879,10 @@ func TestApplyHoldsToThePlan(t *testing.T) {
 		st.Close()
 		want := `input "displayName" is "second" now but "first" in the plan`
 		if err != nil || len(res.Failed) != 1 || !strings.Contains(res.Failed[0].Err.Error(), want) {
-			t.Errorf("consume %v: apply failed %v (%v); want a's create to fail with %q", consume, res.Failed, err, want)
+			t.Errorf("%+v: apply failed %v (%v); want a's create to fail with %q", mode, res.Failed, err, want)
 		}
 		if recs := h.records(); len(recs) != 0 {
-			t.Errorf("consume %v: state holds %v, want nothing created", consume, recs)
+			t.Errorf("%+v: state holds %v, want nothing created", mode, recs)
 		}
 	}
 }

@@ -610,6 +610,37 @@ func TestPlanGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, "./engine", filepath.Join(dir, "want.txt"), buf.Bytes())
+			// A plan made to be applied at once, its creates packed,
+			// shows the same.
+			packed, diags := h.makePlan(string(src), planner.Options{Pack: true})
+			if diags.HasErrors() {
+				t.Fatalf("plan with Pack: %s", diagText(diags))
+			}
+			var text, doc, want bytes.Buffer
+			if err := render.PlanText(&text, packed, render.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if text.String() != buf.String() {
+				t.Errorf("with Pack, the plan shows\n%s\nwant\n%s", text.String(), buf.String())
+			}
+			if err := render.PlanJSON(&want, p, render.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := render.PlanJSON(&doc, packed, render.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if doc.String() != want.String() {
+				t.Errorf("with Pack, the JSON plan is\n%s\nwant\n%s", doc.String(), want.String())
+			}
+			for i, c := range packed.Changes {
+				after, err := c.AfterValues()
+				if err != nil || !reflect.DeepEqual(after, p.Changes[i].After) {
+					t.Errorf("with Pack, %s plans %v (%v), want %v", c.Addr, after, err, p.Changes[i].After)
+				}
+				if c.Action == plan.Create && c.After != nil && !value.ContainsSecret(c.After) {
+					t.Errorf("with Pack, the create of %s keeps its values unpacked", c.Addr)
+				}
+			}
 		})
 	}
 }

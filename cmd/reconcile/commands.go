@@ -483,7 +483,9 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 // shows it, and asks for confirmation unless --auto-approve. It returns
 // nil, after saying why, when there is nothing to apply.
 func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool) *plan.Plan {
-	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, c.plannerOptions(o, destroy))
+	opts := c.plannerOptions(o, destroy)
+	opts.Pack = true // applied at once: creates wait packed (see applyPlan)
+	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, opts)
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return nil

@@ -214,6 +214,20 @@ func (c *Change) PackAfter(p *value.Packer) bool {
 	return ok
 }
 
+// AfterValues returns After: when PackAfter packed it, a copy decoded for
+// the caller, and the change stays packed. Renderers, which read each
+// change once, read its After so.
+func (c *Change) AfterValues() (map[string]any, error) {
+	if c.packedAfter == nil {
+		return c.After, nil
+	}
+	m, err := value.Unpack(c.packedAfter)
+	if err != nil {
+		return nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)
+	}
+	return m, nil
+}
+
 // UnpackAfter restores the After that PackAfter packed.
 func (c *Change) UnpackAfter() error {
 	if c.packedAfter == nil {

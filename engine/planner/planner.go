@@ -44,6 +44,12 @@ type Options struct {
 	// Replace names managed resources to replace even where nothing
 	// forces it (plan.ReasonReplaceRequested).
 	Replace []string
+	// Pack keeps the planned values of each create packed from when it is
+	// planned (plan.Change.PackAfter), for a plan that is applied as soon
+	// as it is shown: a plan of thousands of creates then holds a fraction
+	// of their memory. Readers of such a change's values call
+	// plan.Change.AfterValues; apply unpacks each create when it runs.
+	Pack bool
 }
 
 // nodeResult is what planning learned about one node.
@@ -75,6 +81,10 @@ type planner struct {
 
 	mu      sync.Mutex
 	results map[string]*nodeResult
+	// readers lets the value of a node go once no node left to plan
+	// reads it, unless an output does (see done): with Pack, a create's
+	// values are then held packed alone.
+	readers *dag.Readers
 	diags   diag.Diagnostics
 }
 
@@ -122,6 +132,19 @@ func (p *planner) addDiag(d diag.Diagnostic) {
 	p.mu.Lock()
 	p.diags = append(p.diags, d)
 	p.mu.Unlock()
+}
+
+// done notes that node, which depended on deps, is planned, and lets go of
+// the values no node left to plan reads. A value let go is nil: its node's
+// change, if any, stays.
+func (p *planner) done(node string, deps []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.readers.Done(node, deps, func(name string) {
+		if r, ok := p.results[name]; ok {
+			r.value = nil
+		}
+	})
 }
 
 func (p *planner) set(name string, r *nodeResult) {
@@ -193,7 +216,13 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 			}
 		}
 	}
+	var kept []string
+	for name := range spec.Outputs {
+		kept = append(kept, spec.OutputDeps(name)...)
+	}
+	p.readers = dag.CountReaders(nodes, deps, kept)
 	errs := dag.Walk(ctx, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
+		defer p.done(name, deps[name])
 		return p.planNode(ctx, name)
 	})
 	for _, name := range slices.Sorted(maps.Keys(errs)) {
@@ -485,8 +514,17 @@ func (p *planner) planCreate(r *specs.Resource, c *plan.Change, desired map[stri
 	c.Action = plan.Create
 	c.After = eval.CreatedView(r.Schema, desired)
 	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
+	if p.opts.Pack {
+		// The value references see shares these maps until it is let go.
+		pk := packers.Get().(*value.Packer)
+		c.PackAfter(pk)
+		packers.Put(pk)
+	}
 	return nil
 }
+
+// packers are the Packers of the nodes being planned at once.
+var packers = sync.Pool{New: func() any { return new(value.Packer) }}
 
 // priorObject returns the object of r's record as the plan compares it:
 // the record's, or with refresh, the cloud's, its drift noted in c. An

@@ -59,7 +59,12 @@ func changeLines(c *plan.Change, buf []line) []line {
 	b := body{lines: buf[:0]}
 	switch c.Action {
 	case plan.Create:
-		b.entries(0, signAdd, c.After)
+		after, err := c.AfterValues() // packed by a plan made to be applied
+		if err != nil {
+			b.add(line{kind: lineHidden, text: "# " + err.Error()})
+			break
+		}
+		b.entries(0, signAdd, after)
 	case plan.Delete:
 		b.entries(0, signRemove, c.Before)
 	case plan.Update, plan.Replace:

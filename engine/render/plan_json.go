@@ -155,8 +155,10 @@ func jsonChangeOf(c *plan.Change) jsonChange {
 	if c.Before != nil {
 		jc.Before = jsonValue(c.Before, "", &ignored, &jc.BeforeSensitive)
 	}
-	if c.After != nil {
-		jc.After = jsonValue(c.After, "", &jc.AfterUnknown, &jc.AfterSensitive)
+	if after, err := c.AfterValues(); err != nil {
+		jc.After = map[string]any{"error": err.Error()} // not a plan's values: a fault of this program
+	} else if after != nil {
+		jc.After = jsonValue(after, "", &jc.AfterUnknown, &jc.AfterSensitive)
 	}
 	// A value secret in After is secret in Before too: state may hold it
 	// from before it was marked.
