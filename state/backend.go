@@ -69,14 +69,36 @@ type View struct {
 func ReadView(b Backend) (View, error) {
 	var v View
 	var err error
-	if v.Meta, err = b.Meta(); err != nil {
-		return v, fmt.Errorf("read state: %w", err)
+	v.Meta, v.Key, err = readView(b, func() (err error) { v.Records, err = b.List(); return err })
+	return v, err
+}
+
+// LazyView is a View whose records decode their values when asked (see
+// LazyRecord): what planning starts from.
+type LazyView struct {
+	Meta    Meta
+	Records []LazyRecord
+	Key     []byte
+}
+
+// ReadLazyView reads the LazyView of b, as ReadView reads its View.
+func ReadLazyView(b Backend) (LazyView, error) {
+	var v LazyView
+	var err error
+	v.Meta, v.Key, err = readView(b, func() (err error) { v.Records, err = ListLazy(b); return err })
+	return v, err
+}
+
+// readView reads the meta and key of b, and its records with list.
+func readView(b Backend, list func() error) (meta Meta, key []byte, err error) {
+	if meta, err = b.Meta(); err != nil {
+		return meta, nil, fmt.Errorf("read state: %w", err)
 	}
-	if v.Records, err = b.List(); err != nil {
-		return v, fmt.Errorf("read state: %w", err)
+	if err = list(); err != nil {
+		return meta, nil, fmt.Errorf("read state: %w", err)
 	}
-	if v.Key, err = b.SecretKey(); err != nil {
-		return v, fmt.Errorf("read state: %w", err)
+	if key, err = b.SecretKey(); err != nil {
+		return meta, nil, fmt.Errorf("read state: %w", err)
 	}
-	return v, nil
+	return meta, key, nil
 }

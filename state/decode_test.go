@@ -78,9 +78,11 @@ func TestDecodeRecordFast(t *testing.T) {
 }
 
 // checkFastAgrees checks that decodeRecordFast declines data or decodes it
-// as encoding/json does.
+// as encoding/json does, and that a lazy record of data is the record that
+// decodeRecordWith makes of it, or fails as it does.
 func checkFastAgrees(t *testing.T, in *intern.Table, data []byte) {
 	t.Helper()
+	checkLazyAgrees(t, in, data)
 	got, ok := decodeRecordFast(data, in)
 	if !ok {
 		return
@@ -192,4 +194,25 @@ func mutate(rng *rand.Rand, data []byte) []byte {
 		}
 	}
 	return out
+}
+
+// checkLazyAgrees checks that decodeLazy, then Full, gives what
+// decodeRecordWith gives, or an error where it does.
+func checkLazyAgrees(t *testing.T, in *intern.Table, data []byte) {
+	t.Helper()
+	want, wantErr := decodeRecordWith(in, data)
+	l, err := decodeLazy(in, data)
+	var got Record
+	if err == nil {
+		if l.Head.Inputs != nil && !l.whole || l.Head.Outputs != nil && !l.whole {
+			t.Fatalf("lazy head of %q holds values", data)
+		}
+		got, err = l.Full(in)
+	}
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("lazy: %v; decodeRecordWith: %v; of %q", err, wantErr, data)
+	case err == nil && !reflect.DeepEqual(got, want):
+		t.Fatalf("lazy\n%#v\nwant\n%#v\nfrom %q", got, want, data)
+	}
 }

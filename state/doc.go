@@ -130,6 +130,17 @@
 // spells, the values that recur (a type, a principal) and an id echoed in
 // the outputs and inputs are then held once.
 //
+// ListLazy (and the function of that name, for any Backend) reads the
+// records as LazyRecords: each one's head (name, type, id, dependencies,
+// options) decoded, its inputs and outputs kept as the JSON stored, a
+// fraction of the memory of the maps they decode to, until Full decodes
+// them. The planner reads them so and decodes each as it plans its node.
+// Prefetch, on a read-only Store, reads them ahead, and the file's pages
+// are released at once: a plan opens its state while its specs load, and
+// prefetching then, it never holds the file's pages and the loaded specs
+// together. The file holds every version of every record, so on a state
+// that has seen many applies it is several times the size of its records.
+//
 // # Outputs
 //
 // PutOutputs records the stack outputs an apply computed, replacing those

@@ -21,14 +21,19 @@ import (
 // without escapes and in valid UTF-8. It reports false for anything else.
 // in, when not nil, makes the record's strings.
 func decodeRecordFast(data []byte, in *intern.Table) (Record, bool) {
-	d := recordDecoder{jsonfast.Reader{Data: data, Strings: in}}
+	d := recordDecoder{Reader: jsonfast.Reader{Data: data, Strings: in}}
 	r, ok := d.record()
 	return r, ok && d.I == len(data)
 }
 
 // recordDecoder reads a Record; every method reports false, having read
-// an unknown amount, when the data is not in the form it takes.
-type recordDecoder struct{ jsonfast.Reader }
+// an unknown amount, when the data is not in the form it takes. With
+// skipValues, it reads the inputs and outputs over without decoding them
+// (see LazyRecord).
+type recordDecoder struct {
+	jsonfast.Reader
+	skipValues bool
+}
 
 // Record fields, for telling a key given twice.
 const (
@@ -80,10 +85,10 @@ func (d *recordDecoder) record() (Record, bool) {
 			r.ID, ok = d.Str()
 		case "inputs":
 			field = fInputs
-			r.Inputs, ok = d.Object(0)
+			r.Inputs, ok = d.values()
 		case "outputs":
 			field = fOutputs
-			r.Outputs, ok = d.Object(0)
+			r.Outputs, ok = d.values()
 		case "dependencies":
 			field = fDependencies
 			r.Dependencies, ok = d.StringList()
@@ -128,4 +133,17 @@ func (d *recordDecoder) record() (Record, bool) {
 			return r, false
 		}
 	}
+}
+
+// values reads the inputs or outputs of a record, an object; with
+// skipValues, it reads the object over, leaving them nil.
+func (d *recordDecoder) values() (map[string]any, bool) {
+	if !d.skipValues {
+		return d.Object(0)
+	}
+	if d.I >= len(d.Data) || d.Data[d.I] != '{' {
+		return nil, false
+	}
+	_, ok := d.Skip(0)
+	return nil, ok
 }

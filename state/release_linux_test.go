@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,5 +136,58 @@ func TestCommitsReleaseTheFile(t *testing.T) {
 	// Without the releases, about a third of it is resident here.
 	if got := mappedRSS(t, path); got > size/8 {
 		t.Errorf("after %d commits, %d bytes of the %d the state uses are resident, want at most %d", s.Commits(), got, size, size/8)
+	}
+}
+
+// TestPrefetchReleasesTheFile checks that Prefetch reads the records of a
+// read-only Store and lets the file's pages go, and that List and
+// ListLazy then give the records it read, once, and after that read them
+// again.
+func TestPrefetchReleasesTheFile(t *testing.T) {
+	path := statePath(t)
+	s := openStore(t, path, Options{Create: true})
+	big := strings.Repeat("x", 2000)
+	for i := range 800 {
+		if _, err := s.Put(Record{Name: "r" + strconv.Itoa(i), Kind: kind.Resource, ID: "id", Inputs: map[string]any{"v": big}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Prefetch() // a writer's records may change: nothing is kept
+	if _, ok := s.takePrefetched(); ok {
+		t.Error("a writable Store kept what Prefetch read")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r := openStore(t, path, Options{ReadOnly: true})
+	defer r.Close()
+	size := usedSize(t, r)
+	if got := mappedRSS(t, path); got < size/2 {
+		t.Fatalf("after Open, %d bytes of the %d the state uses are resident, want at least %d", got, size, size/2)
+	}
+	r.Prefetch()
+	if got := mappedRSS(t, path); got > size/8 {
+		t.Errorf("after Prefetch, %d bytes of the %d the state uses are resident, want at most %d", got, size, size/8)
+	}
+	for _, list := range []string{"prefetched", "read again"} {
+		got, err := r.List()
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("List(), %s: %d records, %v; want the %d written", list, len(got), err, len(want))
+		}
+	}
+	r.Prefetch()
+	lazy, err := r.ListLazy()
+	if err != nil || len(lazy) != len(want) {
+		t.Fatalf("ListLazy() after Prefetch: %d records, %v; want %d", len(lazy), err, len(want))
+	}
+	for i := range lazy {
+		if got, err := lazy[i].Full(nil); err != nil || !reflect.DeepEqual(got, want[i]) {
+			t.Fatalf("record %d after Prefetch: %+v, %v; want %+v", i, got, err, want[i])
+		}
 	}
 }

@@ -184,6 +184,42 @@ type Store struct {
 	// commits counts the read-write transactions committed (each one
 	// sync of the file).
 	commits atomic.Int64
+
+	// prefetched holds the records Prefetch read, until List or ListLazy
+	// takes them.
+	prefetchMu    sync.Mutex
+	prefetched    []LazyRecord
+	hasPrefetched bool
+}
+
+// Prefetch reads every record of a read-only Store now, as ListLazy does,
+// for the next List or ListLazy to return, and lets the kernel have the
+// file's pages back (Open's check read them all). A plan opens its state
+// while the specs load, and prefetches its records then: the file's
+// pages and the loaded specs are then never in memory together. A
+// writable Store prefetches nothing, since its records may change; an
+// error is left for the next List to find again.
+func (s *Store) Prefetch() {
+	if !s.readOnly {
+		return
+	}
+	rs, err := s.ListLazy()
+	if err != nil {
+		return
+	}
+	s.prefetchMu.Lock()
+	s.prefetched, s.hasPrefetched = rs, true
+	s.prefetchMu.Unlock()
+}
+
+// takePrefetched returns, once, the records Prefetch read; none once the
+// Store is closed.
+func (s *Store) takePrefetched() ([]LazyRecord, bool) {
+	s.prefetchMu.Lock()
+	defer s.prefetchMu.Unlock()
+	rs, ok := s.prefetched, s.hasPrefetched && !s.closed.Load()
+	s.prefetched, s.hasPrefetched = nil, false
+	return rs, ok
 }
 
 // Commits returns how many read-write transactions the Store has
@@ -312,7 +348,46 @@ func (s *Store) Get(name string) (Record, bool, error) {
 // List returns every record, sorted by name (byte-wise). It returns an error
 // wrapping ErrCorrupt if a record fails its check or cannot be decoded.
 func (s *Store) List() ([]Record, error) {
-	var rs []Record
+	if lazy, ok := s.takePrefetched(); ok {
+		return fullRecords(lazy)
+	}
+	return listWith(s, decodeRecordWith)
+}
+
+// fullRecords returns the whole records of lazy, decoded on every CPU.
+func fullRecords(lazy []LazyRecord) ([]Record, error) {
+	rs := make([]Record, len(lazy))
+	errs := make([]error, len(lazy))
+	inParallel(len(lazy), func(lo, hi int) {
+		in := intern.New()
+		for i := lo; i < hi; i++ {
+			rs[i], errs[i] = lazy[i].Full(in)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("list state: %w", err) // the first in key order
+		}
+	}
+	if len(rs) == 0 {
+		rs = nil
+	}
+	return rs, nil
+}
+
+// ListLazy returns every record as List does, each as a LazyRecord: its
+// values are decoded when Full is called. Every record's check is made
+// here; an error wraps ErrCorrupt as List's does.
+func (s *Store) ListLazy() ([]LazyRecord, error) {
+	if lazy, ok := s.takePrefetched(); ok {
+		return lazy, nil
+	}
+	return listWith(s, decodeLazy)
+}
+
+// listWith decodes every record with decode, in order of name.
+func listWith[T any](s *Store, decode func(in *intern.Table, data []byte) (T, error)) ([]T, error) {
+	var rs []T
 	err := s.view(func(tx *bolt.Tx) error {
 		var keys, values [][]byte // valid until the transaction ends
 		if err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
@@ -323,13 +398,13 @@ func (s *Store) List() ([]Record, error) {
 		}
 		// Decoding is most of the work: on every CPU, in order. The
 		// records of each worker share their common strings.
-		rs = make([]Record, len(keys))
+		rs = make([]T, len(keys))
 		errs := make([]error, len(keys))
 		inParallel(len(keys), func(lo, hi int) {
 			in := intern.New()
-			decode := func(data []byte) (Record, error) { return decodeRecordWith(in, data) }
+			decodeIn := func(data []byte) (T, error) { return decode(in, data) }
 			for i := lo; i < hi; i++ {
-				rs[i], errs[i] = readValue(bucketRecords, keys[i], values[i], decode)
+				rs[i], errs[i] = readValue(bucketRecords, keys[i], values[i], decodeIn)
 			}
 		})
 		for _, err := range errs {

@@ -36,6 +36,13 @@ func DecodeRecord(name string, value []byte) (Record, error) {
 	return r, corruptData(err)
 }
 
+// DecodeLazyRecord checks value, stored as the current record name, and
+// decodes it as a LazyRecord (see Store.ListLazy).
+func DecodeLazyRecord(name string, value []byte) (LazyRecord, error) {
+	r, err := readValue(bucketRecords, []byte(name), value, func(data []byte) (LazyRecord, error) { return decodeLazy(nil, data) })
+	return r, corruptData(err)
+}
+
 // EncodeVersion returns the stored form of r as the version of r.Name at
 // r.Serial.
 func EncodeVersion(r Record) ([]byte, error) {

@@ -525,10 +525,21 @@ func (s *Store) Get(name string) (state.Record, bool, error) {
 // revision. It returns an error wrapping state.ErrCorrupt if a record
 // fails its check or cannot be decoded.
 func (s *Store) List() ([]state.Record, error) {
-	var rs []state.Record
+	return scanRecords(s, state.DecodeRecord)
+}
+
+// ListLazy returns every record as List does, each as a
+// state.LazyRecord, as state.Store.ListLazy does.
+func (s *Store) ListLazy() ([]state.LazyRecord, error) {
+	return scanRecords(s, state.DecodeLazyRecord)
+}
+
+// scanRecords decodes every record with decode, in order of name.
+func scanRecords[T any](s *Store, decode func(name string, value []byte) (T, error)) ([]T, error) {
+	var rs []T
 	prefix := s.k.records()
 	err := s.scan(prefix, false, func(key string, value []byte) error {
-		r, err := state.DecodeRecord(key[len(prefix):], value)
+		r, err := decode(key[len(prefix):], value)
 		if err != nil {
 			return err
 		}

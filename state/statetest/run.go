@@ -23,6 +23,7 @@ func Run(t *testing.T, open Opener) {
 		"ValueRoundTrip":        testValueRoundTrip,
 		"PutRefusesBadInput":    testPutRefusesBadInput,
 		"ListSorted":            testListSorted,
+		"ListLazy":              testListLazy,
 		"Delete":                testDelete,
 		"Rename":                testRename,
 		"SerialAndLineage":      testSerialAndLineage,
@@ -209,6 +210,45 @@ func testListSorted(t *testing.T, open Opener) {
 	want := []string{"Mid", "a\x01", "a/b", "alpha", "alpha2", "beta", "zeta"}
 	if got := names(rs); !reflect.DeepEqual(got, want) {
 		t.Errorf("List() names = %q, want %q", got, want)
+	}
+}
+
+// testListLazy checks that the lazy records of a state (state.ListLazy)
+// are its records: each one's head without its values, and whole once
+// asked for, whatever its values hold (strings that JSON escapes, numbers,
+// nesting); and that a record dropped refuses to give its values.
+func testListLazy(t *testing.T, open Opener) {
+	s := newStore(t, open)
+	for i, v := range []any{"<a&b>", "plain", int64(7), 2.5, nil, true,
+		map[string]any{"bindings": []any{map[string]any{"relation": "editor", "principals": []any{"role:x"}}}}} {
+		mustPut(t, s, state.Record{Name: fmt.Sprintf("r%d", i), Type: "datadog:RestrictionPolicy", Kind: kind.Resource, ID: fmt.Sprintf("id-%d", i),
+			Inputs: map[string]any{"v": v}, Outputs: map[string]any{"v": v, "n": int64(i)}, Dependencies: []string{"r0"},
+			Protect: i%2 == 0, Tainted: map[bool]string{true: "failed create"}[i == 3], Deposed: map[bool][]string{true: {"old-1"}}[i == 4]})
+	}
+	mustPut(t, s, state.Record{Name: "bare", Kind: kind.Lookup})
+	want, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := state.ListLazy(s)
+	if err != nil || len(lazy) != len(want) {
+		t.Fatalf("ListLazy() = %d records, %v; want %d", len(lazy), err, len(want))
+	}
+	for i := range lazy {
+		l := &lazy[i]
+		head := want[i]
+		head.Inputs, head.Outputs = nil, nil
+		if !reflect.DeepEqual(l.Head, head) && !reflect.DeepEqual(l.Head, want[i]) {
+			t.Errorf("record %d: head %+v, want %+v", i, l.Head, head)
+		}
+		got, err := l.Full(nil)
+		if err != nil || !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("record %d: Full() = %+v, %v; want %+v", i, got, err, want[i])
+		}
+		l.Drop()
+		if _, err := l.Full(nil); err == nil || !strings.Contains(err.Error(), want[i].Name) {
+			t.Errorf("record %d: Full() after Drop = %v, want an error naming it", i, err)
+		}
 	}
 }
 
