@@ -633,12 +633,12 @@ func TestPlanGolden(t *testing.T) {
 				t.Errorf("with Pack, the JSON plan is\n%s\nwant\n%s", doc.String(), want.String())
 			}
 			for i, c := range packed.Changes {
-				after, err := c.AfterValues()
-				if err != nil || !reflect.DeepEqual(after, p.Changes[i].After) {
-					t.Errorf("with Pack, %s plans %v (%v), want %v", c.Addr, after, err, p.Changes[i].After)
+				before, after, err := c.Values()
+				if err != nil || !reflect.DeepEqual(after, p.Changes[i].After) || !reflect.DeepEqual(before, p.Changes[i].Before) {
+					t.Errorf("with Pack, %s plans %v to %v (%v), want %v to %v", c.Addr, before, after, err, p.Changes[i].Before, p.Changes[i].After)
 				}
 				if c.Action == plan.Create && c.After != nil && !value.ContainsSecret(c.After) {
-					t.Errorf("with Pack, the create of %s keeps its values unpacked", c.Addr)
+					t.Errorf("with Pack, the %s of %s keeps its values unpacked", c.Action, c.Addr)
 				}
 			}
 		})

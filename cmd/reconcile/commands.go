@@ -139,10 +139,11 @@ func selectionFlags(fs *flag.FlagSet, o *cmdOpts) {
 }
 
 // plannerOptions are the planner's options from the flags of plan, apply
-// and destroy.
+// and destroy. The plan is shown, saved or applied, each change once: its
+// creates and no-ops are held packed meanwhile (planner.Options.Pack).
 func (c *cli) plannerOptions(o *cmdOpts, destroy bool) planner.Options {
 	return planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy || o.destroy, Parallelism: c.g.parallelism,
-		Targets: o.targets, Replace: o.replaces}
+		Targets: o.targets, Replace: o.replaces, Pack: true}
 }
 
 // checkPlanFlags refuses the flags of plan and apply that contradict
@@ -483,9 +484,7 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 // shows it, and asks for confirmation unless --auto-approve. It returns
 // nil, after saying why, when there is nothing to apply.
 func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool) *plan.Plan {
-	opts := c.plannerOptions(o, destroy)
-	opts.Pack = true // applied at once: creates wait packed (see applyPlan)
-	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, opts)
+	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, c.plannerOptions(o, destroy))
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return nil

@@ -89,6 +89,11 @@ func (c *cli) readAhead() *readAhead {
 	go func() {
 		defer close(r.done)
 		st, err := c.openStateSaying(true, false, r.notice)
+		if p, ok := st.(interface{ Prefetch() }); ok && err == nil {
+			// Its records too (plan and drift read them all), so that
+			// the file is out of memory before the specs are in.
+			p.Prefetch()
+		}
 		if !errors.Is(err, state.ErrNoState) {
 			r.st, r.err = st, err
 		}

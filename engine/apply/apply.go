@@ -402,7 +402,7 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 		a.changes[c.Addr] = c
 		if a.opts.Consume && c.Kind == kind.Resource && c.Action == plan.Create {
 			// Read only when the create runs (see run).
-			c.PackAfter(&packer)
+			c.Pack(&packer)
 		}
 	}
 	scheduled := map[string]bool{}
@@ -570,7 +570,7 @@ func (a *applier) run(ctx context.Context, node string) error {
 	if !ok {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("the plan has no entry for %q: make a new plan", r.Name))
 	}
-	if err := c.UnpackAfter(); err != nil {
+	if err := c.Unpack(); err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
 	if r.Get != nil {

@@ -195,49 +195,47 @@ type Change struct {
 	// something it runs, or a stack output, reads it.
 	Idle bool
 
-	// packedAfter holds After, encoded, between PackAfter and UnpackAfter.
-	packedAfter []byte
+	// packed holds After, encoded, between Pack and Unpack.
+	packed []byte
 }
 
-// PackAfter keeps After encoded (see value.Packer) until UnpackAfter, in a
-// fraction of the memory, when it holds plain values only; After is nil
-// meanwhile. A large apply so holds the planned values of the changes
-// waiting for their turn compactly. It reports whether it packed.
-func (c *Change) PackAfter(p *value.Packer) bool {
-	if c.After == nil || c.packedAfter != nil {
+// Pack keeps After encoded (see value.Packer) until Unpack, in a fraction
+// of the memory, when the change has no Before (a create's) and After
+// holds plain values only; After is nil meanwhile, and Values decodes it
+// for a reader. A large plan so holds the values of its creates compactly.
+// It reports whether it packed.
+func (c *Change) Pack(p *value.Packer) bool {
+	if c.After == nil || c.Before != nil || c.packed != nil {
 		return false
 	}
 	b, ok := p.Pack(c.After)
 	if ok {
-		c.After, c.packedAfter = nil, b
+		c.After, c.packed = nil, b
 	}
 	return ok
 }
 
-// AfterValues returns After: when PackAfter packed it, a copy decoded for
-// the caller, and the change stays packed. Renderers, which read each
-// change once, read its After so.
-func (c *Change) AfterValues() (map[string]any, error) {
-	if c.packedAfter == nil {
-		return c.After, nil
+// Values returns Before and After, After decoded for the caller when Pack
+// packed it (the change stays packed). Readers that look at a change
+// once, such as renderers and the plan file's writer, read its values so.
+func (c *Change) Values() (before, after map[string]any, err error) {
+	if c.packed == nil {
+		return c.Before, c.After, nil
 	}
-	m, err := value.Unpack(c.packedAfter)
+	m, err := value.Unpack(c.packed)
 	if err != nil {
-		return nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)
+		return nil, nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)
 	}
-	return m, nil
+	return c.Before, m, nil
 }
 
-// UnpackAfter restores the After that PackAfter packed.
-func (c *Change) UnpackAfter() error {
-	if c.packedAfter == nil {
-		return nil
-	}
-	m, err := value.Unpack(c.packedAfter)
+// Unpack restores the After that Pack packed.
+func (c *Change) Unpack() error {
+	_, after, err := c.Values()
 	if err != nil {
-		return fmt.Errorf("the planned values of %q: %w", c.Addr, err)
+		return err
 	}
-	c.After, c.packedAfter = m, nil
+	c.After, c.packed = after, nil
 	return nil
 }
 

@@ -259,7 +259,11 @@ func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 		if i > 0 {
 			body.Write([]byte{','})
 		}
-		b, err := json.Marshal(encodeChange(c, stateKey))
+		cj, err := encodeChange(c, stateKey)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(cj)
 		if err != nil {
 			return err
 		}
@@ -280,11 +284,15 @@ func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 }
 
 // encodeChange is c as a plan file holds it.
-func encodeChange(c Change, stateKey []byte) changeJSON {
+func encodeChange(c Change, stateKey []byte) (changeJSON, error) {
 	sl := value.Sealer{Key: stateKey, Name: c.Addr}
+	before, after, err := c.Values() // decoded, when the planner packed them
+	if err != nil {
+		return changeJSON{}, err
+	}
 	cj := changeJSON{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: c.Action.String(), Reason: c.Reason.String(),
 		ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
-		ID: c.ID, ImportID: c.ImportID, Before: encodeValues(c.Before, sl), After: encodeValues(c.After, sl),
+		ID: c.ID, ImportID: c.ImportID, Before: encodeValues(before, sl), After: encodeValues(after, sl),
 		ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Idle: c.Idle, Pos: c.Pos,
 		DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
 	if c.Action == NoOp && cj.Before != nil && value.Same(cj.Before, cj.After) {
@@ -293,7 +301,7 @@ func encodeChange(c Change, stateKey []byte) changeJSON {
 	for _, d := range c.Drift {
 		cj.Drift = append(cj.Drift, fieldDriftJSON{Path: d.Path, Applied: encodeValue(value.Seal(d.Applied, sl)), Live: encodeValue(value.Seal(d.Live, sl))})
 	}
-	return cj
+	return cj, nil
 }
 
 func encodeValues(m map[string]any, sl value.Sealer) map[string]any {

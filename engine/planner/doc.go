@@ -25,13 +25,15 @@
 //     returns, and Read again if the bulk read shows drift): Create,
 //     Update, Replace, Import or NoOp.
 //
-// Memory. A node's value is let go once every node that reads it is planned
-// (dag.Readers), unless an output reads it; a record's inputs and outputs
-// once its resource is. With Options.Pack, as for a plan that apply makes
-// and carries out at once, each create's After is packed as soon as it is
-// planned (plan.Change.PackAfter): renderers read it with AfterValues, and
-// apply unpacks it when the create runs. A plan of many creates so holds
-// their values packed, not as maps.
+// Memory. The records of state are read lazily (state.LazyRecord): each
+// node decodes its record's inputs and outputs when it is planned, and a
+// resource's record lets them go once it is. A node's value is let go once
+// every node that reads it is planned (dag.Readers), unless an output
+// reads it. With Options.Pack, as the CLI plans, each create's After is
+// packed as soon as it is planned (plan.Change.Pack): renderers and the
+// plan file's writer read it with Values, and apply unpacks it when the
+// create runs. A plan of many creates so holds their values packed, not
+// as maps.
 //
 // Then come the Delete (or Forget) changes for managed resources in state
 // that the specs no longer declare, in reverse dependency order, and the

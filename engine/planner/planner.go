@@ -17,6 +17,7 @@ import (
 
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
+	"reconcile/internal/intern"
 	"reconcile/resources"
 	"reconcile/schemas"
 	"reconcile/state"
@@ -45,10 +46,9 @@ type Options struct {
 	// forces it (plan.ReasonReplaceRequested).
 	Replace []string
 	// Pack keeps the planned values of each create packed from when it is
-	// planned (plan.Change.PackAfter), for a plan that is applied as soon
-	// as it is shown: a plan of thousands of creates then holds a fraction
-	// of their memory. Readers of such a change's values call
-	// plan.Change.AfterValues; apply unpacks each create when it runs.
+	// planned (plan.Change.Pack): a plan of thousands of creates then holds
+	// a fraction of their memory. Readers of a change's values call
+	// plan.Change.Values; apply unpacks each create when it runs.
 	Pack bool
 }
 
@@ -63,8 +63,8 @@ type planner struct {
 	spec    *specs.Spec
 	reg     resources.Registry
 	opts    Options
-	records []state.Record           // read from state
-	prior   map[string]*state.Record // into records, by name
+	records []state.LazyRecord           // read from state
+	prior   map[string]*state.LazyRecord // into records, by name
 	lineage string
 	key     []byte // the state's key for digests of secrets
 	env     eval.Env
@@ -96,24 +96,37 @@ func (p *planner) newChange(name string, c plan.Change) *plan.Change {
 	return &p.changes[i]
 }
 
-// priorRecords returns the records of state, sorted by name.
-func (p *planner) priorRecords() []state.Record {
+// priorHeads returns the records of state without their values (see
+// state.LazyRecord), sorted by name.
+func (p *planner) priorHeads() []state.Record {
 	p.mu.Lock() // against forgetPrior
 	defer p.mu.Unlock()
-	out := make([]state.Record, 0, len(p.prior))
-	for _, name := range slices.Sorted(maps.Keys(p.prior)) {
-		out = append(out, *p.prior[name])
+	out := make([]state.Record, 0, len(p.records))
+	for i := range p.records {
+		out = append(out, p.records[i].Head)
 	}
 	return out
 }
 
-// record returns the record of name in state.
-func (p *planner) record(name string) (state.Record, bool) {
-	if r, ok := p.prior[name]; ok {
-		return *r, true
+// record returns the record of name in state, its values decoded for the
+// caller. An error says the record could not be decoded.
+func (p *planner) record(name string) (state.Record, bool, error) {
+	l, ok := p.prior[name]
+	if !ok {
+		return state.Record{}, false, nil
 	}
-	return state.Record{}, false
+	in := interns.Get().(*intern.Table)
+	defer interns.Put(in)
+	r, err := l.Full(in)
+	if err != nil {
+		return state.Record{}, false, fmt.Errorf("read state: %w", err)
+	}
+	return r, true, nil
 }
+
+// interns make the strings of the records the nodes being planned decode,
+// so that records decoded one after another share them.
+var interns = sync.Pool{New: func() any { return intern.New() }}
 
 // sealer seals the secrets of the node name.
 func (p *planner) sealer(name string) value.Sealer { return value.Sealer{Key: p.key, Name: name} }
@@ -178,16 +191,16 @@ func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources
 }
 
 func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*plan.Plan, diag.Diagnostics) {
-	v, err := state.ReadView(st)
+	v, err := state.ReadLazyView(st)
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "%v", err)}
 	}
 	meta, records, key := v.Meta, v.Records, v.Key
 	g := spec.Graph()
-	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, records: records, prior: make(map[string]*state.Record, len(records)),
+	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, records: records, prior: make(map[string]*state.LazyRecord, len(records)),
 		results: make(map[string]*nodeResult, len(g.Order())), lineage: meta.Lineage, key: key}
 	for i := range records {
-		p.prior[records[i].Name] = &records[i]
+		p.prior[records[i].Head.Name] = &records[i]
 	}
 	p.changes, p.slot = make([]plan.Change, len(g.Order())), make(map[string]int, len(g.Order()))
 	for i, name := range g.Order() {
@@ -204,7 +217,11 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	if opts.Refresh {
 		// Objects a driver reads in bulk are read before the walk, in a
 		// few calls; the others, one by one as the walk reaches them.
-		p.bulk = refresh.ReadBulk(ctx, reg, records, opts.Parallelism)
+		bulk, err := p.bulkRecords()
+		if err != nil {
+			return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "%v", err)}
+		}
+		p.bulk = refresh.ReadBulk(ctx, reg, bulk, opts.Parallelism)
 	}
 	nodes, deps := g.Order(), g.DepsMap()
 	if p.sel.targeted() {
@@ -251,6 +268,23 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		pl.Outputs = p.outputs()
 	}
 	return pl, p.diags.Sort()
+}
+
+// bulkRecords returns, decoded, the records of state whose driver reads
+// objects in bulk (resources.BulkReader), for refresh.ReadBulk.
+func (p *planner) bulkRecords() ([]state.Record, error) {
+	var out []state.Record
+	for i := range p.records {
+		if _, ok := p.reg.Drivers[p.records[i].Head.Type].(resources.BulkReader); !ok {
+			continue
+		}
+		r, err := p.records[i].Full(nil)
+		if err != nil {
+			return nil, fmt.Errorf("read state: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // errReported marks a node whose problem is already a diagnostic.
@@ -306,18 +340,18 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 	return nil
 }
 
-// forgetPrior drops the inputs and outputs of r's record once r is
-// planned, so that the plan's memory holds them only where its changes
-// and values refer to them. Nothing reads them after: planDeletes, the one
-// reader of records after the walk, skips a record that its resource
-// declares with the same type.
+// forgetPrior drops the values of r's record once r is planned (see
+// state.LazyRecord.Drop), so that the plan's memory holds them only where
+// its changes and values refer to them. Nothing reads them after:
+// planDeletes, the one reader of records after the walk, skips a record
+// that its resource declares with the same type.
 func (p *planner) forgetPrior(r *specs.Resource) {
 	rec, ok := p.prior[r.Name]
-	if !ok || rec.Kind != kind.Resource || rec.Type != r.Type {
+	if !ok || rec.Head.Kind != kind.Resource || rec.Head.Type != r.Type {
 		return
 	}
-	p.mu.Lock()
-	rec.Inputs, rec.Outputs = nil, nil
+	p.mu.Lock() // against priorHeads
+	rec.Drop()
 	p.mu.Unlock()
 }
 
@@ -338,7 +372,11 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		return p.evalErr(err, v.Pos, v.Name)
 	}
 	c := p.newChange(v.Name, plan.Change{Addr: v.Name, Type: inv.Function, Kind: kind.Lookup, Action: plan.Read, Pos: v.Pos, After: args.(map[string]any)})
-	if prior, ok := p.record(v.Name); ok {
+	prior, hasPrior, err := p.record(v.Name)
+	if err != nil {
+		return p.fail(v.Pos, "%s: %v", v.Name, err)
+	}
+	if hasPrior {
 		c.Before = prior.Outputs
 	}
 	if value.ContainsUnknown(args) {
@@ -358,7 +396,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	}
 	c.After = res
 	c.ID, _ = res["id"].(string)
-	if prior, ok := p.record(v.Name); ok && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
+	if hasPrior && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
 		value.Same(value.SealTo(args, prior.Inputs, p.sealer(v.Name)), prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
 		if s, ok := schemas.Lookup(inv.Function); ok {
@@ -395,7 +433,11 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
 	c := p.newChange(r.Name, plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: plan.Read, Pos: r.Pos})
-	if prior, ok := p.record(r.Name); ok {
+	prior, hasPrior, err := p.record(r.Name)
+	if err != nil {
+		return p.fail(r.Pos, "%s: %v", r.Name, err)
+	}
+	if hasPrior {
 		c.Before = prior.Outputs
 		c.ID = prior.ID
 	}
@@ -410,7 +452,10 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if !ok || sid == "" {
 		return p.fail(r.Get.ID.Pos(), "get.id of %q must be a non-empty string, got %s", r.Name, value.Describe(idStr))
 	}
-	live, err := p.readGet(ctx, r, sid)
+	if !hasPrior || prior.Kind != kind.Get || prior.Type != r.Type || prior.ID != sid {
+		hasPrior = false // not what the get read at the last apply
+	}
+	live, err := p.readGet(ctx, r, sid, prior, hasPrior)
 	if errors.Is(err, resources.ErrNotFound) {
 		return p.fail(r.Get.ID.Pos(), "get %q: %s %q does not exist", r.Name, r.Type, sid)
 	}
@@ -435,7 +480,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 			}
 		}
 	}
-	if prior, ok := p.record(r.Name); ok && p.opts.Refresh && prior.Kind == kind.Get && prior.Type == r.Type && prior.ID == sid {
+	if hasPrior && p.opts.Refresh {
 		c.Drift = refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
 	}
 	c.ID, c.After = sid, eval.SecretOutputs(r, live, false)
@@ -449,13 +494,11 @@ func (p *planner) read(ctx context.Context, r *specs.Resource, id string) (map[s
 }
 
 // readGet reads the object sid of the get r: what the bulk read found of
-// it, unless it drifted from what the get read at the last apply (then, as
-// otherwise, the driver's Read).
-func (p *planner) readGet(ctx context.Context, r *specs.Resource, sid string) (map[string]any, error) {
+// it, unless it drifted from what the get read at the last apply, prior
+// when read (then, as otherwise, the driver's Read).
+func (p *planner) readGet(ctx context.Context, r *specs.Resource, sid string, prior state.Record, read bool) (map[string]any, error) {
 	if live, ok := p.bulk.Lookup(r.Type, sid); ok {
-		prior, hasPrior := p.prior[r.Name]
-		if !hasPrior || prior.Kind != kind.Get || prior.Type != r.Type || prior.ID != sid ||
-			len(refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)) == 0 {
+		if !read || len(refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)) == 0 {
 			return live, nil
 		}
 	}
@@ -481,7 +524,10 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return err
 	}
 	c := p.newChange(r.Name, plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace})
-	prior, hasPrior := p.record(r.Name)
+	prior, hasPrior, err := p.record(r.Name)
+	if err != nil {
+		return p.fail(r.Pos, "%s: %v", r.Name, err)
+	}
 	if hasPrior && (prior.Kind != kind.Resource || prior.Type != r.Type) {
 		// The name now declares something else: the old object goes.
 		if prior.Kind == kind.Resource {
@@ -514,13 +560,19 @@ func (p *planner) planCreate(r *specs.Resource, c *plan.Change, desired map[stri
 	c.Action = plan.Create
 	c.After = eval.CreatedView(r.Schema, desired)
 	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
-	if p.opts.Pack {
-		// The value references see shares these maps until it is let go.
-		pk := packers.Get().(*value.Packer)
-		c.PackAfter(pk)
-		packers.Put(pk)
-	}
+	p.pack(c)
 	return nil
+}
+
+// pack packs the values of c with Options.Pack. The value references see
+// shares their maps until it is let go (see done).
+func (p *planner) pack(c *plan.Change) {
+	if !p.opts.Pack {
+		return
+	}
+	pk := packers.Get().(*value.Packer)
+	c.Pack(pk)
+	packers.Put(pk)
 }
 
 // packers are the Packers of the nodes being planned at once.
@@ -690,7 +742,7 @@ func (p *planner) finishReplace(r *specs.Resource, c *plan.Change, opts eval.Opt
 
 func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *plan.Change, desired map[string]any) error {
 	c.Action, c.ImportID = plan.Import, r.Options.Import
-	if owner, ok := refresh.ManagedBy(p.priorRecords(), r.Type, r.Options.Import); ok && owner != r.Name {
+	if owner, ok := refresh.ManagedBy(p.priorHeads(), r.Type, r.Options.Import); ok && owner != r.Name {
 		return p.failDetail(r.Options.ImportPos, fmt.Sprintf("two names would own one object; to rename it, run 'reconcile state mv %s %s' and remove options.import", owner, r.Name),
 			"import %q: %s %q is already managed in this state as %q", r.Name, r.Type, r.Options.Import, owner)
 	}
@@ -751,7 +803,8 @@ func (p *planner) evalOptions(r *specs.Resource, ev *eval.Evaluator) (eval.Optio
 // order.
 func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 	var gone []state.Record
-	for _, rec := range p.records { // in any order: reverseDeleteOrder sorts them
+	for i := range p.records { // in any order: reverseDeleteOrder sorts them
+		rec := p.records[i].Head
 		if rec.Kind != kind.Resource || rec.ID == "" && len(rec.Deposed) == 0 {
 			continue
 		}
@@ -761,7 +814,12 @@ func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 		if !p.sel.mayDelete(rec.Name) {
 			continue // not targeted
 		}
-		gone = append(gone, rec)
+		full, err := p.records[i].Full(nil)
+		if err != nil {
+			p.addDiag(diag.Errorf(diag.Pos{}, "read state: %v", err))
+			continue
+		}
+		gone = append(gone, full)
 	}
 	order := reverseDeleteOrder(gone)
 	var out []plan.Change

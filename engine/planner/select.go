@@ -59,13 +59,13 @@ func (p *planner) selectNodes() *selection {
 			switch {
 			case isConfig:
 				p.addDiag(diag.Errorf(diag.Pos{}, "--target %q names a config entry, which is not planned: target the resources that use it", name))
-			case p.opts.Destroy && inState && rec.Kind == kind.Resource:
+			case p.opts.Destroy && inState && rec.Head.Kind == kind.Resource:
 				sel.deletes[name] = true
 			case p.opts.Destroy:
 				p.addDiag(diag.Errorf(diag.Pos{}, "--target %q: no managed resource of that name in state, so nothing of it to destroy%s", name, diag.DidYouMean(name, p.stateResources())))
 			case isVariable || isResource:
 				inSpecs = append(inSpecs, name)
-			case inState && rec.Kind == kind.Resource:
+			case inState && rec.Head.Kind == kind.Resource:
 				sel.deletes[name] = true // no longer declared: its delete
 			default:
 				p.addDiag(diag.Errorf(diag.Pos{}, "--target %q: nothing of that name is declared in the specs or managed in state%s", name, diag.DidYouMean(name, p.targetNames())))
@@ -86,7 +86,7 @@ func (p *planner) selectNodes() *selection {
 		case !sel.walks(name):
 			p.addDiag(diag.Errorf(diag.Pos{}, "--replace %q: it is not among the --target resources and what they depend on; add --target %s", name, name))
 		default:
-			if rec, ok := p.prior[name]; !ok || rec.Kind != kind.Resource || rec.ID == "" {
+			if rec, ok := p.prior[name]; !ok || rec.Head.Kind != kind.Resource || rec.Head.ID == "" {
 				p.addDiag(diag.Diagnostic{Pos: r.Pos, Severity: diag.Warning,
 					Summary: fmt.Sprintf("--replace %q: %s has no object yet, so there is nothing to replace: it is created", name, name)})
 			}
@@ -104,10 +104,10 @@ func (p *planner) dependentsInState(names map[string]bool) map[string]bool {
 	for changed := true; changed; {
 		changed = false
 		for name, rec := range p.prior {
-			if out[name] || rec.Kind != kind.Resource {
+			if out[name] || rec.Head.Kind != kind.Resource {
 				continue
 			}
-			for _, d := range rec.Dependencies {
+			for _, d := range rec.Head.Dependencies {
 				if out[d] {
 					out[name], changed = true, true
 					break
@@ -134,7 +134,7 @@ func (p *planner) managedNames() []string {
 func (p *planner) stateResources() []string {
 	var out []string
 	for name, rec := range p.prior {
-		if rec.Kind == kind.Resource {
+		if rec.Head.Kind == kind.Resource {
 			out = append(out, name)
 		}
 	}

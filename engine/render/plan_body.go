@@ -57,30 +57,30 @@ func (b *body) add(l line) { b.lines = append(b.lines, l) }
 // appends them to buf[:0], so that a caller writing many bodies reuses one.
 func changeLines(c *plan.Change, buf []line) []line {
 	b := body{lines: buf[:0]}
+	before, after, err := c.Values() // decoded, when the planner packed them
+	if err != nil {
+		b.add(line{kind: lineHidden, text: "# " + err.Error()})
+		return b.lines
+	}
 	switch c.Action {
 	case plan.Create:
-		after, err := c.AfterValues() // packed by a plan made to be applied
-		if err != nil {
-			b.add(line{kind: lineHidden, text: "# " + err.Error()})
-			break
-		}
 		b.entries(0, signAdd, after)
 	case plan.Delete:
-		b.entries(0, signRemove, c.Before)
+		b.entries(0, signRemove, before)
 	case plan.Update, plan.Replace:
 		force := map[string]bool{}
 		for _, p := range c.ReplacePaths {
 			force[p] = true
 		}
-		b.diffEntries(0, c.Before, c.After, force)
+		b.diffEntries(0, before, after, force)
 	case plan.Import:
-		if c.Before == nil {
-			b.entries(0, signNone, c.After)
+		if before == nil {
+			b.entries(0, signNone, after)
 		} else {
-			b.diffEntries(0, c.Before, c.After, nil)
+			b.diffEntries(0, before, after, nil)
 		}
 	case plan.Read:
-		b.entries(0, signNone, c.After)
+		b.entries(0, signNone, after)
 	case plan.Forget:
 		if c.ID != "" {
 			b.add(line{kind: lineValue, key: "id", text: value.Quote(c.ID)})

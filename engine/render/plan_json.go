@@ -151,13 +151,17 @@ func jsonChangeOf(c *plan.Change) jsonChange {
 		AfterUnknown:        []string{},
 		AfterSensitive:      []string{},
 	}
-	var ignored []string // Before holds applied values: nothing there is unknown
-	if c.Before != nil {
-		jc.Before = jsonValue(c.Before, "", &ignored, &jc.BeforeSensitive)
+	var ignored []string             // Before holds applied values: nothing there is unknown
+	before, after, err := c.Values() // decoded, when the planner packed them
+	if err != nil {
+		// A fault of this program, never a plan's: Pack's encoding
+		// decodes (value.TestPackRoundTrip, FuzzUnpack).
+		jc.After = map[string]any{"error": err.Error()}
 	}
-	if after, err := c.AfterValues(); err != nil {
-		jc.After = map[string]any{"error": err.Error()} // not a plan's values: a fault of this program
-	} else if after != nil {
+	if before != nil {
+		jc.Before = jsonValue(before, "", &ignored, &jc.BeforeSensitive)
+	}
+	if after != nil {
 		jc.After = jsonValue(after, "", &jc.AfterUnknown, &jc.AfterSensitive)
 	}
 	// A value secret in After is secret in Before too: state may hold it

@@ -114,7 +114,8 @@ func visibleChanges(p *plan.Plan) []*plan.Change {
 // unchangedRead reports whether c reads what state already holds, which
 // the reader is not shown.
 func unchangedRead(c *plan.Change) bool {
-	return !c.Deferred && c.Before != nil && value.Same(c.Before, c.After)
+	before, after, err := c.Values()
+	return err == nil && !c.Deferred && before != nil && value.Same(before, after)
 }
 
 // blockSymbol is the sign before a change's block: Action.Symbol, except
