@@ -637,7 +637,7 @@ func TestPlanGolden(t *testing.T) {
 				if err != nil || !reflect.DeepEqual(after, p.Changes[i].After) || !reflect.DeepEqual(before, p.Changes[i].Before) {
 					t.Errorf("with Pack, %s plans %v to %v (%v), want %v to %v", c.Addr, before, after, err, p.Changes[i].Before, p.Changes[i].After)
 				}
-				if c.Action == plan.Create && c.After != nil && !value.ContainsSecret(c.After) {
+				if (c.Action == plan.Create || c.Action == plan.Update) && !value.ContainsSecret(c.After) && !value.ContainsSecret(c.Before) && (c.After != nil || c.Before != nil) {
 					t.Errorf("with Pack, the %s of %s keeps its values unpacked", c.Action, c.Addr)
 				}
 			}

@@ -195,47 +195,67 @@ type Change struct {
 	// something it runs, or a stack output, reads it.
 	Idle bool
 
-	// packed holds After, encoded, between Pack and Unpack.
-	packed []byte
+	// packedBefore and packedAfter hold Before and After, encoded,
+	// between Pack and Unpack; packed says they do.
+	packedBefore, packedAfter []byte
+	packed                    bool
 }
 
-// Pack keeps After encoded (see value.Packer) until Unpack, in a fraction
-// of the memory, when the change has no Before (a create's) and After
-// holds plain values only; After is nil meanwhile, and Values decodes it
-// for a reader. A large plan so holds the values of its creates compactly.
-// It reports whether it packed.
+// Pack keeps Before and After encoded (see value.Packer) until Unpack, in
+// a fraction of the memory, when they hold plain values only; they are
+// nil meanwhile, and Values decodes them for a reader. A large plan so
+// holds the values of the changes waiting to be shown, saved or applied
+// compactly. It reports whether it packed.
 func (c *Change) Pack(p *value.Packer) bool {
-	if c.After == nil || c.Before != nil || c.packed != nil {
+	if c.packed || c.Before == nil && c.After == nil {
 		return false
 	}
-	b, ok := p.Pack(c.After)
-	if ok {
-		c.After, c.packed = nil, b
+	var before, after []byte
+	for _, v := range []struct {
+		m   map[string]any
+		out *[]byte
+	}{{c.Before, &before}, {c.After, &after}} {
+		if v.m == nil {
+			continue
+		}
+		b, ok := p.Pack(v.m)
+		if !ok {
+			return false
+		}
+		*v.out = b
 	}
-	return ok
+	c.Before, c.After, c.packedBefore, c.packedAfter, c.packed = nil, nil, before, after, true
+	return true
 }
 
-// Values returns Before and After, After decoded for the caller when Pack
-// packed it (the change stays packed). Readers that look at a change
+// Values returns Before and After, decoded for the caller when Pack
+// packed them (the change stays packed). Readers that look at a change
 // once, such as renderers and the plan file's writer, read its values so.
 func (c *Change) Values() (before, after map[string]any, err error) {
-	if c.packed == nil {
+	if !c.packed {
 		return c.Before, c.After, nil
 	}
-	m, err := value.Unpack(c.packed)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)
+	for _, v := range []struct {
+		b   []byte
+		out *map[string]any
+	}{{c.packedBefore, &before}, {c.packedAfter, &after}} {
+		if v.b == nil {
+			continue
+		}
+		if *v.out, err = value.Unpack(v.b); err != nil {
+			return nil, nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)
+		}
 	}
-	return c.Before, m, nil
+	return before, after, nil
 }
 
-// Unpack restores the After that Pack packed.
+// Unpack restores the values that Pack packed.
 func (c *Change) Unpack() error {
-	_, after, err := c.Values()
+	before, after, err := c.Values()
 	if err != nil {
 		return err
 	}
-	c.After, c.packed = after, nil
+	c.Before, c.After, c.packedBefore, c.packedAfter, c.packed = before, after, nil, nil, false
 	return nil
 }
 

@@ -29,11 +29,12 @@
 // node decodes its record's inputs and outputs when it is planned, and a
 // resource's record lets them go once it is. A node's value is let go once
 // every node that reads it is planned (dag.Readers), unless an output
-// reads it. With Options.Pack, as the CLI plans, each create's After is
-// packed as soon as it is planned (plan.Change.Pack): renderers and the
-// plan file's writer read it with Values, and apply unpacks it when the
-// create runs. A plan of many creates so holds their values packed, not
-// as maps.
+// reads it. With Options.Pack, as the CLI plans, the values of each create
+// and update are packed as soon as it is planned (plan.Change.Pack):
+// renderers and the plan file's writer read them with Values, and apply
+// unpacks them when the change runs. A plan of many changes so holds their
+// values packed, not as maps. No-ops stay as they are: packing them made
+// more garbage than it saved memory.
 //
 // Then come the Delete (or Forget) changes for managed resources in state
 // that the specs no longer declare, in reverse dependency order, and the

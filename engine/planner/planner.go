@@ -45,10 +45,10 @@ type Options struct {
 	// Replace names managed resources to replace even where nothing
 	// forces it (plan.ReasonReplaceRequested).
 	Replace []string
-	// Pack keeps the planned values of each create packed from when it is
-	// planned (plan.Change.Pack): a plan of thousands of creates then holds
+	// Pack keeps the values of each create and update packed from when it
+	// is planned (plan.Change.Pack): a plan of thousands of them then holds
 	// a fraction of their memory. Readers of a change's values call
-	// plan.Change.Values; apply unpacks each create when it runs.
+	// plan.Change.Values; apply unpacks each change when it runs.
 	Pack bool
 }
 
@@ -668,6 +668,9 @@ func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Reco
 	}
 	c.Idle = p.idle(r, c, prior)
 	p.set(r.Name, &nodeResult{value: eval.SecretOutputs(r, view, true), change: c})
+	if c.Action == plan.Update {
+		p.pack(c)
+	}
 	return nil
 }
 
