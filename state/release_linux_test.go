@@ -63,6 +63,22 @@ func usedSize(t *testing.T, s *Store) int64 {
 	return size
 }
 
+// openReader opens the state at path read-only, closed when t ends, and
+// returns it with the size of the file it uses, most of which its check
+// at Open left resident.
+func openReader(t *testing.T, path string) (*Store, int64) {
+	t.Helper()
+	r := openStore(t, path, Options{ReadOnly: true})
+	t.Cleanup(func() { r.Close() })
+	size := usedSize(t, r)
+	if got := mappedRSS(t, path); got < size/2 {
+		// The check at Open reads every page: if this fails, the test no
+		// longer tells a release from a file never read.
+		t.Fatalf("after Open, %d bytes of the %d the state uses are resident, want at least %d", got, size, size/2)
+	}
+	return r, size
+}
+
 // TestReadsReleaseTheFile checks that a read of every record (List, Dump)
 // leaves little of the file resident in the process.
 func TestReadsReleaseTheFile(t *testing.T) {
@@ -85,14 +101,7 @@ func TestReadsReleaseTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := openStore(t, path, Options{ReadOnly: true})
-	defer r.Close()
-	size := usedSize(t, r)
-	if got := mappedRSS(t, path); got < size/2 {
-		// The check at Open reads every page: if this fails, the test no
-		// longer tells a release from a file never read.
-		t.Fatalf("after Open, %d bytes of the %d the state uses are resident, want at least %d", got, size, size/2)
-	}
+	r, size := openReader(t, path)
 	rs, err := r.List()
 	if err != nil || len(rs) != 1600 {
 		t.Fatalf("List() = %d records, %v; want 1600", len(rs), err)
@@ -164,12 +173,7 @@ func TestPrefetchReleasesTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := openStore(t, path, Options{ReadOnly: true})
-	defer r.Close()
-	size := usedSize(t, r)
-	if got := mappedRSS(t, path); got < size/2 {
-		t.Fatalf("after Open, %d bytes of the %d the state uses are resident, want at least %d", got, size, size/2)
-	}
+	r, size := openReader(t, path)
 	r.Prefetch()
 	if got := mappedRSS(t, path); got > size/8 {
 		t.Errorf("after Prefetch, %d bytes of the %d the state uses are resident, want at most %d", got, size, size/8)
