@@ -58,47 +58,36 @@ type Backend interface {
 var _ Backend = (*Store)(nil)
 
 // View is what planning and drift start from: the state's lineage and
-// serial, its records sorted by name, and its key.
-type View struct {
+// serial, its records sorted by name (Record, or LazyRecord), and its key.
+type View[R any] struct {
 	Meta    Meta
-	Records []Record
+	Records []R
 	Key     []byte
 }
 
 // ReadView reads the View of b; an error says the state could not be read.
-func ReadView(b Backend) (View, error) {
-	var v View
-	var err error
-	v.Meta, v.Key, err = readView(b, func() (err error) { v.Records, err = b.List(); return err })
-	return v, err
+func ReadView(b Backend) (View[Record], error) {
+	return readView(b, b.List)
 }
 
-// LazyView is a View whose records decode their values when asked (see
-// LazyRecord): what planning starts from.
-type LazyView struct {
-	Meta    Meta
-	Records []LazyRecord
-	Key     []byte
-}
-
-// ReadLazyView reads the LazyView of b, as ReadView reads its View.
-func ReadLazyView(b Backend) (LazyView, error) {
-	var v LazyView
-	var err error
-	v.Meta, v.Key, err = readView(b, func() (err error) { v.Records, err = ListLazy(b); return err })
-	return v, err
+// ReadLazyView reads the View of b with its records lazy (see LazyRecord):
+// what planning starts from.
+func ReadLazyView(b Backend) (View[LazyRecord], error) {
+	return readView(b, func() ([]LazyRecord, error) { return ListLazy(b) })
 }
 
 // readView reads the meta and key of b, and its records with list.
-func readView(b Backend, list func() error) (meta Meta, key []byte, err error) {
-	if meta, err = b.Meta(); err != nil {
-		return meta, nil, fmt.Errorf("read state: %w", err)
+func readView[R any](b Backend, list func() ([]R, error)) (View[R], error) {
+	var v View[R]
+	var err error
+	if v.Meta, err = b.Meta(); err != nil {
+		return v, fmt.Errorf("read state: %w", err)
 	}
-	if err = list(); err != nil {
-		return meta, nil, fmt.Errorf("read state: %w", err)
+	if v.Records, err = list(); err != nil {
+		return v, fmt.Errorf("read state: %w", err)
 	}
-	if key, err = b.SecretKey(); err != nil {
-		return meta, nil, fmt.Errorf("read state: %w", err)
+	if v.Key, err = b.SecretKey(); err != nil {
+		return v, fmt.Errorf("read state: %w", err)
 	}
-	return meta, key, nil
+	return v, nil
 }

@@ -19,9 +19,8 @@ type LazyRecord struct {
 	// every other field is set.
 	Head Record
 	// data is the record's stored JSON, which Full decodes; nil when Head
-	// is the whole record (decoded already, or dropped).
+	// is the whole record (decoded already), or once dropped.
 	data    []byte
-	whole   bool
 	dropped bool
 }
 
@@ -36,7 +35,7 @@ func (l *LazyRecord) Full(in *intern.Table) (Record, error) {
 	switch {
 	case l.dropped:
 		return Record{}, fmt.Errorf("record %q: %w", l.Head.Name, errDropped)
-	case l.whole:
+	case l.data == nil:
 		return l.Head, nil
 	}
 	r, err := decodeRecordWith(in, l.data)
@@ -53,12 +52,12 @@ func (l *LazyRecord) Drop() {
 	l.Head.Inputs, l.Head.Outputs = nil, nil
 }
 
-// Lazy returns rs as lazy records, whole already: for a Backend that
-// cannot list them lazily (see ListLazy).
-func Lazy(rs []Record) []LazyRecord {
+// wholeRecords returns rs as lazy records, whole already: for a Backend
+// that cannot list them lazily (see ListLazy).
+func wholeRecords(rs []Record) []LazyRecord {
 	out := make([]LazyRecord, len(rs))
 	for i, r := range rs {
-		out[i] = LazyRecord{Head: r, whole: true}
+		out[i] = LazyRecord{Head: r}
 	}
 	return out
 }
@@ -71,7 +70,7 @@ func ListLazy(b Backend) ([]LazyRecord, error) {
 		return l.ListLazy()
 	}
 	rs, err := b.List()
-	return Lazy(rs), err
+	return wholeRecords(rs), err
 }
 
 // decodeLazy decodes the head of the record data, and keeps a copy of
@@ -85,5 +84,5 @@ func decodeLazy(in *intern.Table, data []byte) (LazyRecord, error) {
 		return LazyRecord{Head: head, data: bytes.Clone(data)}, nil
 	}
 	r, err := decodeRecordWith(in, data)
-	return LazyRecord{Head: r, whole: true}, err
+	return LazyRecord{Head: r}, err
 }

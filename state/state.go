@@ -356,21 +356,11 @@ func (s *Store) List() ([]Record, error) {
 
 // fullRecords returns the whole records of lazy, decoded on every CPU.
 func fullRecords(lazy []LazyRecord) ([]Record, error) {
-	rs := make([]Record, len(lazy))
-	errs := make([]error, len(lazy))
-	inParallel(len(lazy), func(lo, hi int) {
-		in := intern.New()
-		for i := lo; i < hi; i++ {
-			rs[i], errs[i] = lazy[i].Full(in)
-		}
+	rs, err := decodeEach(len(lazy), func(in *intern.Table) func(i int) (Record, error) {
+		return func(i int) (Record, error) { return lazy[i].Full(in) }
 	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("list state: %w", err) // the first in key order
-		}
-	}
-	if len(rs) == 0 {
-		rs = nil
+	if err != nil {
+		return nil, fmt.Errorf("list state: %w", err)
 	}
 	return rs, nil
 }
@@ -396,21 +386,14 @@ func listWith[T any](s *Store, decode func(in *intern.Table, data []byte) (T, er
 		}); err != nil {
 			return err
 		}
-		// Decoding is most of the work: on every CPU, in order. The
-		// records of each worker share their common strings.
-		rs = make([]T, len(keys))
-		errs := make([]error, len(keys))
-		inParallel(len(keys), func(lo, hi int) {
-			in := intern.New()
+		// Decoding is most of the work: on every CPU.
+		var err error
+		rs, err = decodeEach(len(keys), func(in *intern.Table) func(i int) (T, error) {
 			decodeIn := func(data []byte) (T, error) { return decode(in, data) }
-			for i := lo; i < hi; i++ {
-				rs[i], errs[i] = readValue(bucketRecords, keys[i], values[i], decodeIn)
-			}
+			return func(i int) (T, error) { return readValue(bucketRecords, keys[i], values[i], decodeIn) }
 		})
-		for _, err := range errs {
-			if err != nil {
-				return corruptData(err) // the first in key order, as one by one
-			}
+		if err != nil {
+			return corruptData(err)
 		}
 		release(tx)
 		return nil
@@ -418,8 +401,30 @@ func listWith[T any](s *Store, decode func(in *intern.Table, data []byte) (T, er
 	if err != nil {
 		return nil, fmt.Errorf("list state: %w", err)
 	}
-	if len(rs) == 0 {
-		rs = nil
+	return rs, nil
+}
+
+// decodeEach decodes n records on every CPU: each worker gets from
+// worker, given an intern.Table of its own (the records of a worker share
+// their common strings), the function that decodes record i. It returns
+// the records in order, nil for none, or the first error in order, as
+// decoding one by one would.
+func decodeEach[T any](n int, worker func(in *intern.Table) func(i int) (T, error)) ([]T, error) {
+	rs := make([]T, n)
+	errs := make([]error, n)
+	inParallel(n, func(lo, hi int) {
+		decode := worker(intern.New())
+		for i := lo; i < hi; i++ {
+			rs[i], errs[i] = decode(i)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if n == 0 {
+		return nil, nil
 	}
 	return rs, nil
 }

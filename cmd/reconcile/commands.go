@@ -140,7 +140,7 @@ func selectionFlags(fs *flag.FlagSet, o *cmdOpts) {
 
 // plannerOptions are the planner's options from the flags of plan, apply
 // and destroy. The plan is shown, saved or applied, each change once: its
-// creates and no-ops are held packed meanwhile (planner.Options.Pack).
+// creates and updates are held packed meanwhile (planner.Options.Pack).
 func (c *cli) plannerOptions(o *cmdOpts, destroy bool) planner.Options {
 	return planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy || o.destroy, Parallelism: c.g.parallelism,
 		Targets: o.targets, Replace: o.replaces, Pack: true}

@@ -117,11 +117,7 @@ func (a *applier) setValue(name string, v any) {
 // countReaders counts the readers of each node's value among nodes, and
 // keeps the values the spec's outputs read.
 func (a *applier) countReaders(nodes []string, deps map[string][]string) {
-	var kept []string
-	for name := range a.spec.Outputs {
-		kept = append(kept, a.spec.OutputDeps(name)...)
-	}
-	a.readers = dag.CountReaders(nodes, deps, kept)
+	a.readers = dag.CountReaders(nodes, deps, a.spec.OutputsDeps())
 }
 
 // done notes that node, which depended on deps, has finished, and lets go
@@ -544,10 +540,7 @@ func Needed(spec *specs.Spec, pl *plan.Plan) map[string]bool {
 			roots = append(roots, name)
 		}
 	}
-	for name := range spec.Outputs {
-		roots = append(roots, spec.OutputDeps(name)...)
-	}
-	return g.Closure(roots)
+	return g.Closure(append(roots, spec.OutputsDeps()...))
 }
 
 func (a *applier) run(ctx context.Context, node string) error {

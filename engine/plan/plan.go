@@ -196,9 +196,8 @@ type Change struct {
 	Idle bool
 
 	// packedBefore and packedAfter hold Before and After, encoded,
-	// between Pack and Unpack; packed says they do.
+	// between Pack and Unpack; nil when not packed.
 	packedBefore, packedAfter []byte
-	packed                    bool
 }
 
 // Pack keeps Before and After encoded (see value.Packer) until Unpack, in
@@ -207,44 +206,52 @@ type Change struct {
 // holds the values of the changes waiting to be shown, saved or applied
 // compactly. It reports whether it packed.
 func (c *Change) Pack(p *value.Packer) bool {
-	if c.packed || c.Before == nil && c.After == nil {
+	if c.packed() || c.Before == nil && c.After == nil {
 		return false
 	}
-	var before, after []byte
-	for _, v := range []struct {
-		m   map[string]any
-		out *[]byte
-	}{{c.Before, &before}, {c.After, &after}} {
-		if v.m == nil {
-			continue
-		}
-		b, ok := p.Pack(v.m)
-		if !ok {
-			return false
-		}
-		*v.out = b
+	before, ok := packMap(p, c.Before)
+	if !ok {
+		return false
 	}
-	c.Before, c.After, c.packedBefore, c.packedAfter, c.packed = nil, nil, before, after, true
+	after, ok := packMap(p, c.After)
+	if !ok {
+		return false
+	}
+	c.Before, c.After, c.packedBefore, c.packedAfter = nil, nil, before, after
 	return true
+}
+
+// packed reports whether Pack packed the change's values.
+func (c *Change) packed() bool { return c.packedBefore != nil || c.packedAfter != nil }
+
+// packMap packs m; nil, and true, for no map.
+func packMap(p *value.Packer, m map[string]any) ([]byte, bool) {
+	if m == nil {
+		return nil, true
+	}
+	return p.Pack(m)
+}
+
+// unpackMap decodes what packMap made.
+func unpackMap(b []byte) (map[string]any, error) {
+	if b == nil {
+		return nil, nil
+	}
+	return value.Unpack(b)
 }
 
 // Values returns Before and After, decoded for the caller when Pack
 // packed them (the change stays packed). Readers that look at a change
 // once, such as renderers and the plan file's writer, read its values so.
 func (c *Change) Values() (before, after map[string]any, err error) {
-	if !c.packed {
+	if !c.packed() {
 		return c.Before, c.After, nil
 	}
-	for _, v := range []struct {
-		b   []byte
-		out *map[string]any
-	}{{c.packedBefore, &before}, {c.packedAfter, &after}} {
-		if v.b == nil {
-			continue
-		}
-		if *v.out, err = value.Unpack(v.b); err != nil {
-			return nil, nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)
-		}
+	if before, err = unpackMap(c.packedBefore); err == nil {
+		after, err = unpackMap(c.packedAfter)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)
 	}
 	return before, after, nil
 }
@@ -255,7 +262,7 @@ func (c *Change) Unpack() error {
 	if err != nil {
 		return err
 	}
-	c.Before, c.After, c.packedBefore, c.packedAfter, c.packed = before, after, nil, nil, false
+	c.Before, c.After, c.packedBefore, c.packedAfter = before, after, nil, nil
 	return nil
 }
 

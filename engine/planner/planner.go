@@ -233,11 +233,7 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 			}
 		}
 	}
-	var kept []string
-	for name := range spec.Outputs {
-		kept = append(kept, spec.OutputDeps(name)...)
-	}
-	p.readers = dag.CountReaders(nodes, deps, kept)
+	p.readers = dag.CountReaders(nodes, deps, spec.OutputsDeps())
 	errs := dag.Walk(ctx, nodes, deps, opts.Parallelism, func(ctx context.Context, name string) error {
 		defer p.done(name, deps[name])
 		return p.planNode(ctx, name)

@@ -78,6 +78,16 @@ func (s *Spec) DeclaredAt(name string) diag.Pos {
 	return diag.Pos{}
 }
 
+// OutputsDeps returns the config entries, variables and resources that
+// some output references (each output's OutputDeps, together).
+func (s *Spec) OutputsDeps() []string {
+	var out []string
+	for name := range s.Outputs {
+		out = append(out, s.OutputDeps(name)...)
+	}
+	return out
+}
+
 // OutputDeps returns the config entries, variables and resources the
 // output name references, sorted; nil for an output s does not declare.
 // Outputs are not nodes of the graph: nothing depends on them.
