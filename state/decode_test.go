@@ -204,7 +204,7 @@ func checkLazyAgrees(t *testing.T, in *intern.Table, data []byte) {
 	l, err := decodeLazy(in, data)
 	var got Record
 	if err == nil {
-		if l.data != nil && (l.Head.Inputs != nil || l.Head.Outputs != nil) {
+		if l.values != nil && (l.Head.Inputs != nil || l.Head.Outputs != nil) {
 			t.Fatalf("lazy head of %q holds values", data)
 		}
 		got, err = l.Full(in)

@@ -33,6 +33,9 @@ func decodeRecordFast(data []byte, in *intern.Table) (Record, bool) {
 type recordDecoder struct {
 	jsonfast.Reader
 	skipValues bool
+	// inputs and outputs are the text of the values read over with
+	// skipValues, into Data; nil when the record has none.
+	inputs, outputs []byte
 }
 
 // Record fields, for telling a key given twice.
@@ -85,10 +88,10 @@ func (d *recordDecoder) record() (Record, bool) {
 			r.ID, ok = d.Str()
 		case "inputs":
 			field = fInputs
-			r.Inputs, ok = d.values()
+			r.Inputs, ok = d.values(&d.inputs)
 		case "outputs":
 			field = fOutputs
-			r.Outputs, ok = d.values()
+			r.Outputs, ok = d.values(&d.outputs)
 		case "dependencies":
 			field = fDependencies
 			r.Dependencies, ok = d.StringList()
@@ -136,14 +139,15 @@ func (d *recordDecoder) record() (Record, bool) {
 }
 
 // values reads the inputs or outputs of a record, an object; with
-// skipValues, it reads the object over, leaving them nil.
-func (d *recordDecoder) values() (map[string]any, bool) {
+// skipValues, it reads the object over into text, leaving them nil.
+func (d *recordDecoder) values(text *[]byte) (map[string]any, bool) {
 	if !d.skipValues {
 		return d.Object(0)
 	}
 	if d.I >= len(d.Data) || d.Data[d.I] != '{' {
 		return nil, false
 	}
-	_, ok := d.Skip(0)
+	var ok bool
+	*text, ok = d.Skip(0)
 	return nil, ok
 }

@@ -1,11 +1,11 @@
 package state
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
 	"reconcile/internal/intern"
+	"reconcile/internal/jsonfast"
 )
 
 // A LazyRecord is a record whose inputs and outputs are decoded only when
@@ -18,9 +18,12 @@ type LazyRecord struct {
 	// Head is the record without its values: Inputs and Outputs are nil,
 	// every other field is set.
 	Head Record
-	// data is the record's stored JSON, which Full decodes; nil when Head
-	// is the whole record (decoded already), or once dropped.
-	data    []byte
+	// values is the stored JSON of the record's inputs then outputs, split
+	// at split, which Full decodes (the text of either is empty when the
+	// record has none); nil when Head is the whole record (decoded
+	// already), or once dropped.
+	values  []byte
+	split   int
 	dropped bool
 }
 
@@ -35,20 +38,42 @@ func (l *LazyRecord) Full(in *intern.Table) (Record, error) {
 	switch {
 	case l.dropped:
 		return Record{}, fmt.Errorf("record %q: %w", l.Head.Name, errDropped)
-	case l.data == nil:
+	case l.values == nil:
 		return l.Head, nil
 	}
-	r, err := decodeRecordWith(in, l.data)
-	if err != nil {
-		return Record{}, corruptData(fmt.Errorf("record %q: %w", l.Head.Name, err))
+	r := l.Head
+	var err error
+	if r.Inputs, err = decodeValues(in, l.values[:l.split]); err != nil {
+		return Record{}, corruptData(fmt.Errorf("record %q: inputs: %w", l.Head.Name, err))
+	}
+	if r.Outputs, err = decodeValues(in, l.values[l.split:]); err != nil {
+		return Record{}, corruptData(fmt.Errorf("record %q: outputs: %w", l.Head.Name, err))
 	}
 	return r, nil
+}
+
+// decodeValues decodes the inputs or outputs of a record as
+// decodeRecordWith does; nil for none (empty text). The text was read over
+// by recordDecoder, in the form it decodes.
+func decodeValues(in *intern.Table, text []byte) (map[string]any, error) {
+	if len(text) == 0 {
+		return nil, nil
+	}
+	d := jsonfast.Reader{Data: text, Strings: in}
+	m, ok := d.Object(0)
+	if !ok || d.I != len(text) {
+		return nil, errors.New("not an object in the form state writes")
+	}
+	if err := checkNumbers(m); err != nil {
+		return nil, err
+	}
+	return normalizeMap(m), nil
 }
 
 // Drop lets go of the record's values: Full fails from then on, and Head
 // stays.
 func (l *LazyRecord) Drop() {
-	l.data, l.dropped = nil, true
+	l.values, l.dropped = nil, true
 	l.Head.Inputs, l.Head.Outputs = nil, nil
 }
 
@@ -81,7 +106,9 @@ func decodeLazy(in *intern.Table, data []byte) (LazyRecord, error) {
 	d := recordDecoder{skipValues: true}
 	d.Data, d.Strings = data, in
 	if head, ok := d.record(); ok && d.I == len(data) {
-		return LazyRecord{Head: head, data: bytes.Clone(data)}, nil
+		values := make([]byte, 0, len(d.inputs)+len(d.outputs))
+		values = append(append(values, d.inputs...), d.outputs...)
+		return LazyRecord{Head: head, values: values, split: len(d.inputs)}, nil
 	}
 	r, err := decodeRecordWith(in, data)
 	return LazyRecord{Head: r}, err
