@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"reconcile/engine/apply"
@@ -564,6 +566,12 @@ func TestPlanGolden(t *testing.T) {
 	if len(dirs) < 5 {
 		t.Fatalf("found %d golden cases under testdata/plan, want at least 5", len(dirs))
 	}
+	var noOps atomic.Int64 // planned by the cases, once they have all run
+	t.Cleanup(func() {
+		if noOps.Load() == 0 {
+			t.Errorf("no golden case plans a no-op: ShowOnly's no-ops are not checked")
+		}
+	})
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
@@ -641,8 +649,56 @@ func TestPlanGolden(t *testing.T) {
 					t.Errorf("with Pack, the %s of %s keeps its values unpacked", c.Action, c.Addr)
 				}
 			}
+			noOps.Add(int64(checkShowOnly(t, h, string(src), p)))
 		})
 	}
+}
+
+// checkShowOnly plans src again with ShowOnly, as the CLI does a plan it
+// only shows, and checks that the plan shows as p does, in text and in
+// Markdown, with the same outputs, while its no-ops keep no values and
+// the specs keep no inputs expression. It returns the number of no-ops.
+func checkShowOnly(t *testing.T, h *harness, src string, p *plan.Plan) int {
+	t.Helper()
+	spec := h.load(src)
+	var shown *plan.Plan
+	var diags diag.Diagnostics
+	h.reading(func(st *state.Store) {
+		shown, diags = planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Pack: true, ShowOnly: true})
+	})
+	if diags.HasErrors() {
+		t.Fatalf("plan with ShowOnly: %s", diagText(diags))
+	}
+	for _, r := range []func(io.Writer, *plan.Plan, render.Options) error{render.PlanText, render.PlanMarkdown} {
+		var got, want bytes.Buffer
+		if err := r(&want, p, render.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r(&got, shown, render.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("with ShowOnly, the plan shows\n%s\nwant\n%s", got.String(), want.String())
+		}
+	}
+	if !reflect.DeepEqual(shown.Outputs, p.Outputs) {
+		t.Errorf("with ShowOnly, the outputs are %v, want %v", shown.Outputs, p.Outputs)
+	}
+	n := 0
+	for _, c := range shown.Changes {
+		if c.Action == plan.NoOp {
+			n++
+			if c.Before != nil || c.After != nil {
+				t.Errorf("with ShowOnly, the no-op of %s keeps its values %v and %v", c.Addr, c.Before, c.After)
+			}
+		}
+	}
+	for _, r := range spec.Resources {
+		if r.Inputs() != nil {
+			t.Errorf("with ShowOnly, %s keeps its inputs expression after the plan", r.Name)
+		}
+	}
+	return n
 }
 
 // Secret inputs stay secret after apply: a reference to one of an

@@ -175,7 +175,9 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	defer ss.close()
 	spec, reg, st := ss.spec, ss.reg, ss.st
 	c.warnIntents(st)
-	pl, diags := planner.Plan(c.ctx, spec, st, reg, c.plannerOptions(o, false))
+	opts := c.plannerOptions(o, false)
+	opts.ShowOnly = o.out == "" && c.g.output != "json"
+	pl, diags := planner.Plan(c.ctx, spec, st, reg, opts)
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return exitError

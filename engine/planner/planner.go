@@ -50,6 +50,14 @@ type Options struct {
 	// a fraction of their memory. Readers of a change's values call
 	// plan.Change.Values; apply unpacks each change when it runs.
 	Pack bool
+	// ShowOnly plans for a reader alone: the plan is shown as text,
+	// Markdown or events, and neither applied, saved nor written as JSON.
+	// None of those shows a no-op's values, so a no-op keeps none once
+	// planned (what references to it see is kept apart, for as long as
+	// they need it). Each resource's inputs expression is let go once
+	// evaluated too (specs.Resource.Properties): the specs given cannot be
+	// planned again.
+	ShowOnly bool
 }
 
 // nodeResult is what planning learned about one node.
@@ -514,6 +522,9 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if p.validateValues(r.Type, r.Inputs(), desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
 		return errReported
 	}
+	if p.opts.ShowOnly {
+		r.Properties, r.PropertiesExpr = nil, nil // evaluated once, and only here
+	}
 	desired = eval.Normalize(p.reg, r.Type, desired)
 	opts, err := p.evalOptions(r, ev)
 	if err != nil {
@@ -664,8 +675,11 @@ func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Reco
 	}
 	c.Idle = p.idle(r, c, prior)
 	p.set(r.Name, &nodeResult{value: eval.SecretOutputs(r, view, true), change: c})
-	if c.Action == plan.Update {
+	switch {
+	case c.Action == plan.Update:
 		p.pack(c)
+	case c.Action == plan.NoOp && p.opts.ShowOnly:
+		c.Before, c.After = nil, nil
 	}
 	return nil
 }
