@@ -147,6 +147,10 @@ func (r *readAhead) abandon() {
 // what the state subcommands inspect and edit.
 type store interface {
 	state.Backend
+	// ListLazy lists the records as state.ListLazy takes them: the
+	// writer's store wraps this interface, and plan and apply read the
+	// records lazily through it.
+	ListLazy() ([]state.LazyRecord, error)
 	Close() error
 	Version(name string, serial int64) (state.Record, bool, error)
 	History() ([]state.HistoryEntry, error)
