@@ -837,7 +837,7 @@ func TestApplyConsume(t *testing.T) {
 	kept, consumed := newHarness(t), newHarness(t)
 	for i, src := range steps {
 		_, want := kept.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply"})
-		p, got := consumed.applyWith(src, planner.Options{Refresh: true, Pack: true}, apply.Options{Command: "apply", Consume: true})
+		p, got := consumeApply(t, consumed, src)
 		if got.Err() != nil || want.Err() != nil || !reflect.DeepEqual(got.Counts, want.Counts) {
 			t.Fatalf("step %d: consumed %v %v, kept %v %v", i, got.Counts, got.Err(), want.Counts, want.Err())
 		}
@@ -855,6 +855,43 @@ func TestApplyConsume(t *testing.T) {
 			t.Errorf("step 1: b is %s with After %v, want a replacement keeping its values for its deposed node", b.Action, b.After)
 		}
 	}
+}
+
+// consumeApply applies src on h as the CLI's apply does: the records
+// listed before the plan are the apply's (apply.Options.Records), which
+// consumes the plan and the specs. It checks that the specs keep no
+// inputs expression of what ran, and that planning them again is an
+// error, not a crash.
+func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.Apply) {
+	t.Helper()
+	st, err := state.Open(h.path, state.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	records, err := state.ListLazy(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := h.load(src)
+	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true})
+	if diags.HasErrors() {
+		t.Fatalf("plan: %v", diags.Err())
+	}
+	res, err := apply.Apply(t.Context(), p, spec, st, h.reg, apply.Options{Command: "apply", Consume: true, Records: records})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.checkInvariants(st, res)
+	for _, c := range p.Changes {
+		if r := spec.Resources[c.Addr]; r != nil && c.Action != plan.Delete && r.Inputs() != nil {
+			t.Errorf("after a consuming apply, %s (%s) keeps its inputs expression", c.Addr, c.Action)
+		}
+	}
+	if _, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{}); !diags.HasErrors() || !strings.Contains(diagText(diags), "load the specs again") {
+		t.Errorf("planning consumed specs again: %s; want an error saying to load them again", diagText(diags))
+	}
+	return p, res
 }
 
 // TestApplyHoldsToThePlan checks that apply refuses to create with inputs

@@ -77,9 +77,9 @@ func (l *LazyRecord) Drop() {
 	l.Head.Inputs, l.Head.Outputs = nil, nil
 }
 
-// wholeRecords returns rs as lazy records, whole already: for a Backend
-// that cannot list them lazily (see ListLazy).
-func wholeRecords(rs []Record) []LazyRecord {
+// WholeRecords returns rs as lazy records, whole already: for a Backend
+// that cannot list them lazily (see ListLazy), or records read one by one.
+func WholeRecords(rs []Record) []LazyRecord {
 	out := make([]LazyRecord, len(rs))
 	for i, r := range rs {
 		out[i] = LazyRecord{Head: r}
@@ -95,7 +95,7 @@ func ListLazy(b Backend) ([]LazyRecord, error) {
 		return l.ListLazy()
 	}
 	rs, err := b.List()
-	return wholeRecords(rs), err
+	return WholeRecords(rs), err
 }
 
 // decodeLazy decodes the head of the record data, and keeps a copy of

@@ -19,6 +19,7 @@ import (
 	"reconcile/engine/specs"
 	"reconcile/project"
 	"reconcile/schemas"
+	"reconcile/state"
 )
 
 var validateCmd = &command{
@@ -413,6 +414,7 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 		return exitError
 	}
 	var pl *plan.Plan
+	var records []state.LazyRecord
 	if pf != nil {
 		meta, err := st.Meta()
 		if err != nil {
@@ -427,10 +429,18 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 			// sealed in the file, shown as such.
 			c.events.Plan(pf.Shown())
 		}
-	} else if pl = c.planToApply(o, ss, destroy); pl == nil {
-		return exitError
+	} else {
+		// The records the apply starts from, listed before the plan while
+		// little else is in memory: listing maps much of the state file,
+		// whose pages are let go once read.
+		if records, err = state.ListLazy(st); err != nil {
+			return c.errorf("%v", err)
+		}
+		if pl = c.planToApply(o, ss, destroy); pl == nil {
+			return exitError
+		}
 	}
-	return c.applyPlan(o, ss, pl, destroy)
+	return c.applyPlan(o, ss, pl, destroy, records)
 }
 
 // checkApplyArgs refuses the arguments and flags of apply or destroy that
@@ -521,7 +531,7 @@ func (c *cli) people() io.Writer {
 }
 
 // applyPlan applies pl, showing progress, and reports the result.
-func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool) int {
+func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool, records []state.LazyRecord) int {
 	observe := func(report.Event) {}
 	switch c.g.output {
 	case "text":
@@ -537,7 +547,7 @@ func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool) in
 		return c.reportApply(res, render.RunRefreshOnly)
 	}
 	res, err := apply.Apply(c.ctx, pl, ss.spec, ss.st, ss.reg, apply.Options{
-		Parallelism: c.g.parallelism, Observer: observe, ProgressInterval: o.progressPeriod, Command: c.cmd, Consume: true,
+		Parallelism: c.g.parallelism, Observer: observe, ProgressInterval: o.progressPeriod, Command: c.cmd, Consume: true, Records: records,
 	})
 	if err != nil {
 		return c.errorf("%v", err)

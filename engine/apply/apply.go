@@ -45,9 +45,17 @@ type Options struct {
 	// WithStopControl), else never.
 	Stop <-chan struct{}
 	// Consume lets Apply drop the planned values (Before, After) of each
-	// resource change once it is carried out, for a caller done with the
-	// plan: on a large apply they are much of its memory.
+	// resource change once it is carried out, and each resource's inputs
+	// expression once evaluated (specs.Resource.Properties), for a caller
+	// done with the plan and the specs: on a large apply they are much of
+	// its memory.
 	Consume bool
+	// Records, when not nil, are the state's records as the caller listed
+	// them (state.ListLazy), holding the state's lock since: Apply starts
+	// from them rather than listing them again. Listing maps much of a
+	// state file, its pages let go once read: a caller that lists before
+	// it plans does so while little else is in memory.
+	Records []state.LazyRecord
 }
 
 // applyCounts is what history records of an apply's result.
@@ -74,7 +82,10 @@ type applier struct {
 	reg     resources.Registry
 	opts    Options
 	changes map[string]*plan.Change
-	prior   map[string]state.Record
+	// prior is state's records as the apply started, by name: their heads
+	// decoded, their values only as a node needs them (priorRecord), so
+	// that a large apply holds a fraction of what they decode to.
+	prior map[string]*state.LazyRecord
 	// intents are the creates an earlier run left unresolved, by node.
 	intents map[string]state.Intent
 	sc      *StopControl // nil without one in ctx
@@ -188,8 +199,8 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 	if pl.Destroy && len(pl.Targets) == 0 && res.Complete() {
 		// Every managed resource is gone: what lookups and gets read is
 		// no longer anybody's input.
-		for _, rec := range records {
-			if rec.Kind == kind.Lookup || rec.Kind == kind.Get {
+		for _, l := range records {
+			if rec := l.Head; rec.Kind == kind.Lookup || rec.Kind == kind.Get {
 				if err := st.Delete(rec.Name); err != nil && !errors.Is(err, state.ErrNoRecord) {
 					return res, fmt.Errorf("write state: %w", err)
 				}
@@ -222,10 +233,13 @@ func Apply(ctx context.Context, pl *plan.Plan, spec *specs.Spec, st state.Backen
 
 // newApplier reads what an apply starts from: the records and intents of
 // st, and its key.
-func newApplier(ctx context.Context, spec *specs.Spec, pl *plan.Plan, st state.Backend, reg resources.Registry, opts Options) (*applier, []state.Record, error) {
-	records, err := readRecords(st, spec, pl)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read state: %w", err)
+func newApplier(ctx context.Context, spec *specs.Spec, pl *plan.Plan, st state.Backend, reg resources.Registry, opts Options) (*applier, []state.LazyRecord, error) {
+	records := opts.Records
+	if records == nil {
+		var err error
+		if records, err = readRecords(st, spec, pl); err != nil {
+			return nil, nil, fmt.Errorf("read state: %w", err)
+		}
 	}
 	intents, err := st.Intents()
 	if err != nil {
@@ -235,12 +249,12 @@ func newApplier(ctx context.Context, spec *specs.Spec, pl *plan.Plan, st state.B
 	if err != nil {
 		return nil, nil, fmt.Errorf("read state: %w", err)
 	}
-	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*plan.Change{}, prior: map[string]state.Record{},
+	a := &applier{key: key, spec: spec, st: st, reg: reg, opts: opts, changes: map[string]*plan.Change{}, prior: make(map[string]*state.LazyRecord, len(records)),
 		intents: map[string]state.Intent{}, values: map[string]any{}, counts: map[plan.Action]int{}, redact: map[string]*value.Redaction{},
 		createdFirst: map[string]bool{}, sc: StopControlOf(ctx)}
 	a.op = &operator{st: st, emit: a.emit, interval: opts.ProgressInterval, sc: a.sc}
-	for _, r := range records {
-		a.prior[r.Name] = r
+	for i := range records {
+		a.prior[records[i].Head.Name] = &records[i]
 	}
 	for _, in := range intents {
 		a.intents[in.Name] = in
@@ -285,9 +299,9 @@ const maxGets = 256
 // readRecords reads the records an apply of pl may read: of a Partial
 // spec (which holds only what the apply runs), those of its nodes and of
 // the plan's other changes, one by one when they are few; else all.
-func readRecords(st state.Backend, spec *specs.Spec, pl *plan.Plan) ([]state.Record, error) {
+func readRecords(st state.Backend, spec *specs.Spec, pl *plan.Plan) ([]state.LazyRecord, error) {
 	if !spec.Partial || pl.Destroy {
-		return st.List()
+		return state.ListLazy(st)
 	}
 	names := slices.Clone(spec.Graph().Order())
 	for i := range pl.Changes {
@@ -296,7 +310,7 @@ func readRecords(st state.Backend, spec *specs.Spec, pl *plan.Plan) ([]state.Rec
 		}
 	}
 	if slices.Sort(names); len(names) > maxGets {
-		return st.List()
+		return state.ListLazy(st)
 	}
 	var out []state.Record
 	for _, name := range slices.Compact(names) {
@@ -308,7 +322,31 @@ func readRecords(st state.Backend, spec *specs.Spec, pl *plan.Plan) ([]state.Rec
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return state.WholeRecords(out), nil
+}
+
+// priorHead returns the record of name as the apply started, without its
+// inputs and outputs.
+func (a *applier) priorHead(name string) (state.Record, bool) {
+	l, ok := a.prior[name]
+	if !ok {
+		return state.Record{}, false
+	}
+	return l.Head, true
+}
+
+// priorRecord returns the whole record of name as the apply started, its
+// values decoded anew (the caller's); an error says state is damaged.
+func (a *applier) priorRecord(name string) (state.Record, bool, error) {
+	l, ok := a.prior[name]
+	if !ok {
+		return state.Record{}, false, nil
+	}
+	r, err := l.Full(nil)
+	if err != nil {
+		return state.Record{}, false, fmt.Errorf("read state: %w", err)
+	}
+	return r, true, nil
 }
 
 // result sums up the walk: what failed, was interrupted, skipped or not
@@ -426,7 +464,8 @@ func (a *applier) schedule(pl *plan.Plan) ([]string, map[string][]string) {
 		a.changes[node] = c
 		nodes = append(nodes, node)
 		// Delete after everything that depended on it is gone or updated.
-		for _, rec := range a.prior {
+		for _, l := range a.prior {
+			rec := &l.Head
 			if !slices.Contains(rec.Dependencies, c.Addr) || rec.Name == c.Addr {
 				continue
 			}
@@ -462,7 +501,7 @@ func (a *applier) scheduleDeposed(nodes []string, deps map[string][]string, sche
 		if !isResource || r.Get != nil || c == nil || c.Kind != kind.Resource {
 			continue
 		}
-		prior, ok := a.prior[name]
+		prior, ok := a.priorHead(name)
 		hasDeposed := ok && prior.Kind == kind.Resource && len(prior.Deposed) > 0
 		if hasDeposed || c.Action == plan.Replace && !c.DeleteBeforeReplace {
 			has[name] = true
@@ -474,7 +513,8 @@ func (a *applier) scheduleDeposed(nodes []string, deps map[string][]string, sche
 	}
 	// What state says depended on each resource, read once.
 	priorDependents := map[string][]string{}
-	for _, rec := range a.prior {
+	for _, l := range a.prior {
+		rec := &l.Head
 		for _, d := range rec.Dependencies {
 			if has[d] && d != rec.Name {
 				priorDependents[d] = append(priorDependents[d], rec.Name)
@@ -700,7 +740,11 @@ func (a *applier) driverRead(ctx context.Context, r *specs.Resource, id string) 
 
 // put writes a record if it differs from what state holds.
 func (a *applier) put(addr string, pos diag.Pos, rec state.Record) error {
-	if old, ok := a.prior[addr]; ok && sameRecord(old, rec) {
+	old, ok, err := a.priorRecord(addr)
+	if err != nil {
+		return a.fail(addr, pos, err)
+	}
+	if ok && sameRecord(old, rec) {
 		return nil
 	}
 	if _, err := a.st.Put(rec); err != nil {
@@ -718,16 +762,19 @@ func (a *applier) put(addr string, pos diag.Pos, rec state.Record) error {
 // copy in state's history once it is. Nothing is done when the node's last
 // record held no such value.
 func (a *applier) sealPast(rec state.Record) error {
-	old, ok := a.prior[rec.Name]
-	if !ok || !value.ContainsSealed(rec.Inputs) {
+	if !value.ContainsSealed(rec.Inputs) {
 		return nil
+	}
+	old, ok, err := a.priorRecord(rec.Name)
+	if !ok || err != nil {
+		return err
 	}
 	sl := a.sealer(rec.Name)
 	if value.Same(value.SealWhere(old.Inputs, rec.Inputs, sl), old.Inputs) &&
 		value.Same(value.SealWhere(old.Outputs, rec.Inputs, sl), old.Outputs) {
 		return nil
 	}
-	err := a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
+	err = a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
 		in, out := value.SealWhere(v.Inputs, rec.Inputs, sl), value.SealWhere(v.Outputs, rec.Inputs, sl)
 		if value.Same(in, v.Inputs) && value.Same(out, v.Outputs) {
 			return v, false
@@ -845,7 +892,7 @@ func (o *operator) run(ctx context.Context, c *plan.Change, act plan.Action, tim
 }
 
 func (a *applier) runDelete(ctx context.Context, c *plan.Change) error {
-	prior := a.prior[c.Addr]
+	prior, _ := a.priorHead(c.Addr)
 	if c.Action == plan.Forget {
 		if err := a.st.Delete(c.Addr); err != nil && !errors.Is(err, state.ErrNoRecord) {
 			return a.fail(c.Addr, c.Pos, fmt.Errorf("write state: %w", err))

@@ -72,6 +72,9 @@ func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *pla
 	if err != nil {
 		return nil, a.fail(r.Name, r.Pos, err)
 	}
+	if a.opts.Consume {
+		r.Properties, r.PropertiesExpr = nil, nil // evaluated once, and only here
+	}
 	desired := r.Schema.ApplyDefaults(val)
 	a.noteSecrets(r.Name, desired)
 	if value.ContainsUnknown(desired) {
@@ -99,9 +102,13 @@ func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *pla
 	if !ok && c.Action != plan.NoOp {
 		return nil, a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
 	}
+	prior, _, err := a.priorRecord(r.Name)
+	if err != nil {
+		return nil, a.fail(r.Name, r.Pos, err)
+	}
 	plain, _ := value.Reveal(desired)
 	return &resourceOp{
-		r: r, c: c, d: d, opts: opts, prior: a.prior[r.Name], desired: desired, want: resources.Attrs(plain.(map[string]any)),
+		r: r, c: c, d: d, opts: opts, prior: prior, desired: desired, want: resources.Attrs(plain.(map[string]any)),
 		rec: state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.spec.ResourceDeps(r.Name),
 			Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace},
 	}, nil
