@@ -858,7 +858,8 @@ func TestApplyConsume(t *testing.T) {
 }
 
 // consumeApply applies src on h as the CLI's apply does: the records
-// listed before the plan are the apply's (apply.Options.Records), which
+// listed once before the plan are the plan's and the apply's
+// (planner.Options.Records, apply.Options.Records), and the apply
 // consumes the plan and the specs. It checks that the specs keep no
 // inputs expression of what ran, and that planning them again is an
 // error, not a crash.
@@ -874,7 +875,7 @@ func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.App
 		t.Fatal(err)
 	}
 	spec := h.load(src)
-	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true})
+	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true, Records: records})
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags.Err())
 	}

@@ -76,6 +76,12 @@ func ReadLazyView(b Backend) (View[LazyRecord], error) {
 	return readView(b, func() ([]LazyRecord, error) { return ListLazy(b) })
 }
 
+// ViewWith reads the meta and key of b, with its records as ListLazy listed
+// them already.
+func ViewWith(b Backend, records []LazyRecord) (View[LazyRecord], error) {
+	return readView(b, func() ([]LazyRecord, error) { return records, nil })
+}
+
 // readView reads the meta and key of b, and its records with list.
 func readView[R any](b Backend, list func() ([]R, error)) (View[R], error) {
 	var v View[R]

@@ -430,13 +430,13 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 			c.events.Plan(pf.Shown())
 		}
 	} else {
-		// The records the apply starts from, listed before the plan while
-		// little else is in memory: listing maps much of the state file,
-		// whose pages are let go once read.
+		// The records the plan and the apply start from, listed once,
+		// before the plan, while little else is in memory: listing maps
+		// much of the state file, whose pages are let go once read.
 		if records, err = state.ListLazy(st); err != nil {
 			return c.errorf("%v", err)
 		}
-		if pl = c.planToApply(o, ss, destroy); pl == nil {
+		if pl = c.planToApply(o, ss, destroy, records); pl == nil {
 			return exitError
 		}
 	}
@@ -495,8 +495,10 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 // planToApply makes the plan of an apply or destroy without a plan file,
 // shows it, and asks for confirmation unless --auto-approve. It returns
 // nil, after saying why, when there is nothing to apply.
-func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool) *plan.Plan {
-	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, c.plannerOptions(o, destroy))
+func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool, records []state.LazyRecord) *plan.Plan {
+	opts := c.plannerOptions(o, destroy)
+	opts.Records = records // shared with the apply, read once
+	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, opts)
 	c.printDiags(diags)
 	if diags.HasErrors() {
 		return nil

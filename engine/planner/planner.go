@@ -58,6 +58,11 @@ type Options struct {
 	// evaluated too (specs.Resource.Properties): the specs given cannot be
 	// planned again.
 	ShowOnly bool
+	// Records, when not nil, are the state's records as the caller listed
+	// them (state.ListLazy), to share with the apply of the plan
+	// (apply.Options.Records): the planner reads them rather than listing
+	// its own, and leaves their values to the apply.
+	Records []state.LazyRecord
 }
 
 // nodeResult is what planning learned about one node.
@@ -199,7 +204,11 @@ func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources
 }
 
 func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*plan.Plan, diag.Diagnostics) {
-	v, err := state.ReadLazyView(st)
+	read := state.ReadLazyView
+	if opts.Records != nil {
+		read = func(b state.Backend) (state.View[state.LazyRecord], error) { return state.ViewWith(b, opts.Records) }
+	}
+	v, err := read(st)
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "%v", err)}
 	}
@@ -351,8 +360,8 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 // that its resource declares with the same type.
 func (p *planner) forgetPrior(r *specs.Resource) {
 	rec, ok := p.prior[r.Name]
-	if !ok || rec.Head.Kind != kind.Resource || rec.Head.Type != r.Type {
-		return
+	if !ok || rec.Head.Kind != kind.Resource || rec.Head.Type != r.Type || p.opts.Records != nil {
+		return // with Records, the apply reads them after
 	}
 	p.mu.Lock() // against priorHeads
 	rec.Drop()
