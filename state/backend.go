@@ -71,15 +71,15 @@ func ReadView(b Backend) (View[Record], error) {
 }
 
 // ReadLazyView reads the View of b with its records lazy (see LazyRecord):
-// what planning starts from.
-func ReadLazyView(b Backend) (View[LazyRecord], error) {
-	return readView(b, func() ([]LazyRecord, error) { return ListLazy(b) })
-}
-
-// ViewWith reads the meta and key of b, with its records as ListLazy listed
-// them already.
-func ViewWith(b Backend, records []LazyRecord) (View[LazyRecord], error) {
-	return readView(b, func() ([]LazyRecord, error) { return records, nil })
+// what planning starts from. listed, when not nil, are the records as
+// ListLazy listed them already, and are not listed again.
+func ReadLazyView(b Backend, listed []LazyRecord) (View[LazyRecord], error) {
+	return readView(b, func() ([]LazyRecord, error) {
+		if listed != nil {
+			return listed, nil
+		}
+		return ListLazy(b)
+	})
 }
 
 // readView reads the meta and key of b, and its records with list.

@@ -220,15 +220,23 @@ func decodeRecordWith(in *intern.Table, data []byte) (Record, error) {
 			return Record{}, err
 		}
 	}
-	if err := checkNumbers(r.Inputs); err != nil {
+	var err error
+	if r.Inputs, err = checkedValues(r.Inputs); err != nil {
 		return Record{}, fmt.Errorf("inputs: %w", err)
 	}
-	if err := checkNumbers(r.Outputs); err != nil {
+	if r.Outputs, err = checkedValues(r.Outputs); err != nil {
 		return Record{}, fmt.Errorf("outputs: %w", err)
 	}
-	r.Inputs = normalizeMap(r.Inputs)
-	r.Outputs = normalizeMap(r.Outputs)
 	return r, nil
+}
+
+// checkedValues checks and normalizes the inputs or outputs of a record
+// as decoded (see checkNumbers, normalizeMap).
+func checkedValues(m map[string]any) (map[string]any, error) {
+	if err := checkNumbers(m); err != nil {
+		return nil, err
+	}
+	return normalizeMap(m), nil
 }
 
 // checkNumbers refuses a number beyond float64's range anywhere in v: no

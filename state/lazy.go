@@ -64,10 +64,7 @@ func decodeValues(in *intern.Table, text []byte) (map[string]any, error) {
 	if !ok || d.I != len(text) {
 		return nil, errors.New("not an object in the form state writes")
 	}
-	if err := checkNumbers(m); err != nil {
-		return nil, err
-	}
-	return normalizeMap(m), nil
+	return checkedValues(m)
 }
 
 // Drop lets go of the record's values: Full fails from then on, and Head
@@ -98,8 +95,8 @@ func ListLazy(b Backend) ([]LazyRecord, error) {
 	return WholeRecords(rs), err
 }
 
-// decodeLazy decodes the head of the record data, and keeps a copy of
-// data for Full; a record not in the form json.Marshal writes is decoded
+// decodeLazy decodes the head of the record data, and keeps a copy of the
+// text of its inputs and outputs for Full; a record not in the form json.Marshal writes is decoded
 // whole at once, as List decodes it. in, when not nil, makes the head's
 // strings.
 func decodeLazy(in *intern.Table, data []byte) (LazyRecord, error) {

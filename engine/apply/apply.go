@@ -744,13 +744,19 @@ func (a *applier) put(addr string, pos diag.Pos, rec state.Record) error {
 	if err != nil {
 		return a.fail(addr, pos, err)
 	}
+	return a.putOver(addr, pos, rec, old, ok)
+}
+
+// putOver is put for a caller that has decoded the prior record, old (ok
+// when state holds one), already.
+func (a *applier) putOver(addr string, pos diag.Pos, rec, old state.Record, ok bool) error {
 	if ok && sameRecord(old, rec) {
 		return nil
 	}
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(addr, pos, fmt.Errorf("write state: %w", err))
 	}
-	if err := a.sealPast(rec); err != nil {
+	if err := a.sealPastOver(rec, old, ok); err != nil {
 		return a.fail(addr, pos, err)
 	}
 	return nil
@@ -766,15 +772,24 @@ func (a *applier) sealPast(rec state.Record) error {
 		return nil
 	}
 	old, ok, err := a.priorRecord(rec.Name)
-	if !ok || err != nil {
+	if err != nil {
 		return err
+	}
+	return a.sealPastOver(rec, old, ok)
+}
+
+// sealPastOver is sealPast with the prior record, old (ok when state
+// holds one), decoded already.
+func (a *applier) sealPastOver(rec, old state.Record, ok bool) error {
+	if !ok || !value.ContainsSealed(rec.Inputs) {
+		return nil
 	}
 	sl := a.sealer(rec.Name)
 	if value.Same(value.SealWhere(old.Inputs, rec.Inputs, sl), old.Inputs) &&
 		value.Same(value.SealWhere(old.Outputs, rec.Inputs, sl), old.Outputs) {
 		return nil
 	}
-	err = a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
+	err := a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
 		in, out := value.SealWhere(v.Inputs, rec.Inputs, sl), value.SealWhere(v.Outputs, rec.Inputs, sl)
 		if value.Same(in, v.Inputs) && value.Same(out, v.Outputs) {
 			return v, false

@@ -20,14 +20,15 @@ import (
 // change, its driver, its inputs as the specs now give them, and the record
 // before and after.
 type resourceOp struct {
-	r       *specs.Resource
-	c       *plan.Change
-	d       resources.Driver // nil when none is configured and none is needed
-	opts    eval.Options
-	prior   state.Record    // the record before the apply
-	rec     state.Record    // the record to write: name, type, options
-	desired map[string]any  // the inputs, secrets wrapped
-	want    resources.Attrs // the inputs in clear, for the driver
+	r        *specs.Resource
+	c        *plan.Change
+	d        resources.Driver // nil when none is configured and none is needed
+	opts     eval.Options
+	prior    state.Record    // the record before the apply
+	hasPrior bool            // state held prior
+	rec      state.Record    // the record to write: name, type, options
+	desired  map[string]any  // the inputs, secrets wrapped
+	want     resources.Attrs // the inputs in clear, for the driver
 }
 
 func (o *resourceOp) timeout(op string) time.Duration { return o.r.Options.CustomTimeouts[op] }
@@ -73,7 +74,7 @@ func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *pla
 		return nil, a.fail(r.Name, r.Pos, err)
 	}
 	if a.opts.Consume {
-		r.Properties, r.PropertiesExpr = nil, nil // evaluated once, and only here
+		r.LetInputsGo()
 	}
 	desired := r.Schema.ApplyDefaults(val)
 	a.noteSecrets(r.Name, desired)
@@ -102,13 +103,13 @@ func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *pla
 	if !ok && c.Action != plan.NoOp {
 		return nil, a.fail(r.Name, r.Pos, fmt.Errorf("no driver is configured for %s", r.Type))
 	}
-	prior, _, err := a.priorRecord(r.Name)
+	prior, hasPrior, err := a.priorRecord(r.Name)
 	if err != nil {
 		return nil, a.fail(r.Name, r.Pos, err)
 	}
 	plain, _ := value.Reveal(desired)
 	return &resourceOp{
-		r: r, c: c, d: d, opts: opts, prior: prior, desired: desired, want: resources.Attrs(plain.(map[string]any)),
+		r: r, c: c, d: d, opts: opts, prior: prior, hasPrior: hasPrior, desired: desired, want: resources.Attrs(plain.(map[string]any)),
 		rec: state.Record{Name: r.Name, Type: r.Type, Kind: kind.Resource, Dependencies: a.spec.ResourceDeps(r.Name),
 			Protect: opts.Protect, RetainOnDelete: opts.RetainOnDelete, DeleteBeforeReplace: opts.DeleteBeforeReplace},
 	}, nil
@@ -142,7 +143,7 @@ func (a *applier) keepResource(ctx context.Context, o *resourceOp) error {
 	rec.Outputs = value.Seal(rec.Outputs, a.sealer(r.Name)).(map[string]any)
 	a.setValue(r.Name, eval.SecretOutputs(r, view, true))
 	rec.Deposed = prior.Deposed
-	return a.put(r.Name, r.Pos, rec)
+	return a.putOver(r.Name, r.Pos, rec, prior, o.hasPrior)
 }
 
 // updateResource updates a resource in place.

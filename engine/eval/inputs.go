@@ -36,8 +36,7 @@ func (ev *Evaluator) Inputs(r *specs.Resource) (map[string]any, error) {
 
 // inputs is Inputs before additionalSecretOutputs.
 func (ev *Evaluator) inputs(r *specs.Resource) (map[string]any, error) {
-	if r.Properties == nil && r.PropertiesExpr == nil {
-		// Let go by a plan or apply that consumed the specs.
+	if r.Inputs() == nil { // let go (specs.Resource.LetInputsGo)
 		return nil, Errorf(r.Pos, "the inputs of %q were evaluated once already, and let go: load the specs again", r.Name)
 	}
 	if r.PropertiesExpr == nil {

@@ -204,11 +204,7 @@ func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources
 }
 
 func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources.Registry, opts Options) (*plan.Plan, diag.Diagnostics) {
-	read := state.ReadLazyView
-	if opts.Records != nil {
-		read = func(b state.Backend) (state.View[state.LazyRecord], error) { return state.ViewWith(b, opts.Records) }
-	}
-	v, err := read(st)
+	v, err := state.ReadLazyView(st, opts.Records)
 	if err != nil {
 		return nil, diag.Diagnostics{diag.Errorf(diag.Pos{}, "%v", err)}
 	}
@@ -532,7 +528,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return errReported
 	}
 	if p.opts.ShowOnly {
-		r.Properties, r.PropertiesExpr = nil, nil // evaluated once, and only here
+		r.LetInputsGo()
 	}
 	desired = eval.Normalize(p.reg, r.Type, desired)
 	opts, err := p.evalOptions(r, ev)

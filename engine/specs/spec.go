@@ -112,6 +112,14 @@ type Resource struct {
 	cutEnd int32
 }
 
+// LetInputsGo lets go of the resource's inputs expression, for a plan or
+// apply that has evaluated it, the one time it does, and will not again:
+// on a large spec these expressions are much of its memory. Evaluating
+// them after is an error.
+func (r *Resource) LetInputsGo() {
+	r.Properties, r.PropertiesExpr = nil, nil
+}
+
 // Inputs is the expression giving the resource's inputs: the Properties
 // mapping, or PropertiesExpr; nil for a resource read with get.
 func (r *Resource) Inputs() Expr {
