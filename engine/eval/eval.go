@@ -75,7 +75,7 @@ func (ev *Evaluator) Eval(e specs.Expr) (any, error) {
 		return nil, err
 	}
 	switch e.(type) {
-	case *specs.Template, *specs.List, *specs.Object, *specs.Call, *specs.Invoke:
+	case *specs.Template, *specs.List, *specs.Object, *specs.Const, *specs.Call, *specs.Invoke:
 		if n := ev.sizeOf(v); n > maxValueBytes {
 			return nil, Errorf(e.Pos(), "this expression makes a value of more than %d MiB, the limit of any one value", maxValueBytes>>20)
 		}
@@ -264,6 +264,12 @@ func (ev *Evaluator) evalExpr(e specs.Expr) (any, error) {
 		return out, nil
 	case *specs.Call:
 		return ev.call(x)
+	case *specs.Const:
+		v, err := x.Value()
+		if err != nil {
+			return nil, Errorf(x.P, "%v", err)
+		}
+		return v, nil
 	case *specs.Invoke:
 		args, err := ev.Eval(x.Args)
 		if err != nil {

@@ -477,7 +477,7 @@ func exprAt(e Expr, path []string) (Expr, bool) {
 
 func isCollection(e Expr) bool {
 	switch e.(type) {
-	case *List, *Object:
+	case *List, *Object, *Const:
 		return true
 	}
 	return false

@@ -65,7 +65,10 @@
 // fn::invoke arguments fit their schemas (parts known only later are
 // checked at plan time through ValueViolations, which validates only the
 // values that are not literals Load validated: each value is validated
-// once), and the graph has no cycle.
+// once), and the graph has no cycle. Then, below each resource's inputs
+// object, it folds every list or object of literals alone into a Const,
+// which holds the value packed: what plans read of the specs is the same,
+// in less than half of the memory.
 // Graph returns the dag.Graph of config, variables and resources: each
 // depends on every name its expressions and options reference; outputs
 // are not in it. SecretTexts lists the secrets the specs hold in clear,

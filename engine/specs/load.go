@@ -141,6 +141,9 @@ type LoadOptions struct {
 	// defaultChunkMin and defaultChunkEntries.
 	whole                  bool
 	chunkMin, chunkEntries int
+	// unfolded leaves literal lists and objects as they were parsed, not
+	// folded into Consts.
+	unfolded bool
 }
 
 // StackValue is a config value from a stack's settings.
@@ -213,6 +216,9 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 	ds := l.diags.Sort()
 	if ds.HasErrors() {
 		return nil, ds
+	}
+	if !opts.unfolded {
+		l.foldInputs()
 	}
 	return l.spec, ds
 }

@@ -86,6 +86,11 @@ func computedParts(e Expr, v any, path []string, out []schemas.Part) ([]schemas.
 			return out, true
 		}
 		return part()
+	case *Const:
+		if x.Is(v) {
+			return out, true
+		}
+		return part()
 	case *List:
 		l, ok := v.([]any)
 		if !ok || len(l) != len(x.Items) {

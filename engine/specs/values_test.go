@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"reconcile/engine/diag"
@@ -23,13 +24,19 @@ var valueRounds = flag.Int("values.rounds", 3000, "random objects tried per sche
 // same order.
 func TestValueViolationsAgree(t *testing.T) {
 	t.Parallel()
+	var allFolds atomic.Int64
+	t.Cleanup(func() {
+		if allFolds.Load() < 100 {
+			t.Errorf("only %d lists or objects folded", allFolds.Load())
+		}
+	})
 	for _, tok := range schemas.Tokens() {
 		s, _ := schemas.Lookup(tok)
 		t.Run(tok, func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(2, uint64(len(tok))))
 			g := &exprGen{rng: rng}
-			checked, found, apart := 0, 0, 0
+			checked, found, apart, folds := 0, 0, 0, 0
 			// A schema whose objects rarely fit statically (a model's, with
 			// four required nested objects) gets more rounds, up to five
 			// times as many, to check as many objects as the others.
@@ -57,8 +64,20 @@ func TestValueViolationsAgree(t *testing.T) {
 				if show(got) != show(want) {
 					t.Fatalf("value %v:\nValueViolations:\n%s\nViolations:\n%s", vals, show(got), show(want))
 				}
+				// Folded as Load folds it, the object gives the same
+				// diagnostics both ways: at the same places, but for
+				// those inside what was folded, which are at its start.
+				if (&folder{}).fold(obj) {
+					continue // wholly literal: the inputs object is never folded whole
+				}
+				folds += countConsts(obj)
+				want = Violations(s, obj, inst, dyn, "the object")
+				if got = ValueViolations(s, obj, vals, func() string { return "the object" }); show(got) != show(want) {
+					t.Fatalf("value %v, folded:\nValueViolations:\n%s\nViolations:\n%s", vals, show(got), show(want))
+				}
 			}
-			t.Logf("%d objects checked, %d with violations, %d validated apart", checked, found, apart)
+			t.Logf("%d objects checked, %d with violations, %d validated apart, %d lists or objects folded", checked, found, apart, folds)
+			allFolds.Add(int64(folds))
 			// The generator must not be vacuous: enough objects that fit
 			// statically (schemas with patterns and required nested
 			// fields, such as the IAM bindings', yield about 1 in 20).

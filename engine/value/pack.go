@@ -16,8 +16,11 @@ type Packer struct{ buf []byte }
 
 // Pack encodes m. It reports false for a map holding anything but plain
 // values, such as a Secret.
-func (p *Packer) Pack(m map[string]any) ([]byte, bool) {
-	b, ok := appendPacked(p.buf[:0], m, 0)
+func (p *Packer) Pack(m map[string]any) ([]byte, bool) { return p.PackValue(m) }
+
+// PackValue is Pack for any plain value, not only a map.
+func (p *Packer) PackValue(v any) ([]byte, bool) {
+	b, ok := appendPacked(p.buf[:0], v, 0)
 	if !ok {
 		return nil, false
 	}
@@ -28,16 +31,51 @@ func (p *Packer) Pack(m map[string]any) ([]byte, bool) {
 // Unpack decodes what a Packer made: a new map, whose maps and lists are new
 // too.
 func Unpack(b []byte) (map[string]any, error) {
+	v, err := UnpackValue(b)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errBadPack
+	}
+	return m, nil
+}
+
+// UnpackValue is Unpack for any value PackValue packed.
+func UnpackValue(b []byte) (any, error) {
 	d := unpacker{b: b}
 	v, err := d.value(0)
 	if err != nil {
 		return nil, err
 	}
-	m, ok := v.(map[string]any)
-	if !ok || d.i != len(b) {
+	if d.i != len(b) {
 		return nil, errBadPack
 	}
-	return m, nil
+	return v, nil
+}
+
+// AppendPacked appends v, a plain value packed as PackValue packs it, to
+// b; it reports false for a value PackValue refuses. With
+// AppendPackedList, AppendPackedMap and AppendPackedKey, a caller packs a
+// tree of its own in its own order, such as literal expressions: a list's
+// length, then its items; a map's length, then each key and its value.
+// Unpack refuses what nests deeper than MaxPackDepth.
+func AppendPacked(b []byte, v any) ([]byte, bool) { return appendPacked(b, v, 0) }
+
+// AppendPackedList appends the head of a list of n items; see AppendPacked.
+func AppendPackedList(b []byte, n int) []byte {
+	return binary.AppendUvarint(append(b, tagList), uint64(n))
+}
+
+// AppendPackedMap appends the head of a map of n entries; see AppendPacked.
+func AppendPackedMap(b []byte, n int) []byte {
+	return binary.AppendUvarint(append(b, tagMap), uint64(n))
+}
+
+// AppendPackedKey appends a map's key, before its value; see AppendPacked.
+func AppendPackedKey(b []byte, k string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(k))), k...)
 }
 
 // The tags of packed values.
@@ -53,13 +91,14 @@ const (
 	tagUnknown
 )
 
-// maxPackDepth bounds the nesting Pack takes (the specs' own is far less).
-const maxPackDepth = 100
+// MaxPackDepth bounds the nesting of packed values (the specs' own is far
+// less).
+const MaxPackDepth = 100
 
 var errBadPack = errors.New("packed values are damaged")
 
 func appendPacked(b []byte, v any, depth int) ([]byte, bool) {
-	if depth > maxPackDepth {
+	if depth > MaxPackDepth {
 		return nil, false
 	}
 	switch v := v.(type) {
@@ -79,7 +118,7 @@ func appendPacked(b []byte, v any, depth int) ([]byte, bool) {
 	case Unknown:
 		return append(b, tagUnknown), true
 	case []any:
-		b = binary.AppendUvarint(append(b, tagList), uint64(len(v)))
+		b = AppendPackedList(b, len(v))
 		for _, e := range v {
 			var ok bool
 			if b, ok = appendPacked(b, e, depth+1); !ok {
@@ -88,9 +127,9 @@ func appendPacked(b []byte, v any, depth int) ([]byte, bool) {
 		}
 		return b, true
 	case map[string]any:
-		b = binary.AppendUvarint(append(b, tagMap), uint64(len(v)))
+		b = AppendPackedMap(b, len(v))
 		for k, e := range v {
-			b = append(binary.AppendUvarint(b, uint64(len(k))), k...)
+			b = AppendPackedKey(b, k)
 			var ok bool
 			if b, ok = appendPacked(b, e, depth+1); !ok {
 				return nil, false
@@ -117,17 +156,23 @@ func (d *unpacker) uvarint() (int, error) {
 }
 
 func (d *unpacker) str() (string, error) {
+	b, err := d.bytes()
+	return string(b), err
+}
+
+// bytes reads the bytes of a string, which stay the packed ones.
+func (d *unpacker) bytes() ([]byte, error) {
 	n, err := d.uvarint()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	s := string(d.b[d.i : d.i+n])
+	b := d.b[d.i : d.i+n]
 	d.i += n
-	return s, nil
+	return b, nil
 }
 
 func (d *unpacker) value(depth int) (any, error) {
-	if d.i >= len(d.b) || depth > maxPackDepth {
+	if d.i >= len(d.b) || depth > MaxPackDepth {
 		return nil, errBadPack
 	}
 	tag := d.b[d.i]
@@ -187,4 +232,78 @@ func (d *unpacker) value(depth int) (any, error) {
 		return out, nil
 	}
 	return nil, errBadPack
+}
+
+// SamePacked reports whether b, packed by PackValue (or by AppendPacked and
+// its kin, without a key twice in a map), is v: the same plain values of
+// the same Go types (an int64 is never a float64 here), in lists and maps
+// alike. It decodes nothing, so a reader compares a packed value with one
+// it holds without making a copy. An Unknown is the same as nothing, as
+// for Same.
+func SamePacked(b []byte, v any) bool {
+	d := unpacker{b: b}
+	return d.same(v, 0) && d.i == len(b)
+}
+
+// same is SamePacked for the value at d.
+func (d *unpacker) same(v any, depth int) bool {
+	if d.i >= len(d.b) || depth > MaxPackDepth {
+		return false
+	}
+	tag := d.b[d.i]
+	d.i++
+	switch tag {
+	case tagNil:
+		return v == nil
+	case tagFalse, tagTrue:
+		x, ok := v.(bool)
+		return ok && x == (tag == tagTrue)
+	case tagInt:
+		n, size := binary.Varint(d.b[d.i:])
+		d.i += max(size, 0)
+		x, ok := v.(int64)
+		return size > 0 && ok && x == n
+	case tagFloat:
+		if len(d.b)-d.i < 8 {
+			return false
+		}
+		f := math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.i:]))
+		d.i += 8
+		x, ok := v.(float64)
+		return ok && x == f
+	case tagString:
+		s, err := d.bytes()
+		x, ok := v.(string)
+		return err == nil && ok && x == string(s)
+	case tagList:
+		n, err := d.uvarint()
+		l, ok := v.([]any)
+		if err != nil || !ok || len(l) != n {
+			return false
+		}
+		for _, e := range l {
+			if !d.same(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case tagMap:
+		n, err := d.uvarint()
+		m, ok := v.(map[string]any)
+		if err != nil || !ok || len(m) != n {
+			return false
+		}
+		for range n {
+			k, err := d.bytes()
+			if err != nil {
+				return false
+			}
+			e, has := m[string(k)]
+			if !has || !d.same(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // an Unknown, or damage
 }

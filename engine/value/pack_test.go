@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,6 +72,73 @@ func TestPackRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSamePacked checks SamePacked against DeepEqual: a packed value is
+// the value packed, and not one that differs by a leaf, a length or a
+// number's type.
+func TestSamePacked(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var p Packer
+	differ := 0
+	for range 2000 {
+		v := randomPlain(rng, 0)
+		b, ok := p.PackValue(v)
+		if !ok {
+			t.Fatalf("did not pack %#v", v)
+		}
+		if SamePacked(b, v) == neverSame(v) {
+			t.Fatalf("SamePacked(%#v packed, itself) = %v", v, SamePacked(b, v))
+		}
+		w := randomPlain(rng, 0)
+		if got, want := SamePacked(b, w), samePlain(v, w) && !neverSame(v); got != want {
+			t.Fatalf("SamePacked(%#v packed, %#v) = %v", v, w, got)
+		}
+		if !samePlain(v, w) {
+			differ++
+		}
+	}
+	if differ < 1000 {
+		t.Errorf("only %d pairs differ", differ)
+	}
+	for _, c := range []struct{ packed, v any }{
+		{int64(1), 1.0},
+		{1.0, int64(1)},
+		{[]any{"a"}, []any{"a", "b"}},
+		{map[string]any{"a": "x"}, map[string]any{"b": "x"}},
+		{map[string]any{"a": nil}, map[string]any{}},
+		{"abc", []byte("abc")},
+		{Unknown{}, Unknown{}},
+	} {
+		b, _ := p.PackValue(c.packed)
+		if SamePacked(b, c.v) {
+			t.Errorf("%#v packed is %#v", c.packed, c.v)
+		}
+	}
+	if b, _ := p.PackValue("abc"); SamePacked(b[:len(b)-1], "ab") || SamePacked(append(b, 0), "abc") {
+		t.Error("damaged bytes are the same as a value")
+	}
+}
+
+// neverSame reports whether v holds an Unknown or a NaN, never the same
+// as itself.
+func neverSame(v any) bool {
+	switch x := v.(type) {
+	case Unknown:
+		return true
+	case float64:
+		return math.IsNaN(x)
+	case []any:
+		return slices.ContainsFunc(x, neverSame)
+	case map[string]any:
+		for _, e := range x {
+			if neverSame(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestPackRefuses checks that maps holding other values are not packed.
 func TestPackRefuses(t *testing.T) {
 	t.Parallel()
@@ -102,6 +170,9 @@ func FuzzUnpack(f *testing.F) {
 		again, ok := p.Pack(m)
 		if !ok {
 			t.Fatalf("unpacked %#v, which does not pack", m)
+		}
+		if SamePacked(again, m) == neverSame(m) { // b may hold a key twice
+			t.Fatalf("unpacked %#v, which SamePacked(packed again, it) says is %v", m, SamePacked(again, m))
 		}
 		if m2, err := Unpack(again); err != nil || !samePlain(m, m2) {
 			t.Fatalf("repacked %#v as %#v (%v)", m, m2, err)
