@@ -859,8 +859,9 @@ func TestApplyConsume(t *testing.T) {
 
 // consumeApply applies src on h as the CLI's apply does: the records
 // listed once before the plan are the plan's and the apply's
-// (planner.Options.Records, apply.Options.Records), and the apply
-// consumes the plan and the specs. It checks that the specs keep no
+// (planner.Options.Records, apply.Options.Records), the planner letting
+// the values of those it planned go, and the apply consumes the plan and
+// the specs. It checks that the specs keep no
 // inputs expression of what ran, and that planning them again is an
 // error, not a crash.
 func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.Apply) {
@@ -878,6 +879,11 @@ func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.App
 	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true, Records: records})
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags.Err())
+	}
+	for i := range records {
+		if r := spec.Resources[records[i].Head.Name]; r != nil && r.Type == records[i].Head.Type && !records[i].Dropped() {
+			t.Errorf("the planner kept the values of %s's record: the apply reads them again", r.Name)
+		}
 	}
 	res, err := apply.Apply(t.Context(), p, spec, st, h.reg, apply.Options{Command: "apply", Consume: true, Records: records})
 	if err != nil {

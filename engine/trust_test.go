@@ -502,40 +502,58 @@ func TestSecretDigestsAreKeyed(t *testing.T) {
 
 // An input imported before it was marked secret is sealed everywhere state
 // keeps it once the specs wrap it in fn::secret: in the current record and
-// in every earlier version.
+// in every earlier version. So it is whether apply reads the record it
+// started from as listed, or again from state (as the CLI applies, the
+// planner having let its values go), with or without an update.
 func TestSecretSealedInHistory(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	const clear = "imported-in-clear-token"
-	h.cloud.put("ocid1.existing", resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1",
-		"displayName": "a", "description": clear, "inferenceUnits": 1, "state": "ACTIVE"})
-	st, err := state.Open(h.path, state.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := apply.Import(t.Context(), st, h.reg, "a", endpointToken, "ocid1.existing"); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	src := resourcesOf(endpoint("a", "a", "description: {fn::secret: "+clear+"}"))
-	p, _ := h.mustApply(src)
-	if p.HasChanges() {
-		t.Errorf("marking the imported value secret planned %s, want no change in the cloud", actions(p))
-	}
-	st, err = state.Open(h.path, state.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	m, _ := st.Meta()
-	for serial := int64(1); serial <= m.Serial; serial++ {
-		rec, ok, err := st.Version("a", serial)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok && strings.Contains(fmt.Sprint(rec.Inputs, rec.Outputs), clear) {
-			t.Errorf("version %d of a holds the secret in clear: %v %v", serial, rec.Inputs, rec.Outputs)
-		}
+	for _, tc := range []struct {
+		name, display string
+		cli           bool
+	}{{"kept", "a", false}, {"kept as the CLI applies", "a", true}, {"updated as the CLI applies", "renamed", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			const clear = "imported-in-clear-token"
+			h.cloud.put("ocid1.existing", resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1",
+				"displayName": "a", "description": clear, "inferenceUnits": 1, "state": "ACTIVE"})
+			st, err := state.Open(h.path, state.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := apply.Import(t.Context(), st, h.reg, "a", endpointToken, "ocid1.existing"); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			src := resourcesOf(endpoint("a", tc.display, "description: {fn::secret: "+clear+"}"))
+			var p *plan.Plan
+			if tc.cli {
+				var res *report.Apply
+				if p, res = consumeApply(t, h, src); res.Err() != nil {
+					t.Fatal(res.Err())
+				}
+			} else {
+				p, _ = h.mustApply(src)
+			}
+			if want := tc.display != "a"; p.HasChanges() != want {
+				t.Errorf("marking the imported value secret planned %s, want changes %v", actions(p), want)
+			}
+			st, err = state.Open(h.path, state.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			m, _ := st.Meta()
+			for serial := int64(1); serial <= m.Serial; serial++ {
+				rec, ok, err := st.Version("a", serial)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok && strings.Contains(fmt.Sprint(rec.Inputs, rec.Outputs), clear) {
+					t.Errorf("version %d of a holds the secret in clear: %v %v", serial, rec.Inputs, rec.Outputs)
+				}
+			}
+		})
 	}
 }
 

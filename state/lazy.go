@@ -74,6 +74,9 @@ func (l *LazyRecord) Drop() {
 	l.Head.Inputs, l.Head.Outputs = nil, nil
 }
 
+// Dropped reports whether Drop let the record's values go.
+func (l *LazyRecord) Dropped() bool { return l.dropped }
+
 // WholeRecords returns rs as lazy records, whole already: for a Backend
 // that cannot list them lazily (see ListLazy), or records read one by one.
 func WholeRecords(rs []Record) []LazyRecord {

@@ -54,7 +54,9 @@ type Options struct {
 	// them (state.ListLazy), holding the state's lock since: Apply starts
 	// from them rather than listing them again. Listing maps much of a
 	// state file, its pages let go once read: a caller that lists before
-	// it plans does so while little else is in memory.
+	// it plans does so while little else is in memory. The planner lets
+	// the values of those it planned go (planner.Options.Records): Apply
+	// reads those of the nodes it runs again, one by one.
 	Records []state.LazyRecord
 }
 
@@ -337,10 +339,20 @@ func (a *applier) priorHead(name string) (state.Record, bool) {
 
 // priorRecord returns the whole record of name as the apply started, its
 // values decoded anew (the caller's); an error says state is damaged.
+// Its node calls it before it writes the record: a record whose values
+// the planner let go is read again from state then, unchanged since, as
+// only its node writes it.
 func (a *applier) priorRecord(name string) (state.Record, bool, error) {
 	l, ok := a.prior[name]
 	if !ok {
 		return state.Record{}, false, nil
+	}
+	if l.Dropped() {
+		r, ok, err := a.st.Get(name)
+		if err != nil {
+			return state.Record{}, false, fmt.Errorf("read state: %w", err)
+		}
+		return r, ok, nil
 	}
 	r, err := l.Full(nil)
 	if err != nil {
@@ -756,31 +768,19 @@ func (a *applier) putOver(addr string, pos diag.Pos, rec, old state.Record, ok b
 	if _, err := a.st.Put(rec); err != nil {
 		return a.fail(addr, pos, fmt.Errorf("write state: %w", err))
 	}
-	if err := a.sealPastOver(rec, old, ok); err != nil {
+	if err := a.sealPast(rec, old, ok); err != nil {
 		return a.fail(addr, pos, err)
 	}
 	return nil
 }
 
-// sealPast seals, in every version state keeps of rec's node, the values
-// that rec holds sealed but an earlier version holds in clear: an input
-// imported (or applied) before the specs marked it secret leaves no clear
-// copy in state's history once it is. Nothing is done when the node's last
-// record held no such value.
-func (a *applier) sealPast(rec state.Record) error {
-	if !value.ContainsSealed(rec.Inputs) {
-		return nil
-	}
-	old, ok, err := a.priorRecord(rec.Name)
-	if err != nil {
-		return err
-	}
-	return a.sealPastOver(rec, old, ok)
-}
-
-// sealPastOver is sealPast with the prior record, old (ok when state
-// holds one), decoded already.
-func (a *applier) sealPastOver(rec, old state.Record, ok bool) error {
+// sealPast seals, in every version state keeps of rec's node, the
+// values that rec holds sealed but an earlier version holds in clear: an
+// input imported (or applied) before the specs marked it secret leaves no
+// clear copy in state's history once it is. Nothing is done when old, the
+// node's record as the apply started (ok when state held one), held no
+// such value.
+func (a *applier) sealPast(rec, old state.Record, ok bool) error {
 	if !ok || !value.ContainsSealed(rec.Inputs) {
 		return nil
 	}

@@ -52,7 +52,7 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *plan.Ch
 	case plan.NoOp:
 		return a.keepResource(ctx, o)
 	case plan.Create:
-		return a.create(ctx, r, c, o.d, o.rec, o.desired, o.want, o.timeout("create"))
+		return a.create(ctx, o, o.rec)
 	case plan.Update:
 		return a.updateResource(ctx, o)
 	case plan.Import:
@@ -155,7 +155,7 @@ func (a *applier) updateResource(ctx context.Context, o *resourceOp) error {
 	}
 	rec := o.rec
 	rec.Deposed = o.prior.Deposed
-	return a.record(r, rec, id, o.desired, got, plan.Update, false)
+	return a.record(o, rec, id, got, plan.Update, false)
 }
 
 // importResource records the object the plan imports, then updates it
@@ -184,7 +184,7 @@ func (a *applier) importResource(ctx context.Context, o *resourceOp) error {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("update imported %s %q: %w", r.Type, id, err))
 		}
 	}
-	return a.record(r, rec, id, o.desired, got, -1, false)
+	return a.record(o, rec, id, got, -1, false)
 }
 
 // replaceDeleteFirst replaces a resource whose old object must be gone
@@ -202,7 +202,7 @@ func (a *applier) replaceDeleteFirst(ctx context.Context, o *resourceOp) error {
 			return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 		}
 	}
-	if err := a.create(ctx, r, o.c, o.d, rec, o.desired, o.want, o.timeout("create")); err != nil {
+	if err := a.create(ctx, o, rec); err != nil {
 		return err
 	}
 	a.recount(plan.Create, plan.Replace)
@@ -220,7 +220,7 @@ func (a *applier) replaceCreateFirst(ctx context.Context, o *resourceOp) error {
 	if o.prior.ID != "" && !slices.Contains(rec.Deposed, o.prior.ID) {
 		rec.Deposed = append(rec.Deposed, o.prior.ID)
 	}
-	if err := a.create(ctx, o.r, o.c, o.d, rec, o.desired, o.want, o.timeout("create")); err != nil {
+	if err := a.create(ctx, o, rec); err != nil {
 		return err
 	}
 	a.mu.Lock()
@@ -309,8 +309,9 @@ func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *plan.
 // what it finds is recorded as this create's result; a driver without
 // Recover gets the create with the interrupted create's token. With other
 // inputs the node is not created at all (see unresolvedError).
-func (a *applier) create(ctx context.Context, r *specs.Resource, c *plan.Change, d resources.Driver, rec state.Record, desired map[string]any, want resources.Attrs, timeout time.Duration) error {
-	sealed := value.Seal(desired, a.sealer(r.Name)).(map[string]any)
+func (a *applier) create(ctx context.Context, o *resourceOp, rec state.Record) error {
+	r, c, d, want, timeout := o.r, o.c, o.d, o.want, o.timeout("create")
+	sealed := value.Seal(o.desired, a.sealer(r.Name)).(map[string]any)
 	token := newToken()
 	if in, ok := a.intents[r.Name]; ok {
 		if in.Type != r.Type || !value.Same(in.Inputs, sealed) {
@@ -329,7 +330,7 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *plan.Change,
 					r.Name, in.Time.UTC().Format(time.RFC3339), err))
 			}
 			if id != "" {
-				return a.finishCreate(ctx, r, rec, token, sealed, desired, id, got, err)
+				return a.finishCreate(ctx, o, rec, token, sealed, id, got, err)
 			}
 			// It made nothing: create the node anew.
 			token = newToken()
@@ -344,13 +345,14 @@ func (a *applier) create(ctx context.Context, r *specs.Resource, c *plan.Change,
 		got = g
 		return id, err
 	})
-	return a.finishCreate(ctx, r, rec, token, sealed, desired, id, got, err)
+	return a.finishCreate(ctx, o, rec, token, sealed, id, got, err)
 }
 
 // finishCreate records the outcome of a create (id, got, err, as the
 // driver's Create returns them) made with token and clears its intent when
 // the outcome is known.
-func (a *applier) finishCreate(ctx context.Context, r *specs.Resource, rec state.Record, token string, sealed, desired map[string]any, id string, got resources.Attrs, err error) error {
+func (a *applier) finishCreate(ctx context.Context, o *resourceOp, rec state.Record, token string, sealed map[string]any, id string, got resources.Attrs, err error) error {
+	r := o.r
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && id == "" && errors.Is(err, state.ErrLockLost) {
 		// Not started: its intent stays, and the run that holds the lock
@@ -391,7 +393,7 @@ func (a *applier) finishCreate(ctx context.Context, r *specs.Resource, rec state
 	}
 	// The record and the intent's end are one write when the outcome is
 	// known.
-	if e := a.record(r, rec, id, desired, got, act, !unknown); e != nil {
+	if e := a.record(o, rec, id, got, act, !unknown); e != nil {
 		return e
 	}
 	if unknown {
@@ -439,7 +441,8 @@ func (a *applier) update(ctx context.Context, c *plan.Change, d resources.Driver
 
 // record writes the resource's new state and publishes its value. act is
 // counted unless negative.
-func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired map[string]any, got resources.Attrs, act plan.Action, clearIntent bool) error {
+func (a *applier) record(o *resourceOp, rec state.Record, id string, got resources.Attrs, act plan.Action, clearIntent bool) error {
+	r, desired := o.r, o.desired
 	attrs := map[string]any(resources.CanonAttrs(got))
 	if attrs == nil {
 		attrs = map[string]any{}
@@ -456,7 +459,7 @@ func (a *applier) record(r *specs.Resource, rec state.Record, id string, desired
 	if _, err := put(rec); err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
-	if err := a.sealPast(rec); err != nil {
+	if err := a.sealPast(rec, o.prior, o.hasPrior); err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
 	a.setValue(r.Name, view)

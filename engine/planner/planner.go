@@ -61,7 +61,8 @@ type Options struct {
 	// Records, when not nil, are the state's records as the caller listed
 	// them (state.ListLazy), to share with the apply of the plan
 	// (apply.Options.Records): the planner reads them rather than listing
-	// its own, and leaves their values to the apply.
+	// its own. It lets each one's values go once its node is planned, as
+	// with its own: the apply reads again those it needs.
 	Records []state.LazyRecord
 }
 
@@ -356,8 +357,8 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 // that its resource declares with the same type.
 func (p *planner) forgetPrior(r *specs.Resource) {
 	rec, ok := p.prior[r.Name]
-	if !ok || rec.Head.Kind != kind.Resource || rec.Head.Type != r.Type || p.opts.Records != nil {
-		return // with Records, the apply reads them after
+	if !ok || rec.Head.Kind != kind.Resource || rec.Head.Type != r.Type {
+		return
 	}
 	p.mu.Lock() // against priorHeads
 	rec.Drop()
