@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -866,6 +867,15 @@ func TestApplyConsume(t *testing.T) {
 // error, not a crash.
 func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.Apply) {
 	t.Helper()
+	p, res, _ := consumeApplyKept(t, h, src)
+	return p, res
+}
+
+// consumeApplyKept is consumeApply, and returns the resources whose
+// inputs the planner kept for the apply (planner.Options.KeepInputs),
+// letting their expressions go.
+func consumeApplyKept(t *testing.T, h *harness, src string) (*plan.Plan, *report.Apply, []string) {
+	t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
@@ -876,9 +886,20 @@ func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.App
 		t.Fatal(err)
 	}
 	spec := h.load(src)
-	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true, Records: records})
+	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true, KeepInputs: true, Records: records})
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags.Err())
+	}
+	var kept []string
+	for i := range p.Changes {
+		c := &p.Changes[i]
+		in, ok, err := c.KeptInputs()
+		if r := spec.Resources[c.Addr]; ok && (err != nil || r == nil || r.Inputs() != nil || value.ContainsUnknown(in)) {
+			t.Errorf("%s: kept inputs %v (%v), its inputs expression still held: %v", c.Addr, in, err, r != nil && r.Inputs() != nil)
+		}
+		if ok {
+			kept = append(kept, c.Addr)
+		}
 	}
 	for i := range records {
 		if r := spec.Resources[records[i].Head.Name]; r != nil && r.Type == records[i].Head.Type && !records[i].Dropped() {
@@ -891,14 +912,82 @@ func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.App
 	}
 	h.checkInvariants(st, res)
 	for _, c := range p.Changes {
-		if r := spec.Resources[c.Addr]; r != nil && c.Action != plan.Delete && r.Inputs() != nil {
+		if r := spec.Resources[c.Addr]; r != nil && c.Action != plan.Delete && !c.Idle && r.Inputs() != nil {
 			t.Errorf("after a consuming apply, %s (%s) keeps its inputs expression", c.Addr, c.Action)
 		}
 	}
 	if _, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{}); !diags.HasErrors() || !strings.Contains(diagText(diags), "load the specs again") {
 		t.Errorf("planning consumed specs again: %s; want an error saying to load them again", diagText(diags))
 	}
-	return p, res
+	slices.Sort(kept)
+	return p, res, kept
+}
+
+// maskSealed returns m with each sealed value (a digest of a secret) as
+// "sealed".
+func maskSealed(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if value.IsSealed(v) {
+			v = "sealed"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// TestApplyKeptInputs checks that an apply sending the inputs the planner
+// kept (planner.Options.KeepInputs), as the CLI applies, writes what one
+// that evaluates every resource's inputs again writes, and that the
+// planner keeps only inputs that the apply would evaluate to the same:
+// known, without a secret, reading only ids of resources whose object
+// stays (not an input of one, an output, nor the id of one replaced).
+func TestApplyKeptInputs(t *testing.T) {
+	t.Parallel()
+	steps := []struct {
+		src  string
+		kept []string
+	}{{
+		resourcesOf(endpoint("a", "a", "options.replaceOnChanges: [modelId]"), endpoint("b", "b", "description: ${a.id}"), endpoint("c", "c", "description: ${a.displayName}"),
+			endpoint("d", "d", "description: ${a.state}"), endpoint("e", "e", "description: {fn::secret: kept-inputs-secret}", "options.dependsOn: ['${a}']")),
+		[]string{"a"}, // the others read a, made by this apply
+	}, {
+		resourcesOf(endpoint("a", "renamed", "options.replaceOnChanges: [modelId]"), endpoint("b", "b2", "description: ${a.id}"), endpoint("c", "c2", "description: ${a.displayName}"),
+			endpoint("d", "d2", "description: ${a.state}"), endpoint("e", "e2", "description: {fn::secret: kept-inputs-secret}", "options.dependsOn: ['${a}']"), endpoint("f", "f", "description: x-${a.id}")),
+		[]string{"a", "b", "f"},
+	}, {
+		resourcesOf(endpoint("a", "renamed", "modelId: ocid1.ailanguagemodel.oc1..m2", "options.replaceOnChanges: [modelId]"), endpoint("b", "b3", "description: ${a.id}"),
+			endpoint("c", "c2", "description: ${a.displayName}"), endpoint("d", "d2", "description: ${a.state}"), endpoint("e", "e2", "description: {fn::secret: kept-inputs-secret}", "options.dependsOn: ['${a}']"), endpoint("f", "f", "description: x-${a.id}")),
+		[]string{"a"}, // a is replaced: its new id is not known
+	}}
+	// e waits for a, so that a, which others read the id of, is the
+	// first object made in both.
+	evaluated, kept := newHarness(t), newHarness(t)
+	for i, step := range steps {
+		_, want := evaluated.applyWith(step.src, planner.Options{Refresh: true}, apply.Options{Command: "apply"})
+		_, got, keptNames := consumeApplyKept(t, kept, step.src)
+		if got.Err() != nil || want.Err() != nil || !reflect.DeepEqual(got.Counts, want.Counts) {
+			t.Fatalf("step %d: kept %v %v, evaluated %v %v", i, got.Counts, got.Err(), want.Counts, want.Err())
+		}
+		if !slices.Equal(keptNames, step.kept) {
+			t.Errorf("step %d: the planner kept the inputs of %v, want %v", i, keptNames, step.kept)
+		}
+		wantRecs, gotRecs := evaluated.records(), kept.records()
+		if len(wantRecs) != len(gotRecs) {
+			t.Fatalf("step %d: %d records, want %d", i, len(gotRecs), len(wantRecs))
+		}
+		for name, rec := range wantRecs {
+			other := gotRecs[name]
+			// Each state seals with a key of its own; ids are given in
+			// the order of creates, which run in parallel.
+			wantOut, gotOut := maps.Clone(rec.Outputs), maps.Clone(other.Outputs)
+			delete(wantOut, "id")
+			delete(gotOut, "id")
+			if !reflect.DeepEqual(maskSealed(rec.Inputs), maskSealed(other.Inputs)) || !reflect.DeepEqual(wantOut, gotOut) || (rec.ID == "") != (other.ID == "") {
+				t.Errorf("step %d: %s recorded %+v, want %+v", i, name, other, rec)
+			}
+		}
+	}
 }
 
 // TestApplyHoldsToThePlan checks that apply refuses to create with inputs

@@ -566,10 +566,13 @@ func TestPlanGolden(t *testing.T) {
 	if len(dirs) < 5 {
 		t.Fatalf("found %d golden cases under testdata/plan, want at least 5", len(dirs))
 	}
-	var noOps atomic.Int64 // planned by the cases, once they have all run
+	var noOps, kept atomic.Int64 // planned by the cases, once they have all run
 	t.Cleanup(func() {
 		if noOps.Load() == 0 {
 			t.Errorf("no golden case plans a no-op: ShowOnly's no-ops are not checked")
+		}
+		if kept.Load() == 0 {
+			t.Errorf("no golden case keeps inputs for the apply: values packed over them are not checked")
 		}
 	})
 	for _, dir := range dirs {
@@ -618,9 +621,9 @@ func TestPlanGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, "./engine", filepath.Join(dir, "want.txt"), buf.Bytes())
-			// A plan made to be applied at once, its creates packed,
-			// shows the same.
-			packed, diags := h.makePlan(string(src), planner.Options{Pack: true})
+			// A plan made to be applied at once, its creates and updates
+			// packed, over the inputs kept for the apply, shows the same.
+			packed, diags := h.makePlan(string(src), planner.Options{Pack: true, KeepInputs: true})
 			if diags.HasErrors() {
 				t.Fatalf("plan with Pack: %s", diagText(diags))
 			}
@@ -647,6 +650,9 @@ func TestPlanGolden(t *testing.T) {
 				}
 				if (c.Action == plan.Create || c.Action == plan.Update) && !value.ContainsSecret(c.After) && !value.ContainsSecret(c.Before) && (c.After != nil || c.Before != nil) {
 					t.Errorf("with Pack, the %s of %s keeps its values unpacked", c.Action, c.Addr)
+				}
+				if _, ok, _ := c.KeptInputs(); ok {
+					kept.Add(1)
 				}
 			}
 			noOps.Add(int64(checkShowOnly(t, h, string(src), p)))

@@ -498,6 +498,7 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool, records []state.LazyRecord) *plan.Plan {
 	opts := c.plannerOptions(o, destroy)
 	opts.Records = records // shared with the apply, read once
+	opts.KeepInputs = true // the apply follows, with these specs
 	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, opts)
 	c.printDiags(diags)
 	if diags.HasErrors() {

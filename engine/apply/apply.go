@@ -626,7 +626,7 @@ func (a *applier) run(ctx context.Context, node string) error {
 		// What the resource is now is in state and in a.values: its
 		// planned values are not read again (a deposed node reads its
 		// change).
-		c.Before, c.After = nil, nil
+		c.LetValuesGo()
 	}
 	return err
 }

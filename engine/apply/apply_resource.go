@@ -68,8 +68,14 @@ func (a *applier) runResource(ctx context.Context, r *specs.Resource, c *plan.Ch
 
 // prepareResource evaluates the inputs and options of r now that its
 // dependencies are applied, and checks them against what the plan showed.
+// Inputs the plan kept are taken as they are.
 func (a *applier) prepareResource(ctx context.Context, r *specs.Resource, c *plan.Change) (*resourceOp, error) {
-	val, err := a.evaluator(ctx).Inputs(r)
+	// The inputs the planner kept, when it kept them, are those the
+	// evaluation would give (planner.Options.KeepInputs).
+	val, kept, err := c.KeptInputs()
+	if !kept {
+		val, err = a.evaluator(ctx).Inputs(r)
+	}
 	if err != nil {
 		return nil, a.fail(r.Name, r.Pos, err)
 	}

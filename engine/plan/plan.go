@@ -198,22 +198,63 @@ type Change struct {
 	// packedBefore and packedAfter hold Before and After, encoded,
 	// between Pack and Unpack; nil when not packed.
 	packedBefore, packedAfter []byte
+	// keptInputs holds, packed, the inputs the planner evaluated for the
+	// apply that follows it (KeepInputs); nil when none were kept.
+	keptInputs []byte
+}
+
+// KeepInputs keeps inputs, the resource's inputs as the planner evaluated
+// them, packed (see value.Packer), for an apply of the plan in the same
+// process, with the same specs, to send as they are (KeptInputs) rather
+// than evaluate its inputs expression again. It reports false, keeping
+// nothing, for inputs that do not pack (a secret among them).
+func (c *Change) KeepInputs(p *value.Packer, inputs map[string]any) bool {
+	b, ok := p.Pack(inputs)
+	if ok {
+		c.keptInputs = b
+	}
+	return ok
+}
+
+// KeptInputs returns the inputs KeepInputs kept, decoded anew, and
+// whether it kept any.
+func (c *Change) KeptInputs() (map[string]any, bool, error) {
+	if c.keptInputs == nil {
+		return nil, false, nil
+	}
+	m, err := value.Unpack(c.keptInputs)
+	if err != nil {
+		return nil, true, fmt.Errorf("the inputs planned for %q: %w", c.Addr, err)
+	}
+	return m, true, nil
+}
+
+// LetValuesGo lets go of the change's planned values, Before, After and
+// the inputs kept, for an apply done with them.
+func (c *Change) LetValuesGo() {
+	c.Before, c.After, c.packedBefore, c.packedAfter, c.keptInputs = nil, nil, nil, nil, nil
 }
 
 // Pack keeps Before and After encoded (see value.Packer) until Unpack, in
-// a fraction of the memory, when they hold plain values only; they are
-// nil meanwhile, and Values decodes them for a reader. A large plan so
-// holds the values of the changes waiting to be shown, saved or applied
-// compactly. It reports whether it packed.
+// a fraction of the memory of the maps they hold, when they hold plain
+// values only; they are nil meanwhile, and Values decodes them for a
+// reader. After is packed over the inputs kept (KeepInputs), and Before
+// over After (value.PackOver): what they share is held once. A large plan
+// so holds the values of the changes waiting to be shown, saved or
+// applied compactly. It reports whether it packed.
 func (c *Change) Pack(p *value.Packer) bool {
 	if c.packed() || c.Before == nil && c.After == nil {
 		return false
 	}
-	before, ok := packMap(p, c.Before)
+	inputs, _, err := c.KeptInputs()
+	if err != nil {
+		return false
+	}
+	after, ok := packOver(p, c.After, inputs)
 	if !ok {
 		return false
 	}
-	after, ok := packMap(p, c.After)
+	before, ok := packOver(p, c.Before, c.After)
 	if !ok {
 		return false
 	}
@@ -224,20 +265,20 @@ func (c *Change) Pack(p *value.Packer) bool {
 // packed reports whether Pack packed the change's values.
 func (c *Change) packed() bool { return c.packedBefore != nil || c.packedAfter != nil }
 
-// packMap packs m; nil, and true, for no map.
-func packMap(p *value.Packer, m map[string]any) ([]byte, bool) {
+// packOver packs m over base; nil, and true, for no map.
+func packOver(p *value.Packer, m, base map[string]any) ([]byte, bool) {
 	if m == nil {
 		return nil, true
 	}
-	return p.Pack(m)
+	return p.PackOver(m, base)
 }
 
-// unpackMap decodes what packMap made.
-func unpackMap(b []byte) (map[string]any, error) {
+// unpackOver decodes what packOver made.
+func unpackOver(b []byte, base map[string]any) (map[string]any, error) {
 	if b == nil {
 		return nil, nil
 	}
-	return value.Unpack(b)
+	return value.UnpackOver(b, base)
 }
 
 // Values returns Before and After, decoded for the caller when Pack
@@ -247,8 +288,11 @@ func (c *Change) Values() (before, after map[string]any, err error) {
 	if !c.packed() {
 		return c.Before, c.After, nil
 	}
-	if before, err = unpackMap(c.packedBefore); err == nil {
-		after, err = unpackMap(c.packedAfter)
+	inputs, _, err := c.KeptInputs()
+	if err == nil {
+		if after, err = unpackOver(c.packedAfter, inputs); err == nil {
+			before, err = unpackOver(c.packedBefore, after)
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("the planned values of %q: %w", c.Addr, err)

@@ -58,6 +58,15 @@ type Options struct {
 	// evaluated too (specs.Resource.Properties): the specs given cannot be
 	// planned again.
 	ShowOnly bool
+	// KeepInputs plans for an apply that follows in the same process,
+	// with the same specs (the CLI's apply): a resource whose inputs the
+	// apply would evaluate to what the plan did has them kept, packed, in
+	// its change (plan.Change.KeepInputs), and its inputs expression let
+	// go, for the apply to send as planned. Those inputs are known, hold
+	// no secret, call no function of the schemas, and read nothing but
+	// config and the ids of resources whose object stays (no-ops and
+	// updates), which the apply does not change.
+	KeepInputs bool
 	// Records, when not nil, are the state's records as the caller listed
 	// them (state.ListLazy), to share with the apply of the plan
 	// (apply.Options.Records): the planner reads them rather than listing
@@ -537,6 +546,9 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return err
 	}
 	c := p.newChange(r.Name, plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace})
+	if p.opts.KeepInputs {
+		p.keepInputs(r, c, desired)
+	}
 	prior, hasPrior, err := p.record(r.Name)
 	if err != nil {
 		return p.fail(r.Pos, "%s: %v", r.Name, err)
@@ -566,6 +578,47 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return p.finishReplace(r, c, opts, desired)
 	}
 	return p.planChange(r, c, prior, opts, before, desired)
+}
+
+// keepInputs keeps the inputs of r, desired, in c for the apply, and lets
+// its inputs expression go, when the apply would evaluate them to the same
+// (see Options.KeepInputs).
+func (p *planner) keepInputs(r *specs.Resource, c *plan.Change, desired map[string]any) {
+	read, pure := r.InputsRead()
+	if !pure || value.ContainsUnknown(desired) {
+		return
+	}
+	for _, ref := range read {
+		if !p.stays(ref) {
+			return
+		}
+	}
+	pk := packers.Get().(*value.Packer)
+	kept := c.KeepInputs(pk, desired)
+	packers.Put(pk)
+	if kept {
+		r.LetInputsGo()
+	}
+}
+
+// stays reports whether what ref reads is the same when the apply runs as
+// when it was planned: config, a built-in, or the id of a managed
+// resource whose object stays (a no-op or an update), planned already.
+func (p *planner) stays(ref *specs.Ref) bool {
+	if _, ok := p.spec.Config[ref.Root]; ok || ref.Root == specs.BuiltinRoot {
+		return true
+	}
+	if len(ref.Path) != 1 || ref.Path[0].IsIndex || ref.Path[0].Key != "id" {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	res, ok := p.results[ref.Root]
+	if !ok || res.change == nil {
+		return false
+	}
+	c := res.change
+	return c.Kind == kind.Resource && (c.Action == plan.NoOp || c.Action == plan.Update)
 }
 
 // planCreate plans the create of r.

@@ -304,9 +304,19 @@ func (r *Ref) String() string {
 
 // refs calls fn for every reference in e, depth first.
 func refs(e Expr, fn func(*Ref)) {
+	visit(e, func(e Expr) {
+		if r, ok := e.(*Ref); ok {
+			fn(r)
+		}
+	})
+}
+
+// visit calls fn for e and for every expression inside it, depth first:
+// the references of a template, the items of a list, the values of an
+// object, the argument of a call and the arguments of an invoke.
+func visit(e Expr, fn func(Expr)) {
+	fn(e)
 	switch x := e.(type) {
-	case *Ref:
-		fn(x)
 	case *Template:
 		for _, p := range x.Parts {
 			if p.Ref != nil {
@@ -315,20 +325,20 @@ func refs(e Expr, fn func(*Ref)) {
 		}
 	case *List:
 		for _, it := range x.Items {
-			refs(it, fn)
+			visit(it, fn)
 		}
 	case *Object:
 		if x == nil {
 			return
 		}
 		for _, en := range x.Entries {
-			refs(en.Value, fn)
+			visit(en.Value, fn)
 		}
 	case *Call:
-		refs(x.Arg, fn)
+		visit(x.Arg, fn)
 	case *Invoke:
 		if x.Args != nil {
-			refs(x.Args, fn)
+			visit(x.Args, fn)
 		}
 	}
 }

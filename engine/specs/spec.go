@@ -132,6 +132,22 @@ func (r *Resource) Inputs() Expr {
 	return nil
 }
 
+// InputsRead returns the references in the resource's inputs expression,
+// and false when the expression calls a function of the schemas
+// (fn::invoke), whose result is not the specs' alone.
+func (r *Resource) InputsRead() (read []*Ref, pure bool) {
+	pure = true
+	visit(r.Inputs(), func(e Expr) {
+		switch x := e.(type) {
+		case *Ref:
+			read = append(read, x)
+		case *Invoke:
+			pure = false
+		}
+	})
+	return read, pure
+}
+
 // GetSpec reads an existing resource by id.
 type GetSpec struct {
 	P     diag.Pos

@@ -55,6 +55,85 @@ func UnpackValue(b []byte) (any, error) {
 	return v, nil
 }
 
+// PackOver is Pack for m as it differs from base: each entry of m that
+// base holds too, identical (the same plain values, numbers of the same
+// Go type), is packed as a mark of a few bytes, and UnpackOver takes it from base
+// again. A plan's change so keeps what it plans over what it kept already
+// in little more than the memory of what differs.
+func (p *Packer) PackOver(m, base map[string]any) ([]byte, bool) {
+	b := AppendPackedMap(p.buf[:0], len(m))
+	for k, v := range m {
+		b = AppendPackedKey(b, k)
+		if bv, ok := base[k]; ok && identical(v, bv) {
+			b = append(b, tagBase)
+			continue
+		}
+		var ok bool
+		if b, ok = appendPacked(b, v, 1); !ok {
+			return nil, false
+		}
+	}
+	p.buf = b
+	return slices.Clone(b), true
+}
+
+// UnpackOver decodes what PackOver packed over base, which must be equal
+// to the base it was packed over: a new map, whose maps and lists are new
+// too, those taken from base included.
+func UnpackOver(b []byte, base map[string]any) (map[string]any, error) {
+	d := unpacker{b: b}
+	if d.i >= len(b) || b[d.i] != tagMap {
+		return nil, errBadPack
+	}
+	d.i++
+	n, err := d.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, n)
+	for range n {
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if d.i < len(b) && b[d.i] == tagBase {
+			d.i++
+			bv, ok := base[k]
+			if !ok {
+				return nil, errBadPack
+			}
+			out[k] = copyPlain(bv)
+			continue
+		}
+		if out[k], err = d.value(1); err != nil {
+			return nil, err
+		}
+	}
+	if d.i != len(b) {
+		return nil, errBadPack
+	}
+	return out, nil
+}
+
+// copyPlain returns v with its lists and maps made anew.
+func copyPlain(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyPlain(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = copyPlain(e)
+		}
+		return out
+	}
+	return v
+}
+
 // AppendPacked appends v, a plain value packed as PackValue packs it, to
 // b; it reports false for a value PackValue refuses. With
 // AppendPackedList, AppendPackedMap and AppendPackedKey, a caller packs a
@@ -89,6 +168,7 @@ const (
 	tagList
 	tagMap
 	tagUnknown
+	tagBase // an entry of PackOver's base, in its place
 )
 
 // MaxPackDepth bounds the nesting of packed values (the specs' own is far

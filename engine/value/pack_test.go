@@ -139,6 +139,91 @@ func neverSame(v any) bool {
 	return false
 }
 
+// TestPackOver checks that UnpackOver gives back what PackOver packed over
+// a base sharing some of its entries, made anew (nothing shared with the
+// base), in fewer bytes than Pack when an entry was shared.
+func TestPackOver(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 10))
+	var p Packer
+	smaller := 0
+	for range 2000 {
+		m, _ := randomPlain(rng, 0).(map[string]any)
+		base, _ := randomPlain(rng, 0).(map[string]any)
+		if m == nil || base == nil {
+			continue
+		}
+		shared := false
+		for k, v := range m {
+			if rng.IntN(2) == 0 {
+				base[k] = v
+				shared = shared || !neverSame(v) // else packed in full
+			}
+		}
+		b, ok := p.PackOver(m, base)
+		if !ok {
+			t.Fatalf("did not pack %#v", m)
+		}
+		got, err := UnpackOver(b, base)
+		if err != nil || !samePlain(got, m) {
+			t.Fatalf("UnpackOver = %#v (%v), want %#v", got, err, m)
+		}
+		whole, _ := p.Pack(m)
+		if len(b) > len(whole) {
+			t.Fatalf("packed over its base in %d bytes, %d alone", len(b), len(whole))
+		}
+		if len(b) < len(whole) {
+			smaller++
+		}
+		for k, v := range got {
+			if sharesStorage(v, base[k]) {
+				t.Fatalf("unpacked %q shares its storage with the base", k)
+			}
+		}
+		if _, err := UnpackOver(b, nil); err == nil && shared {
+			t.Fatalf("unpacked %q without its base", b)
+		}
+	}
+	if smaller == 0 {
+		t.Error("no map packed smaller over its base")
+	}
+	long := strings.Repeat("dashboard:t-1-", 10)
+	m := map[string]any{"id": long, "bindings": []any{map[string]any{"relation": "viewer"}}, "n": int64(1)}
+	over, _ := p.PackOver(m, map[string]any{"id": long, "bindings": []any{map[string]any{"relation": "editor"}}, "n": 1.0})
+	if whole, _ := p.Pack(m); len(over) > len(whole)-len(long) {
+		t.Errorf("packed over a base holding its id in %d bytes, %d alone", len(over), len(whole))
+	}
+	if got, err := UnpackOver(over, map[string]any{"id": long}); err != nil || !samePlain(got, m) {
+		t.Errorf("UnpackOver = %#v (%v), want %#v", got, err, m)
+	}
+}
+
+// sharesStorage reports whether a and b are the same list or map, or hold
+// one.
+func sharesStorage(a, b any) bool {
+	switch x := a.(type) {
+	case []any:
+		if y, ok := b.([]any); ok && len(x) > 0 && len(y) > 0 && &x[0] == &y[0] {
+			return true
+		}
+		for _, e := range x {
+			if sharesStorage(e, b) {
+				return true
+			}
+		}
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok && len(x) > 0 && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer() {
+			return true
+		}
+		for _, e := range x {
+			if sharesStorage(e, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestPackRefuses checks that maps holding other values are not packed.
 func TestPackRefuses(t *testing.T) {
 	t.Parallel()
@@ -163,6 +248,7 @@ func FuzzUnpack(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{tagMap, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = UnpackOver(b, map[string]any{"bindings": []any{"x"}}) // never a panic
 		m, err := Unpack(b)
 		if err != nil {
 			return
