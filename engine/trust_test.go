@@ -538,22 +538,29 @@ func TestSecretSealedInHistory(t *testing.T) {
 			if want := tc.display != "a"; p.HasChanges() != want {
 				t.Errorf("marking the imported value secret planned %s, want changes %v", actions(p), want)
 			}
-			st, err = state.Open(h.path, state.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			m, _ := st.Meta()
-			for serial := int64(1); serial <= m.Serial; serial++ {
-				rec, ok, err := st.Version("a", serial)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ok && strings.Contains(fmt.Sprint(rec.Inputs, rec.Outputs), clear) {
-					t.Errorf("version %d of a holds the secret in clear: %v %v", serial, rec.Inputs, rec.Outputs)
-				}
-			}
+			checkNoVersionHolds(t, h, "a", clear)
 		})
+	}
+}
+
+// checkNoVersionHolds fails t if a version of name's record that h's state
+// keeps holds secret in clear.
+func checkNoVersionHolds(t *testing.T, h *harness, name, secret string) {
+	t.Helper()
+	st, err := state.Open(h.path, state.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, _ := st.Meta()
+	for serial := int64(1); serial <= m.Serial; serial++ {
+		rec, ok, err := st.Version(name, serial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(rec.Inputs, rec.Outputs); ok && strings.Contains(got, secret) {
+			t.Errorf("version %d of %s holds the secret in clear: %s", serial, name, got)
+		}
 	}
 }
 
@@ -570,21 +577,7 @@ func TestPlannedImportSealsSecrets(t *testing.T) {
 			h.cloud.put("ocid1.existing", resources.Attrs{"compartmentId": "ocid1.compartment.oc1..x", "modelId": "ocid1.ailanguagemodel.oc1..m1",
 				"displayName": "a", "description": live, "inferenceUnits": 1, "state": "ACTIVE"})
 			h.mustApply(resourcesOf(endpoint("a", "a", "description: {fn::secret: "+secret+"}", "options.import: ocid1.existing")))
-			st, err := state.Open(h.path, state.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			m, _ := st.Meta()
-			for serial := int64(1); serial <= m.Serial; serial++ {
-				rec, ok, err := st.Version("a", serial)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := fmt.Sprint(rec.Inputs, rec.Outputs); ok && strings.Contains(got, secret) {
-					t.Errorf("version %d of a holds the secret in clear: %s", serial, got)
-				}
-			}
+			checkNoVersionHolds(t, h, "a", secret)
 		})
 	}
 }

@@ -82,32 +82,13 @@ func (p *Packer) PackOver(m, base map[string]any) ([]byte, bool) {
 // too, those taken from base included.
 func UnpackOver(b []byte, base map[string]any) (map[string]any, error) {
 	d := unpacker{b: b}
-	if d.i >= len(b) || b[d.i] != tagMap {
+	if len(b) == 0 || b[0] != tagMap {
 		return nil, errBadPack
 	}
 	d.i++
-	n, err := d.uvarint()
+	out, err := d.mapBody(0, base, true)
 	if err != nil {
 		return nil, err
-	}
-	out := make(map[string]any, n)
-	for range n {
-		k, err := d.str()
-		if err != nil {
-			return nil, err
-		}
-		if d.i < len(b) && b[d.i] == tagBase {
-			d.i++
-			bv, ok := base[k]
-			if !ok {
-				return nil, errBadPack
-			}
-			out[k] = copyPlain(bv)
-			continue
-		}
-		if out[k], err = d.value(1); err != nil {
-			return nil, err
-		}
 	}
 	if d.i != len(b) {
 		return nil, errBadPack
@@ -295,23 +276,38 @@ func (d *unpacker) value(depth int) (any, error) {
 		}
 		return out, nil
 	case tagMap:
-		n, err := d.uvarint()
+		return d.mapBody(depth, nil, false)
+	}
+	return nil, errBadPack
+}
+
+// mapBody reads the length and the entries of a map at depth. With over,
+// an entry marked as base's (PackOver) is a copy of base's.
+func (d *unpacker) mapBody(depth int, base map[string]any, over bool) (map[string]any, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, n)
+	for range n {
+		k, err := d.str()
 		if err != nil {
 			return nil, err
 		}
-		out := make(map[string]any, n)
-		for range n {
-			k, err := d.str()
-			if err != nil {
-				return nil, err
+		if over && d.i < len(d.b) && d.b[d.i] == tagBase {
+			d.i++
+			bv, ok := base[k]
+			if !ok {
+				return nil, errBadPack
 			}
-			if out[k], err = d.value(depth + 1); err != nil {
-				return nil, err
-			}
+			out[k] = copyPlain(bv)
+			continue
 		}
-		return out, nil
+		if out[k], err = d.value(depth + 1); err != nil {
+			return nil, err
+		}
 	}
-	return nil, errBadPack
+	return out, nil
 }
 
 // SamePacked reports whether b, packed by PackValue (or by AppendPacked and
