@@ -828,24 +828,29 @@ variables:
 // its creates (planner.Options.Pack), as the CLI applies, writes the same
 // state as one that keeps them, through creates, an update and a
 // replacement that creates first, whose deposed node still reads its
-// change.
+// change; so does one whose planner keeps the records' values for it, as
+// the CLI applies on etcd.
 func TestApplyConsume(t *testing.T) {
 	t.Parallel()
 	steps := []string{
 		resourcesOf(endpoint("a", "first"), endpoint("b", "second", "description: ${a.id}", "options.replaceOnChanges: [modelId]")),
 		resourcesOf(endpoint("a", "renamed"), endpoint("b", "second", "description: ${a.id}", "modelId: ocid1.ailanguagemodel.oc1..m2", "options.replaceOnChanges: [modelId]")),
 	}
-	kept, consumed := newHarness(t), newHarness(t)
+	kept, consumed, onEtcd := newHarness(t), newHarness(t), newHarness(t)
 	for i, src := range steps {
 		_, want := kept.applyWith(src, planner.Options{Refresh: true}, apply.Options{Command: "apply"})
 		p, got := consumeApply(t, consumed, src)
-		if got.Err() != nil || want.Err() != nil || !reflect.DeepEqual(got.Counts, want.Counts) {
-			t.Fatalf("step %d: consumed %v %v, kept %v %v", i, got.Counts, got.Err(), want.Counts, want.Err())
+		// As the CLI applies on etcd: the records' values kept, not read
+		// again.
+		_, gotKept, _ := consumeApplyKept(t, onEtcd, src, true)
+		if got.Err() != nil || want.Err() != nil || gotKept.Err() != nil || !reflect.DeepEqual(got.Counts, want.Counts) || !reflect.DeepEqual(gotKept.Counts, want.Counts) {
+			t.Fatalf("step %d: consumed %v %v, values kept %v %v, kept %v %v", i, got.Counts, got.Err(), gotKept.Counts, gotKept.Err(), want.Counts, want.Err())
 		}
 		for name, rec := range kept.records() {
-			other := consumed.records()[name]
-			if !reflect.DeepEqual(rec.Inputs, other.Inputs) || !reflect.DeepEqual(rec.Outputs, other.Outputs) || rec.ID != other.ID || !reflect.DeepEqual(rec.Deposed, other.Deposed) {
-				t.Errorf("step %d: %s recorded %+v, want %+v", i, name, other, rec)
+			for _, other := range []state.Record{consumed.records()[name], onEtcd.records()[name]} {
+				if !reflect.DeepEqual(rec.Inputs, other.Inputs) || !reflect.DeepEqual(rec.Outputs, other.Outputs) || rec.ID != other.ID || !reflect.DeepEqual(rec.Deposed, other.Deposed) {
+					t.Errorf("step %d: %s recorded %+v, want %+v", i, name, other, rec)
+				}
 			}
 		}
 		a, b := change(t, p, "a"), change(t, p, "b")
@@ -867,14 +872,16 @@ func TestApplyConsume(t *testing.T) {
 // error, not a crash.
 func consumeApply(t *testing.T, h *harness, src string) (*plan.Plan, *report.Apply) {
 	t.Helper()
-	p, res, _ := consumeApplyKept(t, h, src)
+	p, res, _ := consumeApplyKept(t, h, src, false)
 	return p, res
 }
 
 // consumeApplyKept is consumeApply, and returns the resources whose
 // inputs the planner kept for the apply (planner.Options.KeepInputs),
-// letting their expressions go.
-func consumeApplyKept(t *testing.T, h *harness, src string) (*plan.Plan, *report.Apply, []string) {
+// letting their expressions go. With keepValues, the planner keeps the
+// values of the records for the apply, as the CLI does on etcd
+// (planner.Options.KeepRecordValues).
+func consumeApplyKept(t *testing.T, h *harness, src string, keepValues bool) (*plan.Plan, *report.Apply, []string) {
 	t.Helper()
 	st, err := state.Open(h.path, state.Options{Create: true})
 	if err != nil {
@@ -886,7 +893,7 @@ func consumeApplyKept(t *testing.T, h *harness, src string) (*plan.Plan, *report
 		t.Fatal(err)
 	}
 	spec := h.load(src)
-	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true, KeepInputs: true, Records: records})
+	p, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true, Pack: true, KeepInputs: true, Records: records, KeepRecordValues: keepValues})
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags.Err())
 	}
@@ -902,8 +909,8 @@ func consumeApplyKept(t *testing.T, h *harness, src string) (*plan.Plan, *report
 		}
 	}
 	for i := range records {
-		if r := spec.Resources[records[i].Head.Name]; r != nil && r.Type == records[i].Head.Type && !records[i].Dropped() {
-			t.Errorf("the planner kept the values of %s's record: the apply reads them again", r.Name)
+		if r := spec.Resources[records[i].Head.Name]; r != nil && r.Type == records[i].Head.Type && records[i].Dropped() == keepValues {
+			t.Errorf("%s's record: let go %v, with KeepRecordValues %v", r.Name, records[i].Dropped(), keepValues)
 		}
 	}
 	res, err := apply.Apply(t.Context(), p, spec, st, h.reg, apply.Options{Command: "apply", Consume: true, Records: records})
@@ -965,7 +972,7 @@ func TestApplyKeptInputs(t *testing.T) {
 	evaluated, kept := newHarness(t), newHarness(t)
 	for i, step := range steps {
 		_, want := evaluated.applyWith(step.src, planner.Options{Refresh: true}, apply.Options{Command: "apply"})
-		_, got, keptNames := consumeApplyKept(t, kept, step.src)
+		_, got, keptNames := consumeApplyKept(t, kept, step.src, false)
 		if got.Err() != nil || want.Err() != nil || !reflect.DeepEqual(got.Counts, want.Counts) {
 			t.Fatalf("step %d: kept %v %v, evaluated %v %v", i, got.Counts, got.Err(), want.Counts, want.Err())
 		}

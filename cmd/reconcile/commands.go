@@ -498,6 +498,9 @@ func (c *cli) usePlanFile(path string) (*plan.File, error) {
 func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool, records []state.LazyRecord) *plan.Plan {
 	opts := c.plannerOptions(o, destroy)
 	opts.Records = records // shared with the apply, read once
+	// The apply reads again the records whose values the plan let go: a
+	// transaction each on a local file, a round trip each on etcd.
+	opts.KeepRecordValues = !localFile(ss.st)
 	opts.KeepInputs = true // the apply follows, with these specs
 	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, opts)
 	c.printDiags(diags)

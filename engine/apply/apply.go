@@ -55,8 +55,9 @@ type Options struct {
 	// from them rather than listing them again. Listing maps much of a
 	// state file, its pages let go once read: a caller that lists before
 	// it plans does so while little else is in memory. The planner lets
-	// the values of those it planned go (planner.Options.Records): Apply
-	// reads those of the nodes it runs again, one by one.
+	// the values of those it planned go (planner.Options.Records), unless
+	// told to keep them: Apply reads those of the nodes it runs again, one
+	// by one.
 	Records []state.LazyRecord
 }
 

@@ -73,6 +73,10 @@ type Options struct {
 	// its own. It lets each one's values go once its node is planned, as
 	// with its own: the apply reads again those it needs.
 	Records []state.LazyRecord
+	// KeepRecordValues keeps the values of Records for the apply rather
+	// than letting them go: for a state whose reads are round trips
+	// (etcd), where reading each again would cost one per node run.
+	KeepRecordValues bool
 }
 
 // nodeResult is what planning learned about one node.
@@ -366,7 +370,7 @@ func (p *planner) planNode(ctx context.Context, name string) error {
 // that its resource declares with the same type.
 func (p *planner) forgetPrior(r *specs.Resource) {
 	rec, ok := p.prior[r.Name]
-	if !ok || rec.Head.Kind != kind.Resource || rec.Head.Type != r.Type {
+	if !ok || rec.Head.Kind != kind.Resource || rec.Head.Type != r.Type || p.opts.KeepRecordValues {
 		return
 	}
 	p.mu.Lock() // against priorHeads
