@@ -99,9 +99,9 @@ func ListLazy(b Backend) ([]LazyRecord, error) {
 }
 
 // decodeLazy decodes the head of the record data, and keeps a copy of the
-// text of its inputs and outputs for Full; a record not in the form json.Marshal writes is decoded
-// whole at once, as List decodes it. in, when not nil, makes the head's
-// strings.
+// text of its inputs and outputs for Full; a record not in the form
+// json.Marshal writes is decoded whole at once, as List decodes it. in,
+// when not nil, makes the head's strings.
 func decodeLazy(in *intern.Table, data []byte) (LazyRecord, error) {
 	d := recordDecoder{skipValues: true}
 	d.Data, d.Strings = data, in

@@ -500,7 +500,9 @@ func (c *cli) planToApply(o *cmdOpts, ss *session, destroy bool, records []state
 	opts.Records = records // shared with the apply, read once
 	// The apply reads again the records whose values the plan let go: a
 	// transaction each on a local file, a round trip each on etcd.
-	opts.KeepRecordValues = !localFile(ss.st)
+	if ws, err := c.workspace(); err == nil { // read already, to open the state
+		opts.KeepRecordValues = ws.backend.etcd != nil
+	}
 	opts.KeepInputs = true // the apply follows, with these specs
 	pl, diags := planner.Plan(c.ctx, ss.spec, ss.st, ss.reg, opts)
 	c.printDiags(diags)

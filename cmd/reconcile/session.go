@@ -212,16 +212,6 @@ func (c *cli) openBackend(b backend, stack string, so state.Options, say func(st
 	return st, nil
 }
 
-// localFile reports whether st is a state file on this machine, not on
-// etcd.
-func localFile(st store) bool {
-	if w, ok := st.(*watchedStore); ok {
-		st = w.store
-	}
-	_, ok := st.(*state.Store)
-	return ok
-}
-
 // watchedStore is a writer's store whose lock is watched: once it is lost
 // (on etcd, the lease expired while this process was stalled or cut off,
 // and another runner may hold the lock now) the command starts nothing

@@ -86,7 +86,7 @@ func UnpackOver(b []byte, base map[string]any) (map[string]any, error) {
 		return nil, errBadPack
 	}
 	d.i++
-	out, err := d.mapBody(0, base, true)
+	out, err := d.mapBody(0, base)
 	if err != nil {
 		return nil, err
 	}
@@ -276,14 +276,15 @@ func (d *unpacker) value(depth int) (any, error) {
 		}
 		return out, nil
 	case tagMap:
-		return d.mapBody(depth, nil, false)
+		return d.mapBody(depth, nil)
 	}
 	return nil, errBadPack
 }
 
-// mapBody reads the length and the entries of a map at depth. With over,
-// an entry marked as base's (PackOver) is a copy of base's.
-func (d *unpacker) mapBody(depth int, base map[string]any, over bool) (map[string]any, error) {
+// mapBody reads the length and the entries of a map at depth. An entry
+// marked as base's (PackOver) is a copy of base's; damage where base does
+// not hold it (Unpack has no base).
+func (d *unpacker) mapBody(depth int, base map[string]any) (map[string]any, error) {
 	n, err := d.uvarint()
 	if err != nil {
 		return nil, err
@@ -294,7 +295,7 @@ func (d *unpacker) mapBody(depth int, base map[string]any, over bool) (map[strin
 		if err != nil {
 			return nil, err
 		}
-		if over && d.i < len(d.b) && d.b[d.i] == tagBase {
+		if d.i < len(d.b) && d.b[d.i] == tagBase {
 			d.i++
 			bv, ok := base[k]
 			if !ok {
@@ -313,9 +314,9 @@ func (d *unpacker) mapBody(depth int, base map[string]any, over bool) (map[strin
 // SamePacked reports whether b, packed by PackValue (or by AppendPacked and
 // its kin, without a key twice in a map), is v: the same plain values of
 // the same Go types (an int64 is never a float64 here), in lists and maps
-// alike. It decodes nothing, so a reader compares a packed value with one
-// it holds without making a copy. An Unknown is the same as nothing, as
-// for Same.
+// alike. It copies no string, list or map, so a reader compares a packed
+// value with one it holds without making a copy of it. An Unknown is the
+// same as nothing, as for Same.
 func SamePacked(b []byte, v any) bool {
 	d := unpacker{b: b}
 	return d.same(v, 0) && d.i == len(b)
@@ -326,32 +327,14 @@ func (d *unpacker) same(v any, depth int) bool {
 	if d.i >= len(d.b) || depth > MaxPackDepth {
 		return false
 	}
-	tag := d.b[d.i]
-	d.i++
-	switch tag {
-	case tagNil:
-		return v == nil
-	case tagFalse, tagTrue:
-		x, ok := v.(bool)
-		return ok && x == (tag == tagTrue)
-	case tagInt:
-		n, size := binary.Varint(d.b[d.i:])
-		d.i += max(size, 0)
-		x, ok := v.(int64)
-		return size > 0 && ok && x == n
-	case tagFloat:
-		if len(d.b)-d.i < 8 {
-			return false
-		}
-		f := math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.i:]))
-		d.i += 8
-		x, ok := v.(float64)
-		return ok && x == f
+	switch d.b[d.i] {
 	case tagString:
+		d.i++
 		s, err := d.bytes()
 		x, ok := v.(string)
 		return err == nil && ok && x == string(s)
 	case tagList:
+		d.i++
 		n, err := d.uvarint()
 		l, ok := v.([]any)
 		if err != nil || !ok || len(l) != n {
@@ -364,6 +347,7 @@ func (d *unpacker) same(v any, depth int) bool {
 		}
 		return true
 	case tagMap:
+		d.i++
 		n, err := d.uvarint()
 		m, ok := v.(map[string]any)
 		if err != nil || !ok || len(m) != n {
@@ -381,5 +365,8 @@ func (d *unpacker) same(v any, depth int) bool {
 		}
 		return true
 	}
-	return false // an Unknown, or damage
+	// A scalar, decoded without a copy of anything but itself; an
+	// Unknown is identical to nothing.
+	x, err := d.value(depth)
+	return err == nil && identical(x, v)
 }
