@@ -353,7 +353,31 @@ const (
 	progressKey ctxKey = iota
 	tokenKey
 	nodeKey
+	fenceKey
 )
+
+// WithFence returns a context whose calls to the cloud are fenced by held:
+// every request made with it, each attempt of a retried request and each
+// step of a read-modify-write alike, is sent only if held returns nil
+// just before it leaves; otherwise the request fails with held's error
+// and nothing is sent. The engine installs it around each operation that
+// changes the cloud, with the check that the state's lock is still this
+// run's, so that a run that lost its lock (frozen past its lease, cut off
+// from the state's server) sends nothing more once another run may hold
+// it. held must be cheap and safe for concurrent use.
+func WithFence(ctx context.Context, held func() error) context.Context {
+	return context.WithValue(ctx, fenceKey, held)
+}
+
+// CheckFence returns the error of the fence installed by WithFence, nil
+// when the fence holds or there is none. Whatever sends a request to the
+// cloud calls it right before each send (httpretry.Transport does).
+func CheckFence(ctx context.Context) error {
+	if held, ok := ctx.Value(fenceKey).(func() error); ok && held != nil {
+		return held()
+	}
+	return nil
+}
 
 // ProgressEvent is one report of a running operation, as WithProgress's
 // function receives it.

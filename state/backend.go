@@ -50,8 +50,9 @@ type Backend interface {
 	Lost() <-chan struct{}
 	// Held returns nil while the lock is surely still this store's, and an
 	// error wrapping ErrLockLost once it is lost or may have lapsed. Apply
-	// checks it right before each change in the cloud, which no state
-	// write can fence.
+	// checks it right before each request that changes the cloud (each
+	// attempt, each step of a read-modify-write), which no state write can
+	// fence. It must be cheap and safe for concurrent use.
 	Held() error
 }
 

@@ -128,6 +128,18 @@ type emu struct {
 
 	mu    sync.Mutex
 	calls []apiCall
+	// unavailable, when set, picks the calls the proxy answers 503
+	// Service Unavailable (Retry-After: 1) without passing them on, as
+	// an API in an outage does.
+	unavailable func(*http.Request) bool
+}
+
+// setUnavailable makes the proxy answer the calls that pick chooses with
+// 503 Service Unavailable; nil ends the outage.
+func (e *emu) setUnavailable(pick func(*http.Request) bool) {
+	e.mu.Lock()
+	e.unavailable = pick
+	e.mu.Unlock()
 }
 
 // startEmulator starts an emulator for t, stopped when t ends.
@@ -165,7 +177,14 @@ func startEmulator(t *testing.T) *emu {
 		if !strings.HasPrefix(r.URL.Path, "/_emulator/") {
 			e.mu.Lock()
 			e.calls = append(e.calls, apiCall{r.Method, r.URL.Path})
+			down := e.unavailable != nil && e.unavailable(r)
 			e.mu.Unlock()
+			if down {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "service unavailable", http.StatusServiceUnavailable)
+				return
+			}
 		}
 		proxy.ServeHTTP(w, r)
 	}))

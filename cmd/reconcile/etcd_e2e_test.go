@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -527,5 +528,98 @@ func TestE2EEtcdCredentials(t *testing.T) {
 	}
 	for _, kv := range resp.Kvs {
 		shown("the etcd key "+string(kv.Key), string(kv.Key)+string(kv.Value))
+	}
+}
+
+// TestE2EEtcdFrozenWriterCloud: a writer frozen (SIGSTOP) past its lock's
+// TTL while one of its changes waits to be retried (the API is
+// unavailable) loses the lock to another runner, which applies newer
+// specs. Continued, the frozen writer sends nothing more to the cloud: not
+// the Datadog upsert it was retrying, nor the GCP read-modify-write of an
+// IAM binding with a freshly read etag. The cloud ends at the newer specs,
+// as state records them, and the frozen writer exits 1 saying its lock was
+// lost.
+func TestE2EEtcdFrozenWriterCloud(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	const service = "inventory.endpoints.acme-prod.cloud.goog"
+	for name, tc := range map[string]struct {
+		spec func(t *testing.T, version string) string
+		path string // of the calls the outage refuses
+		live func(t *testing.T, e *emu) string
+		want string // what live says of version 3
+	}{
+		"datadog upsert": {
+			spec: func(t *testing.T, version string) string {
+				return spec(policySpec("pol", rid(t, ""), "        - relation: viewer\n          principals: [\"team:00000000-0000-0000-0000-00000000000"+version+"\"]\n", ""))
+			},
+			path: "/api/v2/restriction_policy/",
+			live: func(t *testing.T, e *emu) string {
+				for _, b := range e.policy(rid(t, "")) {
+					if b.Relation == "viewer" {
+						return strings.Join(b.Principals, ",")
+					}
+				}
+				return ""
+			},
+			want: "team:00000000-0000-0000-0000-000000000003",
+		},
+		"gcp read-modify-write": {
+			spec: func(t *testing.T, version string) string {
+				return `resources:
+  binding:
+    type: gcp:endpoints:ServiceIamBinding
+    properties:
+      serviceName: ` + service + `
+      role: roles/custom.frozen
+      members: ["user:v` + version + `@acme.example"]
+`
+			},
+			path: ":setIamPolicy",
+			live: func(t *testing.T, e *emu) string {
+				return strings.Join(e.iamPolicy("services/"+service).members("roles/custom.frozen"), ",")
+			},
+			want: "user:v3@acme.example",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			eps := etcdtest.Start(t)
+			e := startEmulator(t)
+			const prefix = "/reconcile/frozen-cloud"
+			other := runner(t, e, eps, prefix, "prod", tc.spec(t, "1"))
+			frozen := runner(t, e, eps, prefix, "prod", tc.spec(t, "2"))
+			other.must(0, "apply", "--auto-approve")
+
+			e.setUnavailable(func(r *http.Request) bool {
+				return r.Method == "POST" && strings.Contains(r.URL.Path, tc.path)
+			})
+			p := frozen.startProc(nil, "apply", "--auto-approve", "--lock-ttl", "5s")
+			if !p.waitFor(&p.out, "retrying in", 1) {
+				t.Fatalf("the apply never retried its change:\n%s", p.wait(time.Minute))
+			}
+			if !p.signal(syscall.SIGSTOP) {
+				t.Fatalf("the apply ended before it could be frozen:\n%s", p.wait(time.Minute))
+			}
+			e.setUnavailable(nil)
+			other.write("main.yaml", tc.spec(t, "3"))
+			other.must(0, "apply", "--auto-approve", "--lock-timeout", "1m")
+			if got := tc.live(t, e); got != tc.want {
+				t.Fatalf("after the second runner's apply the cloud holds %q, want %q", got, tc.want)
+			}
+			mark := e.mark()
+			p.signal(syscall.SIGCONT)
+			res := p.wait(time.Minute)
+			if res.code != 1 || !strings.Contains(res.stderr, "was lost") {
+				t.Errorf("the continued apply: want exit 1 saying its lock was lost, got:\n%s", res)
+			}
+			if calls := e.callsSince(mark, tc.path); len(calls) != 0 {
+				t.Errorf("the continued writer sent %v to the cloud after it lost its lock", calls)
+			}
+			if got := tc.live(t, e); got != tc.want {
+				t.Errorf("the cloud holds %q once the frozen writer continued, want the newer specs' %q", got, tc.want)
+			}
+			other.must(0, "plan", "--detailed-exitcode")
+		})
 	}
 }

@@ -848,10 +848,29 @@ func (o *operator) run(ctx context.Context, c *plan.Change, act plan.Action, tim
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	// Nothing fences a change in the cloud: it starts only while the
-	// state's lock is surely held.
+	// No state write can fence a change in the cloud: it starts only while
+	// the state's lock is surely held, and each request it makes leaves
+	// only while it still is (resources.WithFence, which the drivers'
+	// transport checks before every attempt). Once the lock is lost, the
+	// operation is cancelled: what it waits for (an answer, a retry's
+	// backoff, an object to become ready) is abandoned at once.
 	if err := o.st.Held(); err != nil {
 		return "", fmt.Errorf("not started: %w", err)
+	}
+	ctx = resources.WithFence(ctx, o.st.Held)
+	if lost := o.st.Lost(); lost != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		done := make(chan struct{})
+		defer close(done)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-lost:
+				cancel(o.st.Held())
+			case <-done:
+			}
+		}()
 	}
 	start := time.Now()
 	// The object a create makes has no id yet: c.ID, for a replacement, is
@@ -899,6 +918,14 @@ func (o *operator) run(ctx context.Context, c *plan.Change, act plan.Action, tim
 	id, err := fn(ctx)
 	close(stop)
 	wg.Wait()
+	if err != nil && !errors.Is(err, state.ErrLockLost) {
+		if held := o.st.Held(); held != nil {
+			// Stopped by the lost lock, whatever the driver made of
+			// the cancelled call: what it did is for the run that
+			// holds the lock now to find out, as after a crash.
+			err = fmt.Errorf("%w; stopped: %w", err, held)
+		}
+	}
 	if err != nil {
 		o.emit(report.Event{Addr: c.Addr, Type: c.Type, Action: act, Phase: report.Failed, Elapsed: time.Since(start), Message: err.Error(), ID: id})
 		return id, err

@@ -361,8 +361,9 @@ func (a *applier) finishCreate(ctx context.Context, o *resourceOp, rec state.Rec
 	r := o.r
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && id == "" && errors.Is(err, state.ErrLockLost) {
-		// Not started: its intent stays, and the run that holds the lock
-		// now finds it made nothing.
+		// Not started, or stopped by the lost lock: its intent stays (no
+		// state write could clear it now), and the run that holds the
+		// lock resolves it, as after a crash.
 		return a.fail(r.Name, r.Pos, fmt.Errorf("create %s: %w", r.Type, err))
 	}
 	if err != nil && id == "" {

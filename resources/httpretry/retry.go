@@ -2,7 +2,9 @@
 // transient failures with exponential backoff and full jitter, honouring the
 // server's Retry-After and X-RateLimit-Reset hints, until the deadline of
 // the request's context (or DefaultBudget). Drivers wrap their vendor's HTTP
-// client with it.
+// client with it. A request whose context carries a fence
+// (resources.WithFence) is sent, and sent again, only while the fence
+// holds.
 package httpretry
 
 import (
@@ -102,6 +104,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
+		// A fenced request leaves only while the fence holds: checked
+		// right before each attempt, the first and every retry, so that
+		// a run that lost its state's lock while it waited (a backoff, a
+		// freeze) sends nothing more.
+		if err := resources.CheckFence(ctx); err != nil {
+			return nil, fmt.Errorf("%s %s not sent: %w", req.Method, req.URL.Path, err)
+		}
 		res, err := t.attempt(ctx, base, req, attempt)
 		if err != nil {
 			return nil, err

@@ -599,3 +599,53 @@ func TestSendErrorIsFinal(t *testing.T) {
 		t.Errorf("RoundTrip = %v, %v after %d calls; want nil, the base transport's error after 1", resp, err, calls)
 	}
 }
+
+// TestFencedRetryNotSent: a request whose fence stops holding while it
+// waits to be retried is not sent again, and fails with the fence's
+// error; a request whose fence does not hold is never sent at all.
+func TestFencedRetryNotSent(t *testing.T) {
+	t.Parallel()
+	lost := errors.New("the lock is lost")
+	var held atomic.Bool
+	held.Store(true)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		// The lock is lost while the client waits to retry.
+		held.Store(false)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	ctx := resources.WithFence(t.Context(), func() error {
+		if held.Load() {
+			return nil
+		}
+		return lost
+	})
+	c := &http.Client{Transport: &httpretry.Transport{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}}
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/policy", strings.NewReader("payload"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("the fenced request succeeded with %s after the fence fell", resp.Status)
+	}
+	if !errors.Is(err, lost) || !strings.Contains(err.Error(), "POST /policy not sent") {
+		t.Errorf("error = %v, want the fence's, saying the POST was not sent", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d attempts reached the server, want 1: none once the fence fell", n)
+	}
+
+	// A fence that does not hold sends nothing.
+	req, _ = http.NewRequestWithContext(ctx, "POST", srv.URL+"/policy", strings.NewReader("payload"))
+	if resp, err := c.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("a request sent with a fallen fence succeeded")
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d attempts reached the server, want still 1", n)
+	}
+}
