@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,6 +205,69 @@ outputs:`+tail)
 	wantStderr(t, r, "main.yaml:"+strconv.Itoa(line)+":3: error: resource \"extra\" (gcp:endpoints:ServiceIamMember) and resource \"ordersPolicy\" (gcp:endpoints:ServiceIamPolicy) both write the IAM policy")
 	r = w.must(1, "plan")
 	wantStderr(t, r, "both write the IAM policy")
+}
+
+// TestE2EIamConflictKnownLater: a ServiceIamPolicy and a ServiceIamBinding
+// of one service, whose names are not literals, are refused as soon as
+// the names are known: at validate when they come from config (the usual
+// case) or the stack's name, at plan when one comes from a lookup; either
+// way before anything is written, so that no apply exits 0 with the two
+// undoing each other.
+func TestE2EIamConflictKnownLater(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	const binding = `  viewers:
+    type: gcp:endpoints:ServiceIamBinding
+    properties:
+      serviceName: %s
+      role: roles/viewer
+      members: [user:bob@acme.example]
+`
+	const policy = `  whole:
+    type: gcp:endpoints:ServiceIamPolicy
+    properties:
+      serviceName: %s
+      policyData: '{"bindings":[{"role":"roles/owner","members":["user:alice@acme.example"]}]}'
+`
+	for name, tc := range map[string]struct {
+		spec     string
+		validate int // validate's exit status
+	}{
+		"config": {spec: `config:
+  service:
+    type: string
+    default: orders.endpoints.acme-prod.cloud.goog
+resources:
+` + fmt.Sprintf(policy, "${service}") + fmt.Sprintf(binding, "services/${service}"), validate: 1},
+		"stack name": {spec: "resources:\n" + fmt.Sprintf(policy, "${pulumi.stack}.endpoints.acme-prod.cloud.goog") +
+			fmt.Sprintf(binding, "default.endpoints.acme-prod.cloud.goog"), validate: 1},
+		"lookup": {spec: `variables:
+  svc:
+    fn::invoke:
+      function: gcp:endpoints:getServiceIamPolicy
+      arguments:
+        serviceName: orders.endpoints.acme-prod.cloud.goog
+resources:
+` + fmt.Sprintf(policy, "${svc.id}") + fmt.Sprintf(binding, "orders.endpoints.acme-prod.cloud.goog"), validate: 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newWS(t, e)
+			w.write("main.yaml", tc.spec)
+			const want = `resource "viewers" (gcp:endpoints:ServiceIamBinding) and resource "whole" (gcp:endpoints:ServiceIamPolicy) both write the IAM policy`
+			r := w.must(tc.validate, "validate")
+			if tc.validate == 1 {
+				wantStderr(t, r, want)
+			}
+			mark := e.mark()
+			r = w.must(1, "apply", "--auto-approve")
+			wantStderr(t, r, want)
+			if calls := e.callsSince(mark, ":setIamPolicy"); len(calls) != 0 {
+				t.Errorf("the refused apply wrote %v", calls)
+			}
+		})
+	}
 }
 
 // TestE2EIamBindingDrift: a binding's members changed outside reconcile

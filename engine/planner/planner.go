@@ -113,6 +113,10 @@ type planner struct {
 	// values are then held packed alone.
 	readers *dag.Readers
 	diags   diag.Diagnostics
+	// iam collects what each resource writes of an IAM policy, as
+	// planned, to refuse two that would undo each other's writes where
+	// Load could not tell (a name known only once planned).
+	iam specs.IAMCheck
 }
 
 // newChange sets the change of the node name to c and returns it, for the
@@ -269,6 +273,9 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 		if err := errs[name]; err != nil && !errors.Is(err, dag.ErrSkipped) && !errors.Is(err, errReported) {
 			p.addDiag(diag.Errorf(spec.DeclaredAt(name), "%s: %v", name, err))
 		}
+	}
+	for _, d := range p.iam.Conflicts() {
+		p.addDiag(d)
 	}
 	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
 	if p.sel.targeted() {
@@ -541,6 +548,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 	if p.validateValues(r.Type, r.Inputs(), desired, func() string { return fmt.Sprintf("%s %q", r.Type, r.Name) }) {
 		return errReported
 	}
+	p.iam.Add(r, desired)
 	if p.opts.ShowOnly {
 		r.LetInputsGo()
 	}

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/value"
 	"reconcile/resources"
 	"reconcile/schemas"
 )
 
 // iamClaim is what one resource writes of an IAM policy, as far as its
-// literal inputs tell.
+// inputs tell.
 type iamClaim struct {
 	r      *Resource
 	grant  schemas.IAMGrant
@@ -22,16 +24,24 @@ type iamClaim struct {
 	cond   string // resources.Key of the condition; "null" for none
 }
 
-// checkIAMConflicts refuses resources that would fight over one IAM policy
-// (types with an x-iam annotation, see schemas.IAMGrant), as the GCP
-// provider's documentation forbids: a whole policy together with anything
-// else writing the same policy; a binding together with a member of its
-// role, whatever their conditions (the documentation allows the two only
-// on different roles); two bindings of one role under the same condition
-// (each is authoritative for it); and the same member declared twice.
-// Each would undo the other on every apply. Only inputs written as literals are compared: a
-// name known only at plan time cannot be checked here. The error is at the
-// resource declared last, naming the other.
+// The rule: resources that would fight over one IAM policy (types with an
+// x-iam annotation, see schemas.IAMGrant) are refused, as the GCP
+// provider's documentation forbids them: a whole policy together with
+// anything else writing the same policy; a binding together with a member
+// of its role, whatever their conditions (the documentation allows the two
+// only on different roles); two bindings of one role under the same
+// condition (each is authoritative for it); and the same member declared
+// twice. Each would undo the other on every apply, every apply would exit
+// 0 and drift would never clear. The error is at the resource declared
+// last, naming the first one it fights with.
+//
+// Load checks what its inputs tell offline: literals, config values and
+// ${pulumi.stack} or ${pulumi.project}, alone or interpolated
+// (checkIAMConflicts). What only the plan knows (an output of another
+// resource, a lookup's result) is checked once planned (IAMCheck).
+
+// checkIAMConflicts refuses, at load, resources that fight over one IAM
+// policy as far as their inputs tell offline.
 func (l *loader) checkIAMConflicts() {
 	var claims []iamClaim
 	for _, name := range sortedKeys(l.spec.Resources) {
@@ -43,32 +53,128 @@ func (l *loader) checkIAMConflicts() {
 		if !ok {
 			continue
 		}
-		if c, ok := claimOf(r, g); ok {
+		if c, ok := claimOf(r, g, l.offlineInput(r)); ok {
 			claims = append(claims, c)
 		}
 	}
-	slices.SortFunc(claims, func(a, b iamClaim) int { return comparePos(a.r.Pos, b.r.Pos) })
-	for i, later := range claims {
-		for _, earlier := range claims[:i] {
-			if why := iamConflict(earlier, later); why != "" {
-				d := l.errorf(later.r.Pos, "resource %q (%s) and resource %q (%s) %s", later.r.Name, later.r.Type, earlier.r.Name, earlier.r.Type, why)
-				d.Detail = fmt.Sprintf("%s is declared at %s; they would undo each other's changes on every apply. "+
-					"A policy resource owns the whole policy: declare its bindings in its policyData instead. "+
-					"A binding owns its role: list the member among its members instead.", earlier.r.Name, earlier.r.Pos)
-				break
-			}
+	l.diags = append(l.diags, iamConflicts(claims)...)
+}
+
+// offlineInput returns what r's input field is as far as it is known
+// offline: a literal, or a string made of literals, config values and the
+// project and stack names; false otherwise, and for a secret.
+func (l *loader) offlineInput(r *Resource) func(field string) (any, bool) {
+	return func(field string) (any, bool) {
+		en := r.Properties.Get(field)
+		if en == nil {
+			return nil, true // not set
 		}
+		if s, ok := l.offlineString(en.Value); ok {
+			return s, true
+		}
+		v, dyn := staticValue(en.Value)
+		return v, len(dyn) == 0
 	}
 }
 
-// claimOf reads a resource's claim from its literal inputs; false when an
-// input it needs is not a literal string.
-func claimOf(r *Resource, g schemas.IAMGrant) (iamClaim, bool) {
-	v, _ := staticValue(r.Properties)
-	in, _ := v.(map[string]any)
+// offlineString returns the string e evaluates to offline, if it is one.
+func (l *loader) offlineString(e Expr) (string, bool) {
+	switch x := e.(type) {
+	case *Lit:
+		s, ok := x.Value.(string)
+		return s, ok
+	case *Ref:
+		return l.offlineRef(x)
+	case *Template:
+		var b strings.Builder
+		for _, p := range x.Parts {
+			if p.Ref == nil {
+				b.WriteString(p.Text)
+				continue
+			}
+			s, ok := l.offlineRef(p.Ref)
+			if !ok {
+				return "", false
+			}
+			b.WriteString(s)
+		}
+		return b.String(), true
+	}
+	return "", false
+}
+
+// offlineRef returns the string a reference to a config value, or to the
+// project or stack name, reads; false for anything else, and for a secret
+// or a value not known until plan.
+func (l *loader) offlineRef(r *Ref) (string, bool) {
+	if r.Root == BuiltinRoot {
+		if len(r.Path) != 1 || r.Path[0].IsIndex {
+			return "", false
+		}
+		switch r.Path[0].Key {
+		case "stack":
+			return l.spec.Stack, l.spec.Stack != ""
+		case "project":
+			return l.spec.Project, l.spec.Project != ""
+		}
+		return "", false
+	}
+	if _, ok := l.spec.Config[r.Root]; !ok || len(r.Path) != 0 {
+		return "", false
+	}
+	s, ok := l.spec.Values[r.Root].(string)
+	return s, ok
+}
+
+// IAMCheck collects the IAM claims of resources as they are planned, for
+// what Load could not tell offline; see Conflicts. It is safe for
+// concurrent use.
+type IAMCheck struct {
+	mu     sync.Mutex
+	claims []iamClaim
+}
+
+// Add records what r writes of an IAM policy, from its inputs as planned:
+// known values only (an unknown or secret input leaves the resource out).
+// It does nothing for a type that writes no IAM policy.
+func (c *IAMCheck) Add(r *Resource, inputs map[string]any) {
+	if r.Schema == nil {
+		return
+	}
+	g, ok := r.Schema.IAM()
+	if !ok {
+		return
+	}
+	cl, ok := claimOf(r, g, func(field string) (any, bool) {
+		v, set := inputs[field]
+		if !set {
+			return nil, true
+		}
+		return v, !value.ContainsUnknown(v) && !value.ContainsSecret(v)
+	})
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	c.claims = append(c.claims, cl)
+	c.mu.Unlock()
+}
+
+// Conflicts returns an error for each resource added that fights over an
+// IAM policy with another added before it in the specs.
+func (c *IAMCheck) Conflicts() diag.Diagnostics {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return iamConflicts(c.claims)
+}
+
+// claimOf reads a resource's claim from its inputs as input tells them;
+// false when an input it needs is not known, or not a string.
+func claimOf(r *Resource, g schemas.IAMGrant, input func(field string) (any, bool)) (iamClaim, bool) {
 	str := func(k string) (string, bool) {
-		s, ok := in[k].(string)
-		return s, ok && s != ""
+		v, ok := input(k)
+		s, isStr := v.(string)
+		return s, ok && isStr && s != ""
 	}
 	c := iamClaim{r: r, grant: g}
 	parts := []string{g.Object}
@@ -92,8 +198,11 @@ func claimOf(r *Resource, g schemas.IAMGrant) (iamClaim, bool) {
 			return iamClaim{}, false
 		}
 	}
-	cond, set := in["condition"]
-	if set && cond != nil {
+	cond, known := input("condition")
+	if !known {
+		return iamClaim{}, false
+	}
+	if cond != nil {
 		m, isMap := cond.(map[string]any)
 		if !isMap {
 			return iamClaim{}, false
@@ -101,7 +210,7 @@ func claimOf(r *Resource, g schemas.IAMGrant) (iamClaim, bool) {
 		norm := map[string]any{}
 		for _, k := range []string{"title", "expression", "description"} {
 			s, isStr := m[k].(string)
-			if _, present := m[k]; present && !isStr {
+			if v, present := m[k]; present && v != nil && !isStr {
 				return iamClaim{}, false // known only at plan time
 			}
 			if s != "" {
@@ -114,26 +223,75 @@ func claimOf(r *Resource, g schemas.IAMGrant) (iamClaim, bool) {
 	return c, true
 }
 
-// iamConflict says why two claims fight, or "" when they do not.
-func iamConflict(a, b iamClaim) string {
-	if a.object != b.object {
-		return ""
+// iamConflicts returns an error at each claim that fights with one
+// declared before it, naming the first such: see the rule above. It
+// indexes the claims by object, role and member, so that it takes time in
+// proportion to their number.
+func iamConflicts(claims []iamClaim) diag.Diagnostics {
+	claims = slices.Clone(claims)
+	slices.SortFunc(claims, func(a, b iamClaim) int { return comparePos(a.r.Pos, b.r.Pos) })
+	first := map[string]*iamClaim{} // by index key: the first claim declared
+	earliest := func(keys ...string) *iamClaim {
+		var e *iamClaim
+		for _, k := range keys {
+			if c := first[k]; c != nil && (e == nil || comparePos(c.r.Pos, e.r.Pos) < 0) {
+				e = c
+			}
+		}
+		return e
 	}
+	var diags diag.Diagnostics
+	for i := range claims {
+		c := &claims[i]
+		obj := "o\x00" + c.object
+		policy := "p\x00" + c.object
+		binding := "b\x00" + c.object + "\x00" + c.role
+		bindingCond := binding + "\x00" + c.cond
+		member := "m\x00" + c.object + "\x00" + c.role
+		memberCond := member + "\x00" + c.member + "\x00" + c.cond
+		var other *iamClaim
+		switch c.grant.Grants {
+		case "policy":
+			other = earliest(obj)
+		case "binding":
+			other = earliest(policy, bindingCond, member)
+		case "member":
+			other = earliest(policy, binding, memberCond)
+		}
+		if other != nil {
+			d := diag.Errorf(c.r.Pos, "resource %q (%s) and resource %q (%s) %s", c.r.Name, c.r.Type, other.r.Name, other.r.Type, iamConflict(*other, *c))
+			d.Detail = fmt.Sprintf("%s is declared at %s; they would undo each other's changes on every apply. "+
+				"A policy resource owns the whole policy: declare its bindings in its policyData instead. "+
+				"A binding owns its role: list the member among its members instead.", other.r.Name, other.r.Pos)
+			diags = append(diags, d)
+		}
+		keys := []string{obj}
+		switch c.grant.Grants {
+		case "policy":
+			keys = append(keys, policy)
+		case "binding":
+			keys = append(keys, binding, bindingCond)
+		case "member":
+			keys = append(keys, member, memberCond)
+		}
+		for _, k := range keys {
+			if first[k] == nil {
+				first[k] = c
+			}
+		}
+	}
+	return diags
+}
+
+// iamConflict says why two claims that fight do.
+func iamConflict(a, b iamClaim) string {
 	what := describeObject(a)
 	switch {
 	case a.grant.Grants == "policy" || b.grant.Grants == "policy":
 		return "both write the IAM policy of " + what + ", which a policy resource owns whole"
-	case a.role != b.role:
-		return ""
 	case a.grant.Grants == "binding" && b.grant.Grants == "binding":
-		if a.cond != b.cond {
-			return ""
-		}
 		return fmt.Sprintf("are both the binding of role %s in the IAM policy of %s", a.role, what)
 	case a.grant.Grants == "member" && b.grant.Grants == "member":
-		if a.member != b.member || a.cond != b.cond {
-			return ""
-		}
 		return fmt.Sprintf("both grant role %s to %s in the IAM policy of %s", a.role, a.member, what)
 	}
 	return fmt.Sprintf("both grant role %s in the IAM policy of %s, whose binding owns the role's members", a.role, what)
