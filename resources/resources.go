@@ -297,6 +297,24 @@ type RecoverRequest struct {
 type Registry struct {
 	Drivers   map[string]Driver
 	Functions map[string]Function
+	// Accounts name the account each vendor's drivers and functions act
+	// in, keyed by the vendor of the type tokens ("oci", "gcp",
+	// "datadog": see Vendor). A saved plan records those of the vendors
+	// it touches, and its apply refuses to run in other accounts.
+	Accounts map[string]Account
+}
+
+// Account returns a description of the account a vendor's calls act in:
+// who calls, in which tenancy, org or region, as far as it decides where
+// objects are. It may make a request (Datadog's current user, Google's
+// tokeninfo) but never returns a credential.
+type Account func(ctx context.Context) (string, error)
+
+// Vendor returns the vendor of a type token, the part before its first
+// colon: "oci" for oci:AiLanguage:Endpoint.
+func Vendor(token string) string {
+	v, _, _ := strings.Cut(token, ":")
+	return v
 }
 
 // AttrError reports a problem with one input attribute. Path is a list of

@@ -195,11 +195,16 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 		return c.errorf("%v", err)
 	}
 	if o.out != "" {
+		cloud, err := c.cloudOf(reg, planVendors(pl))
+		if err != nil {
+			return c.errorf("save plan: %v", err)
+		}
+		saved.Cloud = cloud
 		if err := c.savePlan(o.out, saved, st); err != nil {
 			return c.errorf("%v", err)
 		}
 		if c.g.output == "text" {
-			fmt.Fprintf(c.stdout, "\nSaved the plan to %s. To apply exactly it, run:\n  reconcile apply %s\n", o.out, o.out)
+			fmt.Fprintf(c.stdout, "\nSaved the plan to %s. To apply exactly it, run:\n  %s\n", o.out, c.applyCommand(o.out))
 		}
 	}
 	if c.events != nil {
@@ -304,7 +309,9 @@ var applyCmd = &command{
 	detail: `Without PLANFILE, apply plans first, shows the plan and asks for confirmation on
 a terminal; without a terminal it needs --auto-approve. With PLANFILE (from
 'reconcile plan --out'), it applies exactly that plan, and refuses it if the state
-or the specs changed since it was made.
+or the specs changed since it was made, or if it would run against another state,
+stack, emulator or cloud account than the plan was made in (the OCI tenancy and
+region, the Datadog org, the GCP project of the caller).
 
 --refresh-only accepts the cloud's values into state for every object that changed
 (or was deleted) outside reconcile since the last apply, and changes nothing in the
@@ -408,6 +415,9 @@ func (c *cli) runApply(o *cmdOpts, args []string, destroy bool) int {
 	if pf != nil {
 		if err := pf.Verify(key); err != nil {
 			return c.errorf("plan file %s: %v", args[0], err)
+		}
+		if err := c.checkPlanCloud(args[0], pf, reg); err != nil {
+			return c.errorf("%v", err)
 		}
 	}
 	if !c.resolveIntents(st, reg) {

@@ -145,9 +145,16 @@ func (e *emu) setUnavailable(pick func(*http.Request) bool) {
 // startEmulator starts an emulator for t, stopped when t ends.
 func startEmulator(t *testing.T) *emu {
 	t.Helper()
+	return startSeededEmulator(t, callerSeed)
+}
+
+// startSeededEmulator starts an emulator for t seeded with seedJSON (the
+// emulator's --seed file), stopped when t ends.
+func startSeededEmulator(t *testing.T, seedJSON string) *emu {
+	t.Helper()
 	dir := t.TempDir()
 	seed := filepath.Join(dir, "seed.json")
-	if err := os.WriteFile(seed, []byte(callerSeed), 0o600); err != nil {
+	if err := os.WriteFile(seed, []byte(seedJSON), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.Start(server.Options{DataDir: filepath.Join(dir, "data"), SeedFile: seed})

@@ -15,6 +15,7 @@ var emulateCmd = &command{
   /20221001/...  OCI AI Language (projects, models, endpoints, work requests)
   /v1/...        GCP Service Management (services, getIamPolicy, setIamPolicy)
   /api/v2/...    Datadog (restriction_policy, current_user)
+  /tokeninfo     Google's OAuth 2 tokeninfo (whose the access token is)
 It listens on loopback only and keeps its data in DIR/emulator.db, so it
 survives a restart. On start it writes DIR/credentials/: oci_config (profile
 DEFAULT, key_file oci_api_key.pem beside it) and env (DD_API_KEY, DD_APP_KEY,

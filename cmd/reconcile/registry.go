@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ type target struct {
 	ociHost       string
 	gcpEndpoint   string
 	gcpToken      string
+	gcpTokenInfo  string // "" for Google's
 	ddBaseURL     string
 	ddAPIKey      string
 	ddAppKey      string
@@ -62,7 +64,7 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 	if t.ddBaseURL != "" {
 		dd.BaseURL, dd.APIKey, dd.AppKey = t.ddBaseURL, t.ddAPIKey, t.ddAppKey
 	}
-	gcp := endpointsiam.Config{Endpoint: t.gcpEndpoint, AccessToken: t.gcpToken, HTTPClient: client()}
+	gcp := endpointsiam.Config{Endpoint: t.gcpEndpoint, AccessToken: t.gcpToken, TokenInfoURL: t.gcpTokenInfo, HTTPClient: client()}
 	if gcp.AccessToken == "" {
 		gcp.AccessToken = os.Getenv("GOOGLE_OAUTH_ACCESS_TOKEN")
 	}
@@ -88,6 +90,12 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 			restrictionpolicy.CurrentUserToken:   restrictionpolicy.NewCurrentUser(dd),
 		},
 	}
+	oci, ddc := ailanguage.NewClient("oci", ociCfg), restrictionpolicy.NewClient(dd)
+	reg.Accounts = map[string]resources.Account{
+		"oci":     func(context.Context) (string, error) { return oci.Account() },
+		"gcp":     iam.Account,
+		"datadog": ddc.Account,
+	}
 	return reg, func() {
 		for _, tr := range transports {
 			tr.CloseIdleConnections()
@@ -109,7 +117,7 @@ func (c *cli) target() (target, func(), error) {
 		env := server.Env(srv.Creds)
 		return target{
 			ociConfigFile: filepath.Join(dir, "oci_config"), ociHost: srv.URL,
-			gcpEndpoint: srv.URL + "/", gcpToken: env["GOOGLE_OAUTH_ACCESS_TOKEN"],
+			gcpEndpoint: srv.URL + "/", gcpToken: env["GOOGLE_OAUTH_ACCESS_TOKEN"], gcpTokenInfo: srv.URL + "/tokeninfo",
 			ddBaseURL: srv.URL, ddAPIKey: env["DD_API_KEY"], ddAppKey: env["DD_APP_KEY"],
 		}, func() { srv.Close() }, nil
 	}
@@ -142,7 +150,7 @@ func remoteTarget(url string) (target, func(), error) {
 	provider := common.NewRawConfigurationProvider(cfg["tenancy"], cfg["user"], cfg["region"], cfg["fingerprint"], doc.OCIPrivateKey, nil)
 	return target{
 		ociProvider: provider, ociHost: url,
-		gcpEndpoint: url + "/", gcpToken: doc.Env["GOOGLE_OAUTH_ACCESS_TOKEN"],
+		gcpEndpoint: url + "/", gcpToken: doc.Env["GOOGLE_OAUTH_ACCESS_TOKEN"], gcpTokenInfo: url + "/tokeninfo",
 		ddBaseURL: url, ddAPIKey: doc.Env["DD_API_KEY"], ddAppKey: doc.Env["DD_APP_KEY"],
 	}, func() {}, nil
 }

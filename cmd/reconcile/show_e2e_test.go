@@ -10,8 +10,8 @@ import (
 
 // savedTrailer is what plan --out adds after the plan in text: show prints
 // the plan alone.
-func savedTrailer(file string) string {
-	return fmt.Sprintf("\nSaved the plan to %s. To apply exactly it, run:\n  reconcile apply %s\n", file, file)
+func savedTrailer(emulatorURL, file string) string {
+	return fmt.Sprintf("\nSaved the plan to %s. To apply exactly it, run:\n  reconcile apply --emulator=%s %s\n", file, emulatorURL, file)
 }
 
 // TestE2EShowPlanFile saves plans with drift, an update, a create, a
@@ -40,10 +40,10 @@ func TestE2EShowPlanFile(t *testing.T) {
 			r := w.must(2, "plan", "--out", file, "--output", format, "--detailed-exitcode")
 			want := r.stdout
 			if format == "text" {
-				if !strings.HasSuffix(want, savedTrailer(file)) {
+				if !strings.HasSuffix(want, savedTrailer(e.URL, file)) {
 					t.Fatalf("plan --out does not end with where it saved the plan:\n%s", r)
 				}
-				want = strings.TrimSuffix(want, savedTrailer(file))
+				want = strings.TrimSuffix(want, savedTrailer(e.URL, file))
 				wantStdout(t, r, "Objects changed outside reconcile", "will be updated", "will be created", "will be destroyed", "(sensitive value)")
 			}
 			if strings.Contains(want, "s3cr3t") {

@@ -10,9 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 
 	"reconcile/engine/diag"
 	"reconcile/engine/value"
@@ -21,7 +24,7 @@ import (
 )
 
 // FileVersion is the format version of saved plans.
-const FileVersion = 4
+const FileVersion = 5
 
 // maxPlanFile bounds what ReadFile accepts.
 const maxPlanFile = 256 << 20
@@ -48,6 +51,11 @@ type File struct {
 	// absolute path of a local backend's default-stack file, or an etcd
 	// URL (never with credentials); Stack is the stack.
 	Backend, Stack string
+	// Cloud is where the plan was made in the clouds: the emulator it was
+	// made against, if any ("emulator"), and the account of each vendor
+	// whose objects it reads or changes (resources.Registry.Accounts, by
+	// vendor). Its apply refuses to run anywhere else (CheckCloud).
+	Cloud map[string]string
 	// Schemas is the schemas.Digest of the build that made the plan.
 	Schemas string
 	// Runs are the nodes its apply runs, when not every node of the
@@ -119,6 +127,7 @@ type planFileJSON struct {
 	SpecPath  string            `json:"specPath"`
 	Backend   string            `json:"backend"`
 	Stack     string            `json:"stack"`
+	Cloud     map[string]string `json:"cloud,omitempty"`
 	Config    map[string]string `json:"config,omitempty"`
 	Lineage   string            `json:"lineage"`
 	Serial    int64             `json:"serial"`
@@ -241,7 +250,7 @@ func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 	body := io.MultiWriter(bw, mac)
 	// The plan is written compact: a plan file is read by 'reconcile
 	// show', and its size is most of what reading it costs.
-	head, err := json.Marshal(planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Config: pf.Config,
+	head, err := json.Marshal(planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Cloud: pf.Cloud, Config: pf.Config,
 		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Schemas: pf.Schemas, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets,
 		Runs: pf.Runs, Cuts: pf.Cuts})
 	if err != nil {
@@ -454,7 +463,7 @@ func readFile(r io.Reader, toApply bool) (File, error) {
 	if p.Outputs, err = decodeMap(in.Outputs); err != nil {
 		return File{}, fmt.Errorf("%w: outputs: %v", ErrNotPlanFile, err)
 	}
-	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Schemas: in.Schemas, Config: in.Config, Runs: in.Runs, Cuts: in.Cuts,
+	return File{Plan: p, SpecPath: in.SpecPath, Backend: in.Backend, Stack: in.Stack, Cloud: in.Cloud, Schemas: in.Schemas, Config: in.Config, Runs: in.Runs, Cuts: in.Cuts,
 		body: []byte(env.Plan), mac: env.MAC, mapped: m}, nil
 }
 
@@ -523,4 +532,46 @@ func ParseAction(s string) (Action, bool) {
 		}
 	}
 	return 0, false
+}
+
+// EmulatorKey is the key of File.Cloud naming the emulator a plan was made
+// against: "builtin:DIR" for the in-process emulator keeping its data in
+// DIR, or the URL of a running one.
+const EmulatorKey = "emulator"
+
+// CheckCloud refuses the apply of pf anywhere but where it was made: now
+// is where the apply would run, with the emulator (EmulatorKey, absent for
+// the real clouds) and the account of each vendor pf.Cloud names. The
+// error says what differs and what to do.
+func (pf *File) CheckCloud(now map[string]string) error {
+	was, is := pf.Cloud[EmulatorKey], now[EmulatorKey]
+	flag := func(e string) string {
+		if dir, ok := strings.CutPrefix(e, "builtin:"); ok {
+			return "--emulator (the built-in one, run from the directory holding " + dir + ")"
+		}
+		return "--emulator=" + e
+	}
+	switch {
+	case was != "" && is == "":
+		return fmt.Errorf("it was made against the emulator %s, and this apply would run against the real clouds: pass %s, or make a new plan", describeEmulator(was), flag(was))
+	case was == "" && is != "":
+		return fmt.Errorf("it was made against the real clouds, and this apply would run against the emulator %s: drop --emulator, or make a new plan against the emulator", describeEmulator(is))
+	case was != is:
+		return fmt.Errorf("it was made against the emulator %s, not %s: pass %s, or make a new plan", describeEmulator(was), describeEmulator(is), flag(was))
+	}
+	for _, vendor := range slices.Sorted(maps.Keys(pf.Cloud)) {
+		if vendor == EmulatorKey || pf.Cloud[vendor] == now[vendor] {
+			continue
+		}
+		return fmt.Errorf("it was made in the %s account %s, and this apply would run in %s: use the credentials of the account it was made in, or make a new plan",
+			vendor, strconv.Quote(pf.Cloud[vendor]), strconv.Quote(now[vendor]))
+	}
+	return nil
+}
+
+func describeEmulator(e string) string {
+	if dir, ok := strings.CutPrefix(e, "builtin:"); ok {
+		return "built in, with its data in " + dir
+	}
+	return "at " + e
 }

@@ -146,6 +146,8 @@ func (d *fastReader) planBody(in *planFileIn) bool {
 			in.Backend, ok = d.Str()
 		case "stack":
 			in.Stack, ok = d.Str()
+		case "cloud":
+			ok = d.decode(&in.Cloud)
 		case "config":
 			ok = d.decode(&in.Config)
 		case "lineage":

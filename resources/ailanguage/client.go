@@ -138,6 +138,28 @@ func (c *Client) connect() (ailanguage.AIServiceLanguageClient, error) {
 	return c.newSDK(common.CustomProfileConfigProvider(file, profile), fmt.Sprintf("OCI config %q profile %q", file, profile))
 }
 
+// Account names the tenancy and region the client acts in, from its
+// configuration: no request is made.
+func (c *Client) Account() (string, error) {
+	sdk, err := c.SDK()
+	if err != nil {
+		return "", err
+	}
+	p := sdk.ConfigurationProvider()
+	if p == nil || *p == nil {
+		return "", fmt.Errorf("%s: no OCI configuration", c.name)
+	}
+	tenancy, err := (*p).TenancyOCID()
+	if err != nil {
+		return "", fmt.Errorf("%s: OCI tenancy: %w", c.name, err)
+	}
+	region, err := (*p).Region()
+	if err != nil {
+		return "", fmt.Errorf("%s: OCI region: %w", c.name, err)
+	}
+	return fmt.Sprintf("tenancy %s in %s", tenancy, region), nil
+}
+
 // newSDK makes the SDK client for provider, described by what in errors.
 func (c *Client) newSDK(provider common.ConfigurationProvider, what string) (ailanguage.AIServiceLanguageClient, error) {
 	var none ailanguage.AIServiceLanguageClient

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -46,7 +48,14 @@ type Config struct {
 	// connections are reused. Nil (or a nil Transport) means a transport
 	// of httpretry.NewBaseTransport of the lookup's own.
 	HTTPClient *http.Client
+	// TokenInfoURL is where the identity of a bare access token is asked
+	// (Google's OAuth 2 tokeninfo); empty means DefaultTokenInfoURL. An
+	// emulator serves it at its URL followed by "/tokeninfo".
+	TokenInfoURL string
 }
+
+// DefaultTokenInfoURL is Google's OAuth 2 tokeninfo endpoint.
+const DefaultTokenInfoURL = "https://oauth2.googleapis.com/tokeninfo"
 
 // conn builds the Service Management client on first use and keeps it.
 type conn struct {
@@ -54,6 +63,13 @@ type conn struct {
 
 	mu  sync.Mutex
 	svc *servicemanagement.APIService // nil until the first successful build
+	// Set with svc: the token source, the credentials file's JSON (nil
+	// for a bare access token), and the client with the retries but not
+	// the token, for tokeninfo.
+	ts        oauth2.TokenSource
+	credsJSON []byte
+	plain     *http.Client
+	caller    string // once known
 }
 
 func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, error) {
@@ -63,6 +79,7 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 		return c.svc, nil
 	}
 	var ts oauth2.TokenSource
+	var credsJSON []byte
 	quotaProject := os.Getenv("GOOGLE_CLOUD_QUOTA_PROJECT")
 	if c.cfg.AccessToken != "" {
 		ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.cfg.AccessToken, TokenType: "Bearer"})
@@ -76,7 +93,7 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 		if err != nil {
 			return nil, resources.Refused(fmt.Errorf("endpointsiam: find Google Application Default Credentials: %w", err))
 		}
-		ts = creds.TokenSource
+		ts, credsJSON = creds.TokenSource, creds.JSON
 		if quotaProject == "" {
 			quotaProject = quotaProjectOf(creds.JSON)
 		}
@@ -93,7 +110,10 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	if quotaProject != "" {
 		base = userProject{project: quotaProject, base: base}
 	}
-	hc.Transport = &oauth2.Transport{Source: oauth2.ReuseTokenSource(nil, ts), Base: base}
+	ts = oauth2.ReuseTokenSource(nil, ts)
+	plain := *hc
+	plain.Transport = base
+	hc.Transport = &oauth2.Transport{Source: ts, Base: base}
 	opts := []option.ClientOption{option.WithHTTPClient(hc)}
 	if ep := c.cfg.Endpoint; ep != "" {
 		if !strings.HasSuffix(ep, "/") {
@@ -105,8 +125,128 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	if err != nil {
 		return nil, fmt.Errorf("endpointsiam: create Service Management client: %w", err)
 	}
-	c.svc = svc
+	c.svc, c.ts, c.credsJSON, c.plain = svc, ts, credsJSON, &plain
 	return svc, nil
+}
+
+// Caller returns who the client calls Google's APIs as: the client_email
+// of a service account key (or of impersonation's target) in Application
+// Default Credentials, read without a request; otherwise what Google's
+// tokeninfo says of the access token: its email, or, for a token that
+// carries none, its subject or client id.
+func (cl *Client) Caller(ctx context.Context) (string, error) { return cl.c.callerOf(ctx) }
+
+// Account names where the client's writes land, as far as its caller
+// tells: the project of a service account (so that the read-only account
+// of a plan and the account that applies it, both of one project, are
+// one account), the domain of any other email, or the caller itself.
+func (cl *Client) Account(ctx context.Context) (string, error) {
+	caller, err := cl.Caller(ctx)
+	if err != nil {
+		return "", err
+	}
+	user, domain, ok := strings.Cut(caller, "@")
+	switch {
+	case !ok || user == "":
+		return caller, nil
+	case strings.HasSuffix(domain, ".iam.gserviceaccount.com"):
+		return "project " + strings.TrimSuffix(domain, ".iam.gserviceaccount.com"), nil
+	case domain == "developer.gserviceaccount.com" || domain == "appspot.gserviceaccount.com":
+		return "project of " + caller, nil // a default service account: its project is in its name
+	}
+	return "domain " + domain, nil
+}
+
+func (c *conn) callerOf(ctx context.Context) (string, error) {
+	if _, err := c.service(ctx); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.caller != "" {
+		return c.caller, nil
+	}
+	var file struct {
+		ClientEmail string `json:"client_email"`
+		Target      string `json:"service_account_impersonation_url"`
+	}
+	if len(c.credsJSON) > 0 && json.Unmarshal(c.credsJSON, &file) == nil {
+		if file.ClientEmail != "" {
+			c.caller = file.ClientEmail
+			return c.caller, nil
+		}
+		// ".../serviceAccounts/NAME@PROJECT.iam.gserviceaccount.com:generateAccessToken"
+		if i := strings.LastIndex(file.Target, "/serviceAccounts/"); i >= 0 {
+			if email, _, ok := strings.Cut(file.Target[i+len("/serviceAccounts/"):], ":"); ok && email != "" {
+				c.caller = email
+				return c.caller, nil
+			}
+		}
+	}
+	tok, err := c.ts.Token()
+	if err != nil {
+		return "", fmt.Errorf("get an access token: %w", err)
+	}
+	info, err := tokenInfo(ctx, c.plain, c.cfg.TokenInfoURL, tok.AccessToken)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case info.Email != "":
+		c.caller = info.Email
+	case info.Sub != "":
+		c.caller = "subject " + info.Sub
+	case info.Azp != "":
+		c.caller = "client " + info.Azp
+	default:
+		return "", errors.New("Google's tokeninfo names no email, subject or client of the access token")
+	}
+	return c.caller, nil
+}
+
+// tokenInfoDoc is the part of Google's tokeninfo answer that names whose
+// a token is.
+type tokenInfoDoc struct {
+	Email string `json:"email"`
+	Sub   string `json:"sub"`
+	Azp   string `json:"azp"`
+}
+
+// tokenInfo asks Google's tokeninfo endpoint (url; "" for the default)
+// whose token is. The token travels in the body of a POST, never in a URL
+// that an error could quote.
+func tokenInfo(ctx context.Context, hc *http.Client, url, token string) (tokenInfoDoc, error) {
+	if url == "" {
+		url = DefaultTokenInfoURL
+	}
+	body := "access_token=" + neturl.QueryEscape(token)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return tokenInfoDoc{}, fmt.Errorf("tokeninfo: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return tokenInfoDoc{}, fmt.Errorf("ask Google's tokeninfo who the access token belongs to: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return tokenInfoDoc{}, fmt.Errorf("tokeninfo: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		_ = json.Unmarshal(data, &e)
+		return tokenInfoDoc{}, resources.Refused(fmt.Errorf("Google's tokeninfo refused the access token: %s: %s %s", resp.Status, e.Error, e.Description))
+	}
+	var doc tokenInfoDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return tokenInfoDoc{}, fmt.Errorf("tokeninfo: %w", err)
+	}
+	return doc, nil
 }
 
 // maxCredentialsFile bounds a credentials file: a service account key or

@@ -349,6 +349,23 @@ func (c *Client) DeleteRestrictionPolicy(ctx context.Context, resourceID string)
 	return c.do(ctx, http.MethodDelete, policyPath(resourceID), nil, nil)
 }
 
+// Account names the org and site the client's keys act in: "org ORG_ID
+// at SITE".
+func (c *Client) Account(ctx context.Context) (string, error) {
+	u, err := c.GetCurrentUser(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the current user: %w", err)
+	}
+	if u.OrgID == "" {
+		return "", errors.New("the current user of the Datadog keys has no org")
+	}
+	site := c.cfg.Site
+	if site == "" {
+		site = DefaultSite
+	}
+	return fmt.Sprintf("org %s at %s", u.OrgID, site), nil
+}
+
 // GetCurrentUser returns the user owning the application key, with the UUID
 // of its org.
 func (c *Client) GetCurrentUser(ctx context.Context) (User, error) {

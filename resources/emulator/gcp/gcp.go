@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"reconcile/resources/emulator"
 )
@@ -715,4 +716,50 @@ func (e *Emulator) testIamPermissions(r *http.Request, service string) (any, err
 		}
 	}
 	return resp, nil
+}
+
+// Caller is the service account the emulator's access token belongs to,
+// as tokeninfo reports it; callerID is its unique id.
+const (
+	Caller   = "reconcile@acme-prod.iam.gserviceaccount.com"
+	callerID = "104598326617380952741"
+)
+
+// TokenInfo serves Google's OAuth 2 tokeninfo endpoint
+// (oauth2.googleapis.com/tokeninfo), at /tokeninfo: GET with the
+// access_token query parameter, or POST with it in a form body. The
+// emulator's access token belongs to the service account Caller, with the
+// cloud-platform scope; any other token is answered 400 invalid_token, as
+// Google answers one that is unknown or expired.
+func (e *Emulator) TokenInfo(w http.ResponseWriter, r *http.Request) {
+	out := responder{w: w, pretty: true}
+	var token string
+	switch r.Method {
+	case http.MethodGet:
+		token = r.URL.Query().Get("access_token")
+	case http.MethodPost:
+		if err := r.ParseForm(); err == nil {
+			token = r.PostForm.Get("access_token")
+		}
+		if token == "" {
+			token = r.URL.Query().Get("access_token")
+		}
+	default:
+		out.json(http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "Method not allowed"})
+		return
+	}
+	want := e.creds.GoogleAccessToken
+	if token == "" || want == "" || subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 {
+		out.json(http.StatusBadRequest, map[string]string{"error": "invalid_token", "error_description": "Invalid Value"})
+		return
+	}
+	const lifetime = 3599
+	out.json(http.StatusOK, map[string]string{
+		"azp": callerID, "aud": callerID, "sub": callerID,
+		"scope":      "https://www.googleapis.com/auth/cloud-platform",
+		"exp":        strconv.FormatInt(time.Now().Add(lifetime*time.Second).Unix(), 10),
+		"expires_in": strconv.Itoa(lifetime),
+		"email":      Caller, "email_verified": "true",
+		"access_type": "online",
+	})
 }
