@@ -60,6 +60,70 @@ func (w *connWatch) dialOptions(endpoints []string, cfg *tls.Config) []grpc.Dial
 	return []grpc.DialOption{grpc.WithTransportCredentials(w.credentials(cfg))}
 }
 
+// reach checks, before a client is made, that a connection can be made to
+// at least one endpoint, within ContactTimeout: when none can (nothing
+// listens, a name does not resolve, a host is not reached), the error says
+// why for each, at once, rather than after the login's DialTimeout or the
+// first request's RequestTimeout. Where a connection can be made, the
+// client goes on as usual (an election, or a TLS failure that the error of
+// its first request explains). Endpoints given with a scheme (unix://) are
+// left to the client.
+func reach(ctx context.Context, opts Options) error {
+	ctx, cancel := context.WithTimeout(ctx, opts.ContactTimeout)
+	defer cancel()
+	type result struct {
+		ep  string
+		err error
+	}
+	results := make(chan result, len(opts.Endpoints))
+	for _, ep := range opts.Endpoints {
+		go func() {
+			if strings.Contains(ep, "://") || strings.HasPrefix(ep, "unix:") {
+				results <- result{ep, nil}
+				return
+			}
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, "tcp", ep)
+			if err == nil {
+				conn.Close()
+			}
+			results <- result{ep, err}
+		}()
+	}
+	dials := map[string]error{}
+	for range opts.Endpoints {
+		r := <-results
+		if r.err == nil {
+			return nil // cancel ends the other dials
+		}
+		dials[r.ep] = r.err
+	}
+	return &unreachableError{endpoints: opts.Endpoints, dials: dials}
+}
+
+// ErrUnreachable is matched by the error of Open and Stacks when no
+// connection could be made to any endpoint of the cluster: nothing listens
+// there, their names do not resolve, or they cannot be reached.
+var ErrUnreachable = errors.New("etcd does not answer")
+
+// unreachableError says why no connection could be made to any
+// endpoint, and what to check.
+type unreachableError struct {
+	endpoints []string
+	dials     map[string]error
+}
+
+func (e *unreachableError) Error() string {
+	var why []string
+	for _, ep := range e.endpoints {
+		why = append(why, fmt.Sprintf("%s: %v", ep, e.dials[ep]))
+	}
+	return fmt.Sprintf("%v (%s): check that etcd runs and listens there, that the host names resolve and that no firewall blocks the port, "+
+		"and that the state URL (--state, RECONCILE_STATE or backend: url: in Pulumi.yaml) names it", ErrUnreachable, strings.Join(why, "; "))
+}
+
+func (e *unreachableError) Unwrap() error { return ErrUnreachable }
+
 // credentials returns the transport credentials of a client with the TLS
 // configuration cfg (nil: plain connections), reporting to w.
 func (w *connWatch) credentials(cfg *tls.Config) credentials.TransportCredentials {

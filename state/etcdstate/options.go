@@ -20,6 +20,8 @@ const (
 	DefaultLockTTL        = 15 * time.Second
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultDialTimeout    = 10 * time.Second
+	// DefaultContactTimeout bounds the first contact with the cluster.
+	DefaultContactTimeout = 5 * time.Second
 	// DefaultMaxTxnOps and DefaultMaxRequestBytes are etcd's own defaults
 	// (--max-txn-ops, --max-request-bytes).
 	DefaultMaxTxnOps       = 128
@@ -65,6 +67,14 @@ type Options struct {
 	// request, and RequestTimeout bounds it. Zero means
 	// DefaultDialTimeout.
 	DialTimeout time.Duration
+	// ContactTimeout bounds the first contact with the cluster, a TCP
+	// connection to any endpoint, made before the client: when none can be
+	// made by then (nothing listens, a name does not resolve, a host is not
+	// reached), Open and Stacks fail with an error matching ErrUnreachable
+	// that says why for each endpoint, rather than waiting out DialTimeout
+	// or RequestTimeout, which are kept for a cluster that can be reached
+	// (a login, an election). Zero means DefaultContactTimeout.
+	ContactTimeout time.Duration
 	// MaxTxnOps and MaxRequestBytes are the limits of one transaction the
 	// server takes (its --max-txn-ops and --max-request-bytes). Zero means
 	// etcd's defaults, DefaultMaxTxnOps and DefaultMaxRequestBytes.
@@ -122,6 +132,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.ContactTimeout <= 0 {
+		o.ContactTimeout = DefaultContactTimeout
 	}
 	if o.MaxTxnOps <= 0 {
 		o.MaxTxnOps = DefaultMaxTxnOps

@@ -140,6 +140,9 @@ func connect(opts Options) (*clientv3.Client, *connWatch, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := reach(context.Background(), opts); err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
 	w := &connWatch{}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:          opts.Endpoints,
