@@ -26,7 +26,7 @@ func TestOpenUnreachable(t *testing.T) {
 	ln.Close()
 	for name, tc := range map[string]struct {
 		endpoint, why string
-		user      string
+		user          string
 	}{
 		"refused":             {endpoint: closed, why: "connection refused"},
 		"refused, with login": {endpoint: closed, why: "connection refused", user: "ci"},
