@@ -500,7 +500,16 @@ func newWorkspace(t *testing.T, gh *fakeGitHub) *workspace {
 		t.Fatalf("start the emulator: %v", err)
 	}
 	t.Cleanup(func() { emu.Close() })
-	w := &workspace{t: t, dir: t.TempDir(), gh: gh, emu: emu}
+	w := newScriptWorkspace(t, gh)
+	w.emu = emu
+	return w
+}
+
+// newScriptWorkspace is a workspace for the script's steps alone, with no
+// emulator for reconcile.
+func newScriptWorkspace(t *testing.T, gh *fakeGitHub) *workspace {
+	t.Helper()
+	w := &workspace{t: t, dir: t.TempDir(), gh: gh}
 	if err := os.MkdirAll(filepath.Join(w.dir, "infra"), 0o755); err != nil {
 		t.Fatal(err)
 	}

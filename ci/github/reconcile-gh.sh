@@ -15,7 +15,8 @@ Usage:
       Puts BODY_FILE (a plan as 'reconcile show PLANFILE --output markdown'
       renders it) on pull request PR_NUMBER as reconcile's one sticky
       comment: created the first time, updated in place on every push after,
-      found again by a hidden marker.
+      found again as the comment of RECONCILE_GH_BOT whose first line is the
+      hidden marker of RECONCILE_GH_KEY.
   reconcile-gh.sh drift-issue STATUS BODY_FILE
       After 'reconcile drift --output markdown > BODY_FILE' exited STATUS:
       2 (drift) opens the drift issue, or updates it while the drift
@@ -40,8 +41,9 @@ Environment (GitHub Actions sets those marked *):
                               request's head); GITHUB_SHA by default
   RECONCILE_GH_BOT            the login that writes the comments and issues,
                               github-actions[bot] by default (with a GitHub
-                              App's token: its bot's login): only theirs are
-                              found again and changed
+                              App's token: its bot's login): only theirs,
+                              with the marker as their first line, are found
+                              again and changed
   RECONCILE_GH_DRIFT_LABEL    the drift issue's label, reconcile-drift
   RECONCILE_GH_DRIFT_TITLE    its title, "Drift in stack KEY"
   RECONCILE_GH_PLAN_WORKFLOW  the plan workflow's file, reconcile-plan.yml
@@ -144,8 +146,9 @@ run_url() {
 	fi
 }
 
-# compose MARKER FILE FOOTER: the text to post: the hidden marker, the
-# file's text (cut to max_body bytes) and a footer line.
+# compose MARKER FILE FOOTER: the text to post: the hidden marker as its
+# first line (the one find_mine reads), the file's text (cut to max_body
+# bytes) and a footer line.
 compose() {
 	local marker=$1 file=$2 footer=$3 size
 	printf '<!-- %s -->\n' "$marker"
@@ -169,11 +172,16 @@ body_json() {
 	fi
 }
 
-# find_mine MARKER: the id (of a comment) or number (of an issue) of the
-# first element of the JSON array on stdin that the bot wrote with MARKER.
+# find_mine MARKER [FIELD]: the id (of a comment) or number (of an issue)
+# of the first element of the JSON array on stdin that is the kit's own:
+# written by the bot, with MARKER as its first line. Nothing else counts:
+# not the marker further down, where the text compose copies from the
+# file (a plan's values, a cloud's answer) could hold another stack's; not
+# a body by anyone else, who can write anything. compose always writes the
+# first line itself.
 find_mine() {
 	jq -r --arg marker "<!-- $1 -->" --arg bot "$bot" --arg field "${2:-id}" \
-		'[.[] | select(.user.login == $bot and ((.body // "") | contains($marker)))] | first | .[$field] // empty'
+		'[.[] | select(.user.login == $bot and ((.body // "") | split("\n")[0] | rtrimstr("\r")) == $marker)] | first | .[$field] // empty'
 }
 
 cmd_comment() {
