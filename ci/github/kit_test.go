@@ -146,17 +146,20 @@ type fakeGitHub struct {
 	issues   []*issue
 	labels   []label
 	nextID   int64
-	// pulls and runs answer the plan-run lookups: by commit, and by the
-	// head commit of a pull request.
-	pulls map[string][]map[string]any
-	runs  map[string][]map[string]any
+	// prs, workflows and runs answer the plan-run lookups (planrun_test.go).
+	prs       []*pull
+	workflows []workflowFile
+	runs      []*run
 	// refuse, when set, makes calls of that method answer 403.
 	refuse string
 }
 
 func newFakeGitHub(t *testing.T) *fakeGitHub {
 	t.Helper()
-	g := &fakeGitHub{t: t, token: "ghs_" + randHex(t, 18), nextID: 1000, pulls: map[string][]map[string]any{}, runs: map[string][]map[string]any{}}
+	g := &fakeGitHub{t: t, token: "ghs_" + randHex(t, 18), nextID: 1000, workflows: []workflowFile{
+		{ID: planWorkflowID, Path: ".github/workflows/reconcile-plan.yml"},
+		{ID: planWorkflowID + 1, Path: ".github/workflows/reconcile-apply.yml"},
+	}}
 	mux := http.NewServeMux()
 	base := "/repos/" + repo
 	mux.HandleFunc("GET "+base+"/issues/{number}/comments", g.listComments)
@@ -167,8 +170,7 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 	mux.HandleFunc("PATCH "+base+"/issues/{number}", g.updateIssue)
 	mux.HandleFunc("GET "+base+"/labels/{name}", g.getLabel)
 	mux.HandleFunc("POST "+base+"/labels", g.createLabel)
-	mux.HandleFunc("GET "+base+"/commits/{sha}/pulls", g.commitPulls)
-	mux.HandleFunc("GET "+base+"/actions/workflows/{workflow}/runs", g.workflowRuns)
+	g.handlePulls(mux, base)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		defer func() {
@@ -229,7 +231,7 @@ func page[T any](w http.ResponseWriter, r *http.Request, list []T) {
 	p, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	p = max(p, 1)
 	lo, hi := min((p-1)*per, len(list)), min(p*per, len(list))
-	writeJSON(w, 200, list[lo:hi])
+	writeJSON(w, 200, append([]T{}, list[lo:hi]...))
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -412,30 +414,6 @@ func (g *fakeGitHub) createLabel(w http.ResponseWriter, r *http.Request) {
 	defer g.mu.Unlock()
 	g.labels = append(g.labels, in)
 	writeJSON(w, 201, in)
-}
-
-func (g *fakeGitHub) commitPulls(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := g.pulls[r.PathValue("sha")]
-	if out == nil {
-		out = []map[string]any{}
-	}
-	writeJSON(w, 200, out)
-}
-
-func (g *fakeGitHub) workflowRuns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if r.PathValue("workflow") != "reconcile-plan.yml" || q.Get("event") != "pull_request" || q.Get("status") != "success" {
-		g.t.Errorf("workflow runs asked as %s", r.URL)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	runs := g.runs[q.Get("head_sha")]
-	if runs == nil {
-		runs = []map[string]any{}
-	}
-	writeJSON(w, 200, map[string]any{"total_count": len(runs), "workflow_runs": runs})
 }
 
 // count returns how many calls of method on a path matching the pattern
@@ -861,41 +839,6 @@ func TestDriftIssue(t *testing.T) {
 	gh.mu.Unlock()
 }
 
-// TestPlanRun: the apply on merge finds the pull request the commit merged
-// and the last successful plan run on its head in this repository (not a
-// fork's), and refuses a commit that merged none.
-func TestPlanRun(t *testing.T) {
-	needTools(t)
-	t.Parallel()
-	gh := newFakeGitHub(t)
-	merge, head := strings.Repeat("a", 40), strings.Repeat("b", 40)
-	gh.set(func() {
-		gh.pulls[merge] = []map[string]any{
-			{"number": 3, "merge_commit_sha": strings.Repeat("c", 40), "merged_at": nil, "head": map[string]any{"sha": strings.Repeat("d", 40)}},
-			{"number": 7, "merge_commit_sha": merge, "merged_at": "2025-03-14T08:26:50Z", "head": map[string]any{"sha": head}},
-		}
-		gh.runs[head] = []map[string]any{
-			{"id": 11, "run_number": 4, "head_repository": map[string]any{"full_name": repo}},
-			{"id": 12, "run_number": 9, "head_repository": map[string]any{"full_name": "mallory/infra"}},
-			{"id": 13, "run_number": 3, "head_repository": map[string]any{"full_name": repo}},
-		}
-	})
-	w := newWorkspace(t, gh)
-	r := w.step(0, nil, "plan-run", merge)
-	if want := fmt.Sprintf("pr=7\nhead_sha=%s\nrun_id=11\n", head); r.stdout != want {
-		t.Errorf("plan-run printed %q, want %q", r.stdout, want)
-	}
-	r = w.step(1, nil, "plan-run", strings.Repeat("e", 40))
-	if !strings.Contains(r.stderr, "did not merge a pull request") {
-		t.Errorf("a commit pushed without a pull request:\n%s", r)
-	}
-	gh.set(func() { gh.runs[head] = nil })
-	r = w.step(1, nil, "plan-run", merge)
-	if !strings.Contains(r.stderr, "no successful run of reconcile-plan.yml") || !strings.Contains(r.stderr, "#7") {
-		t.Errorf("no plan run:\n%s", r)
-	}
-}
-
 // TestScriptErrors: a missing or refused token and a refused call fail the
 // step with GitHub's message, never the token; a body over GitHub's limit
 // is cut.
@@ -936,7 +879,7 @@ func TestScriptErrors(t *testing.T) {
 	if len([]rune(body)) > 65536 || !strings.Contains(body, "Cut at 60000 of 100000 bytes") {
 		t.Errorf("a body of 100,000 bytes was posted as %d characters:\n%s", len([]rune(body)), body[len(body)-300:])
 	}
-	for _, args := range [][]string{{"comment", "x7", "comment.md"}, {"drift-issue", "2", "missing.md"}, {"plan-run", "main"}, {"nonsense"}} {
+	for _, args := range [][]string{{"comment", "x7", "comment.md"}, {"drift-issue", "2", "missing.md"}, {"plan-run", "main"}, {"plan-run", strings.Repeat("a", 40)}, {"plan-run", strings.Repeat("a", 40), "a b"}, {"nonsense"}} {
 		if r := w.step(1, nil, args...); r.stderr == "" {
 			t.Errorf("%v: no message", args)
 		}
@@ -1017,8 +960,8 @@ func TestWorkflowsFit(t *testing.T) {
 	}{
 		{"plan", plan, "pull_request", map[string]string{"contents": "read", "pull-requests": "write"},
 			[]string{`reconcile plan --out plan.bin`, `reconcile show plan.bin --output markdown > comment.md`, `/.github/reconcile-gh.sh" comment "$PR" comment.md`}},
-		{"apply", apply, "push", map[string]string{"contents": "read", "actions": "read", "pull-requests": "read"},
-			[]string{`/.github/reconcile-gh.sh" plan-run "$GITHUB_SHA" >> "$GITHUB_OUTPUT"`, `reconcile apply plan.bin --lock-timeout 10m --output jsonl`}},
+		{"apply", apply, "push", map[string]string{"contents": "read", "actions": "read", "pull-requests": "read", "issues": "read"},
+			[]string{`/.github/reconcile-gh.sh" plan-run "$GITHUB_SHA" "$GITHUB_REF_NAME" >> "$GITHUB_OUTPUT"`, `reconcile apply plan.bin --lock-timeout 10m --output jsonl`}},
 		{"drift", drift, "schedule", map[string]string{"contents": "read", "issues": "write"},
 			[]string{`reconcile drift --output markdown > drift.md || status=$?`, `/.github/reconcile-gh.sh" drift-issue "$status" drift.md`}},
 	} {
@@ -1033,6 +976,14 @@ func TestWorkflowsFit(t *testing.T) {
 				t.Errorf("%s: no step runs %s", c.name, call)
 			}
 		}
+	}
+	// The plan plans pull requests into the branch the apply applies on.
+	branches := func(w workflow, event string) string {
+		on, _ := w.On[event].(map[string]any)
+		return fmt.Sprint(on["branches"])
+	}
+	if b := branches(plan, "pull_request"); b == "<nil>" || b != branches(apply, "push") {
+		t.Errorf("the plan runs on pull requests into %s, the apply on pushes to %s", b, branches(apply, "push"))
 	}
 	up, down := with(plan, "actions/upload-artifact"), with(apply, "actions/download-artifact")
 	if up["name"] != "plan-${{ github.event.pull_request.head.sha }}" || up["path"] != "infra/plan.bin" ||

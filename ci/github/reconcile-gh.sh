@@ -22,10 +22,15 @@ Usage:
       2 (drift) opens the drift issue, or updates it while the drift
       persists; 0 (no drift) closes it, with a comment; anything else (1, an
       error) leaves it alone and fails.
-  reconcile-gh.sh plan-run COMMIT_SHA
+  reconcile-gh.sh plan-run COMMIT_SHA BRANCH
       For the apply on merge: finds the pull request that COMMIT_SHA merged
-      and the successful run of the plan workflow on its head, and prints
-      pr=, head_sha= and run_id= lines (for "$GITHUB_OUTPUT").
+      into BRANCH and the run of the plan workflow that planned it, and
+      prints pr=, head_sha= and run_id= lines (for "$GITHUB_OUTPUT"). It
+      fails, applying nothing, unless exactly one pull request was merged,
+      it left the plan workflow and this script as they were on BRANCH, and
+      the last run on its head was made for it while it was open into BRANCH
+      and succeeded: not one of another pull request from the same branch
+      into another base, nor one from before a change of its base.
 
 Environment (GitHub Actions sets those marked *):
   GITHUB_TOKEN                the token: ${{ github.token }}; never printed
@@ -267,18 +272,136 @@ cmd_drift_issue() {
 	echo "No drift any more: closed #$number"
 }
 
+# The kit's script where the workflows call it. A pull request that changes
+# it or the plan workflow has its plan made by its own version of them.
+kit_script=.github/reconcile-gh.sh
+
+# How long after another pull request from the same branch was closed a
+# run of the plan workflow may still be that one's: GitHub can create a run
+# some time after the event that starts it.
+run_delay=600
+
+# base_changes NUMBER: when pull request NUMBER changed its base, as a JSON
+# array of times (seconds since 1970).
+base_changes() {
+	list "/repos/$repo/issues/$1/events" | jq '[.[] | select(.event == "base_ref_changed") | .created_at | fromdateiso8601]'
+}
+
+# plan-run COMMIT_SHA BRANCH: the run of the plan workflow that made the
+# plan reviewed on the pull request that COMMIT_SHA merged into BRANCH.
+#
+# On a pull_request event GitHub runs the workflow files of the merge of the
+# pull request's head into its base, so a run used its base's plan workflow
+# and script only if the pull request changed neither. And a run's record
+# does not say which pull request started it: its pull_requests field lists
+# the open ones that share its head or branch (merged ones not), whichever
+# started it. So a run is taken as this pull request's only when no other
+# pull request can have started it: runs from another branch are not; runs
+# from its branch, made after it was opened (and after its last change of
+# base) and before its merge, are, unless another pull request from that
+# branch into another base (or that changed base) was open at the time.
 cmd_plan_run() {
-	[[ $# -eq 1 ]] || die "plan-run takes COMMIT_SHA"
-	local sha=$1 pr head run
+	[[ $# -eq 2 ]] || die "plan-run takes COMMIT_SHA BRANCH"
+	local sha=$1 branch=$2 pr head head_ref start end wf_id wf_path changed others n number page ambiguous run id status
 	[[ $sha =~ ^[0-9a-f]{40}$ ]] || die "plan-run: COMMIT_SHA must be a full commit hash, got '$sha'"
-	api GET "/repos/$repo/commits/$sha/pulls" >"$tmp/pulls.json"
-	pr=$(jq -r --arg sha "$sha" '[.[] | select(.merge_commit_sha == $sha and .merged_at != null)] | first | .number // empty' "$tmp/pulls.json")
-	[[ -n $pr ]] || die "commit $sha did not merge a pull request: there is no reviewed plan to apply (let changes reach the branch through pull requests only)"
-	head=$(jq -r --argjson pr "$pr" '.[] | select(.number == $pr) | .head.sha' "$tmp/pulls.json")
-	api GET "/repos/$repo/actions/workflows/$plan_workflow/runs?event=pull_request&status=success&head_sha=$head&per_page=100" >"$tmp/runs.json"
-	run=$(jq -r --arg repo "$repo" '[.workflow_runs[] | select(.head_repository.full_name == $repo)] | max_by(.run_number) | .id // empty' "$tmp/runs.json")
-	[[ -n $run ]] || die "no successful run of $plan_workflow on $head, the head of #$pr: there is no reviewed plan to apply (re-run the plan of #$pr)"
-	printf 'pr=%s\nhead_sha=%s\nrun_id=%s\n' "$pr" "$head" "$run"
+	[[ -n $branch && $branch != *[[:space:][:cntrl:]]* ]] || die "plan-run: BRANCH must be the branch pushed to (\$GITHUB_REF_NAME), got '$branch'"
+
+	# The pull request that this commit merged into BRANCH, by GitHub's
+	# record of the merge.
+	list "/repos/$repo/commits/$sha/pulls" |
+		jq --arg sha "$sha" --arg branch "$branch" --arg repo "$repo" \
+			'[.[] | select(.merge_commit_sha == $sha and .merged_at != null and .base.ref == $branch and .base.repo.full_name == $repo) | .number]' >"$tmp/merged.json"
+	case $(jq length "$tmp/merged.json") in
+	0) die "commit $sha did not merge a pull request into $branch: there is no reviewed plan to apply (let changes reach $branch through pull requests only)" ;;
+	1) pr=$(jq -r '.[0]' "$tmp/merged.json") ;;
+	*) die "commit $sha is the merge of several pull requests into $branch ($(jq -r 'map("#\(.)") | join(", ")' "$tmp/merged.json")): which plan to apply cannot be told, so none is applied" ;;
+	esac
+	[[ $pr =~ ^[0-9]+$ ]] || die "GitHub gave '$pr' as the number of the pull request merged by $sha"
+	api GET "/repos/$repo/pulls/$pr" >"$tmp/pr.json"
+	jq -e --arg sha "$sha" --arg branch "$branch" --arg repo "$repo" \
+		'.merged == true and .merge_commit_sha == $sha and .base.ref == $branch and .base.repo.full_name == $repo' "$tmp/pr.json" >/dev/null ||
+		die "#$pr is not, by its own record, merged into $branch by $sha: nothing is applied"
+	jq -e --arg repo "$repo" '.head.repo.full_name == $repo' "$tmp/pr.json" >/dev/null ||
+		die "#$pr comes from another repository (a fork), whose pull requests are not planned: there is no reviewed plan to apply"
+	head=$(jq -r '.head.sha' "$tmp/pr.json")
+	head_ref=$(jq -r '.head.ref' "$tmp/pr.json")
+	# An empty head_sha would make GitHub list the runs of every commit.
+	[[ $head =~ ^[0-9a-f]{40}$ && -n $head_ref ]] || die "#$pr: GitHub gave no head commit and branch ('$head', '$head_ref')"
+
+	# The plan workflow, as GitHub knows it: its runs are those of this
+	# file (a pull request's added workflow is another, with another id).
+	api GET "/repos/$repo/actions/workflows/$plan_workflow" >"$tmp/workflow.json"
+	wf_id=$(jq -r '.id' "$tmp/workflow.json")
+	wf_path=$(jq -r '.path' "$tmp/workflow.json")
+	[[ $wf_id =~ ^[0-9]+$ && $wf_path == .github/workflows/* ]] || die "GitHub gave id '$wf_id' and path '$wf_path' for the plan workflow $plan_workflow"
+
+	# Its runs on the pull request ran its base's plan workflow and script
+	# only if the pull request changed neither.
+	list "/repos/$repo/pulls/$pr/files" >"$tmp/files.json"
+	(($(jq length "$tmp/files.json") < 3000)) ||
+		die "#$pr changes 3,000 files or more, more than GitHub lists: whether it changed $wf_path cannot be told, so nothing is applied"
+	changed=$(jq -r --arg wf "$wf_path" --arg kit "$kit_script" \
+		'[.[] | .filename, (.previous_filename // empty) | select(. == $wf or . == $kit)] | unique | join(" and ")' "$tmp/files.json")
+	[[ -z $changed ]] ||
+		die "#$pr changed $changed: its plan was made by the pull request's own version, which ran before anyone reviewed it, not by $branch's, so nothing is applied. Merge changes to the kit in pull requests of their own, then open a pull request to have the specs planned again"
+
+	# Its runs are those made while it was open into BRANCH: after it was
+	# opened and after its last change of base, and before the merge.
+	start=$(base_changes "$pr" | jq --slurpfile p "$tmp/pr.json" '. + [$p[0].created_at | fromdateiso8601] | max')
+	end=$(jq '.merged_at | fromdateiso8601' "$tmp/pr.json")
+
+	# Other pull requests from the same branch may have started runs on the
+	# same head. One into BRANCH that never changed base ran the same files
+	# on the same merge; any other is suspect while it was open (and for
+	# run_delay after).
+	list "/repos/$repo/pulls?state=all&head=$(jq -rn --arg h "${repo%%/*}:$head_ref" '$h | @uri')" |
+		jq --argjson pr "$pr" --arg ref "$head_ref" --arg repo "$repo" \
+			'[.[] | select(.number != $pr and .head.ref == $ref and (.head.repo.full_name // "") == $repo)]' >"$tmp/others.json"
+	printf '[]' >"$tmp/suspects.json"
+	others=$(jq length "$tmp/others.json")
+	for ((n = 0; n < others; n++)); do
+		number=$(jq -r ".[$n].number" "$tmp/others.json")
+		[[ $number =~ ^[0-9]+$ ]] || die "GitHub gave '$number' as the number of a pull request from $head_ref"
+		if jq -e --arg branch "$branch" ".[$n].base.ref == \$branch" "$tmp/others.json" >/dev/null &&
+			[[ $(base_changes "$number" | jq length) == 0 ]]; then
+			continue
+		fi
+		jq --slurpfile o "$tmp/others.json" --argjson n "$n" --argjson delay "$run_delay" \
+			'. + [$o[0][$n] | {number, base: .base.ref, from: (.created_at | fromdateiso8601), to: (if .closed_at then (.closed_at | fromdateiso8601) + $delay else infinite end)}]' \
+			"$tmp/suspects.json" >"$tmp/suspects.next.json"
+		mv "$tmp/suspects.next.json" "$tmp/suspects.json"
+	done
+
+	# The runs of the plan workflow on the head (an event and a head that
+	# GitHub filters on, and that are checked again here).
+	for ((page = 1; ; page++)); do
+		((page <= 10)) || die "more than 1,000 runs of $wf_path on $head: which one is #$pr's cannot be told, so nothing is applied"
+		api GET "/repos/$repo/actions/workflows/$wf_id/runs?event=pull_request&head_sha=$head&per_page=100&page=$page" >"$tmp/runs.$page.json"
+		(($(jq '.workflow_runs // [] | length' "$tmp/runs.$page.json") == 100)) || break
+	done
+	jq -s --argjson wf "$wf_id" --arg path "$wf_path" --arg merge "@refs/pull/$pr/merge" --arg head "$head" --arg ref "$head_ref" \
+		--arg repo "$repo" --argjson after "$start" --argjson before "$end" '
+		[.[] | (.workflow_runs // [])[]
+			| select(.workflow_id == $wf and (.path == $path or .path == $path + $merge) and .event == "pull_request"
+				and .head_sha == $head and .head_branch == $ref
+				and .repository.full_name == $repo and .head_repository.full_name == $repo)
+			| . + {created: (.created_at | fromdateiso8601)}
+			| select(.created >= $after and .created <= $before)]' "$tmp"/runs.*.json >"$tmp/candidates.json"
+	ambiguous=$(jq -r --slurpfile s "$tmp/suspects.json" --arg ref "$head_ref" '
+		[.[] as $r | $s[0][] | select($r.created >= .from and $r.created <= .to)
+			| "run \($r.id) may be that of #\(.number), from \($ref) into \(.base)"] | unique | join("; ")' "$tmp/candidates.json")
+	[[ -z $ambiguous ]] ||
+		die "the plan runs on $head cannot be told apart from those of other pull requests from $head_ref ($ambiguous), so nothing is applied: open a new pull request to have the specs planned again"
+	run=$(jq -c 'max_by([.created, .run_number, .id]) // empty' "$tmp/candidates.json")
+	[[ -n $run ]] ||
+		die "no run of $wf_path planned #$pr on $head while it was open into $branch: there is no reviewed plan to apply (open a new pull request to have the specs planned again)"
+	id=$(jq -r '.id' <<<"$run")
+	status=$(jq -r '"\(.status)/\(.conclusion // "none")"' <<<"$run")
+	[[ $id =~ ^[0-9]+$ ]] || die "GitHub gave '$id' as the id of a run"
+	[[ $status == completed/success ]] ||
+		die "the last plan of #$pr on $head, run $id, is $status: its plan is not the one shown on the pull request, so nothing is applied (re-run it, or open a new pull request)"
+	printf 'reconcile-gh: applying the plan of #%s (%s into %s, head %s) made by run %s of %s\n' "$pr" "$head_ref" "$branch" "$head" "$id" "$wf_path" >&2
+	printf 'pr=%s\nhead_sha=%s\nrun_id=%s\n' "$pr" "$head" "$id"
 }
 
 main() {
