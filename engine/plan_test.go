@@ -533,14 +533,15 @@ func TestReadPlanFileRejects(t *testing.T) {
 		want string
 	}{
 		"not JSON":             {data: "resources: {}", want: "not a reconcile plan file"},
-		"no spec hash":         {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"changes":[]}}`, want: "not a reconcile plan file"},
+		"no spec hash":         {data: `{"format":"reconcile plan","version":5,"mac":"m","plan":{"version":5,"changes":[]}}`, want: "not a reconcile plan file"},
 		"newer format":         {data: `{"version":99,"specHash":"h"}`, want: "newer than this reconcile"},
-		"bad action":           {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}}`, want: `unknown action "explode"`},
-		"no address":           {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"action":"create"}]}}`, want: "no address"},
+		"bad action":           {data: `{"format":"reconcile plan","version":5,"mac":"m","plan":{"version":5,"specHash":"h","changes":[{"addr":"a","action":"explode"}]}}`, want: `unknown action "explode"`},
+		"no address":           {data: `{"format":"reconcile plan","version":5,"mac":"m","plan":{"version":5,"specHash":"h","changes":[{"action":"create"}]}}`, want: "no address"},
 		"older format":         {data: `{"version":1,"specHash":"h","changes":[]}`, want: "written by an older reconcile"},
 		"format 3":             {data: `{"format":"reconcile plan","version":3,"mac":"m","plan":{"version":3,"specHash":"h","changes":[]}}`, want: "written by an older reconcile"},
-		"after given twice":    {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"create","afterIsBefore":true,"after":{"x":1}}]}}`, want: "afterIsBefore"},
-		"before not an object": {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"no-op","before":"x"}]}}`, want: "not an object"},
+		"format 4":             {data: `{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[]}}`, want: "written by an older reconcile"},
+		"after given twice":    {data: `{"format":"reconcile plan","version":5,"mac":"m","plan":{"version":5,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"create","afterIsBefore":true,"after":{"x":1}}]}}`, want: "afterIsBefore"},
+		"before not an object": {data: `{"format":"reconcile plan","version":5,"mac":"m","plan":{"version":5,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"no-op","before":"x"}]}}`, want: "not an object"},
 		"a state file?":        {data: "\x00\x00\x00", want: "not a reconcile plan file"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -40,8 +40,8 @@ func FuzzReadPlanFile(f *testing.F) {
 	for _, s := range []string{"", "{}", "null", `{"version":1,"specHash":"x"}`, `{"version":1,"specHash":"x","changes":[{"addr":"a","action":"nope"}]}`,
 		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"n":1e400,"u":{"$unknown":true}}}]}`,
 		`{"version":1,"specHash":"x","changes":[{"addr":"a","action":"create","after":{"a":[[[[[[{"$secret":"x"}]]]]]]}}]}`,
-		`{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"no-op","before":{"x":1},"afterIsBefore":true}],"outputs":{"o":1e400}}}`,
-		`{"format":"reconcile plan","version":4,"mac":"m","plan":{"version":4,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"update","drift":[{"path":"x","live":{"$unknown":true}}]}]}}`} {
+		`{"format":"reconcile plan","version":5,"mac":"m","plan":{"version":5,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"no-op","before":{"x":1},"afterIsBefore":true}],"outputs":{"o":1e400}}}`,
+		`{"format":"reconcile plan","version":5,"mac":"m","plan":{"version":5,"specHash":"h","changes":[{"addr":"a","kind":"resource","action":"update","drift":[{"path":"x","live":{"$unknown":true}}]}]}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

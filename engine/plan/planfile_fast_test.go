@@ -96,7 +96,7 @@ func TestReadFast(t *testing.T) {
 //	go test ./engine/plan -run '^$' -fuzz FuzzReadFast -fuzztime 10m
 func FuzzReadFast(f *testing.F) {
 	f.Add(fastTestFile(f))
-	f.Add([]byte(`{"format":"reconcile plan","version":4,"plan":{"version":4,"specHash":"h","changes":[{"addr":"a","pos":{"File":"f","Line":1,"Col":2}}]},"mac":"m"}`))
+	f.Add([]byte(`{"format":"reconcile plan","version":5,"plan":{"version":5,"specHash":"h","changes":[{"addr":"a","pos":{"File":"f","Line":1,"Col":2}}]},"mac":"m"}`))
 	f.Add([]byte(`{"plan":{"changes":[{"before":{"a":[1,{"b":null}]}}],"changes":[]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		env, in, ok := readFast(data, false)
