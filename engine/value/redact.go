@@ -97,8 +97,9 @@ func secretForms(s string) []string {
 
 // Bytes returns b with every match replaced by SensitiveText, in one pass
 // from left to right, the longest encoding first at each place; what it
-// writes is never searched again. It returns b itself when nothing
-// matched.
+// writes is never searched again, nor is a text that stands in for a
+// value (SensitiveText, UnknownText) already there. It returns b itself
+// when nothing matched.
 func (r *Redaction) Bytes(b []byte) []byte {
 	if r == nil {
 		return b
@@ -106,6 +107,7 @@ func (r *Redaction) Bytes(b []byte) []byte {
 	var out []byte
 	last := 0 // b[last:i] is yet to be copied
 	for i := 0; i < len(b); i++ {
+		matched := false
 		for _, f := range r.byFirst[b[i]] {
 			if bytes.HasPrefix(b[i:], f) && !wordJoins(b[:i], f, b[i+len(f):]) {
 				if out == nil {
@@ -114,14 +116,33 @@ func (r *Redaction) Bytes(b []byte) []byte {
 				out = append(append(out, b[last:i]...), SensitiveText...)
 				i += len(f) - 1
 				last = i + 1
+				matched = true
 				break
 			}
+		}
+		if !matched {
+			i += placeholderAt(b[i:]) // searched no further: see placeholderAt
 		}
 	}
 	if out == nil {
 		return b
 	}
 	return append(out, b[last:]...)
+}
+
+// placeholderAt returns how many bytes past the first of b end the text
+// that stands in for a value at its start (SensitiveText, UnknownText),
+// or 0 when none starts there. Bytes searches no secret inside one: a
+// secret that is an ordinary word ("value", "apply") would otherwise turn
+// every "(sensitive value)" written so far into "(sensitive (sensitive
+// value))".
+func placeholderAt(b []byte) int {
+	for _, p := range [...]string{SensitiveText, UnknownText} {
+		if len(b) >= len(p) && string(b[:len(p)]) == p {
+			return len(p) - 1
+		}
+	}
+	return 0
 }
 
 // String is Bytes for a string.

@@ -1,0 +1,54 @@
+package value_test
+
+import (
+	"testing"
+
+	"reconcile/engine/value"
+)
+
+// TestRedactionLeavesPlaceholders: a secret that is a word of the texts
+// standing in for values ("value", "apply", "sensitive") is replaced
+// where it stands alone, and never inside "(sensitive value)" or "(known
+// after apply)", which would otherwise read "(sensitive (sensitive
+// value))".
+func TestRedactionLeavesPlaceholders(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		secrets []string
+		in      string
+		want    string
+	}{
+		"value inside sensitive": {
+			secrets: []string{"value"},
+			in:      `o = (sensitive value), p = "value"`,
+			want:    `o = (sensitive value), p = "(sensitive value)"`,
+		},
+		"apply inside unknown": {
+			secrets: []string{"apply", "known"},
+			in:      "id = (known after apply) apply",
+			want:    "id = (known after apply) (sensitive value)",
+		},
+		"sensitive itself": {
+			secrets: []string{"sensitive"},
+			in:      "(sensitive value) sensitive",
+			want:    "(sensitive value) (sensitive value)",
+		},
+		"a secret holding a placeholder": {
+			secrets: []string{"pw(sensitive value)x"},
+			in:      "got pw(sensitive value)x here",
+			want:    "got (sensitive value) here",
+		},
+		"placeholder then secret": {
+			secrets: []string{"hunter22"},
+			in:      "(sensitive value)hunter22 (known after apply)",
+			want:    "(sensitive value)(sensitive value) (known after apply)",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := value.NewRedaction(tc.secrets).String(tc.in); got != tc.want {
+				t.Errorf("redact %q of %q = %q, want %q", tc.secrets, tc.in, got, tc.want)
+			}
+		})
+	}
+}
