@@ -7,10 +7,16 @@ import (
 
 // QuoteTrunc quotes s for a message, cut to 40 bytes.
 func QuoteTrunc(s string) string {
+	return strconv.Quote(trunc(s))
+}
+
+// trunc is s cut to 40 bytes, as QuoteTrunc quotes it; a Redaction looks
+// for a secret in this form too.
+func trunc(s string) string {
 	if len(s) > 40 {
 		s = s[:40] + "..."
 	}
-	return strconv.Quote(s)
+	return s
 }
 
 // TypeName names the JSON type of v as config declarations do: string,

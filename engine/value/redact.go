@@ -14,7 +14,8 @@ import (
 // cloud API's error message that echoes an input it refused. It is the
 // last line of defence: values marked secret never reach a renderer. Each
 // secret is looked for in every encoding output uses: as is, JSON-escaped,
-// Go-quoted, escaped as the renderers quote values, and URL-escaped. A
+// Go-quoted, escaped as the renderers quote values, and URL-escaped; and
+// so is the start of a long one that a message quotes cut short. A
 // match that continues a longer word is left, so that a secret that is an
 // ordinary word ("value") does not blank out others ("values"). A nil
 // *Redaction redacts nothing.
@@ -35,7 +36,8 @@ func NewRedaction(secrets []string) *Redaction {
 		if len(s) < MinSecretLen {
 			continue
 		}
-		for _, f := range secretForms(s) {
+		// A message may quote it cut short (QuoteTrunc).
+		for _, f := range append(secretForms(s), secretForms(trunc(s))...) {
 			if !slices.Contains(forms, f) {
 				forms = append(forms, f)
 			}

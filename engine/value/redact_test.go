@@ -52,3 +52,14 @@ func TestRedactionLeavesPlaceholders(t *testing.T) {
 		})
 	}
 }
+
+// A message describes a string argument quoted and cut to 40 bytes
+// (value.QuoteTrunc): a longer secret is found in that form too.
+func TestRedactionFindsSecretsCutShort(t *testing.T) {
+	t.Parallel()
+	const secret = "tok-5ecret-0123456789-abcdefghij-klmnopqrstuvwxyz"
+	msg := "fn::join takes [delimiter, list of values], got [string " + value.QuoteTrunc(secret) + ", array]"
+	if got, want := value.NewRedaction([]string{secret}).String(msg), `fn::join takes [delimiter, list of values], got [string "(sensitive value)", array]`; got != want {
+		t.Errorf("redacted = %q, want %q", got, want)
+	}
+}
