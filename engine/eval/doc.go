@@ -21,12 +21,19 @@
 // options (ResourceOptions) must be known booleans.
 //
 // Secret (value.Secret) marks travel with the value: fn::secret adds one,
-// fn::unsecret removes every one inside its argument. Reading a field of a
-// secret object, interpolating a secret into a string, and calling a
-// function, or an fn::invoke, on a secret argument all give a secret
-// result; lists and objects keep the marks on their elements. A function's
-// error about a secret argument is redacted. Evaluation never seals: that
-// is done where values are stored (see package value).
+// fn::unsecret removes every one inside its argument. Secrecy flows from
+// any argument to every result: interpolating a secret into a string, and
+// calling a function on an argument that holds a secret anywhere in it,
+// give a secret result; an fn::invoke, or a lookup, called so is secret as
+// a whole (ResultOf: each of its fields, its id too), and so is a get whose
+// id or state holds a secret (GetIsSecret, GetResultOf). Lists and objects
+// keep the marks on their elements, and reading into a value follows them:
+// a field or item of a value marked secret as a whole is secret, while one
+// reached through an object that holds secrets only in some of its fields
+// is secret only if it is, or holds, one of them. A function's or a
+// lookup's error about a secret argument is redacted, and an error about a
+// secret object does not list its keys. Evaluation never seals: that is
+// done where values are stored (see package value).
 //
 // Evaluator.Inputs gives a resource's inputs, from its properties mapping
 // or from the one expression that gives them (canonical keys, a secret

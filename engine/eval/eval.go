@@ -278,16 +278,13 @@ func (ev *Evaluator) evalExpr(e specs.Expr) (any, error) {
 		if value.ContainsUnknown(args) || ev.Invoke == nil {
 			return value.Unknown{}, nil
 		}
-		plain, secret := value.Reveal(args)
+		plain, _ := value.Reveal(args)
 		res, err := ev.Invoke(x, plain.(map[string]any))
 		if err != nil {
-			return nil, err
+			// A cloud API's message may echo an argument: never a secret one.
+			return nil, redactError(err, args)
 		}
-		var out any = res
-		if x.Return != "" {
-			out = res[x.Return]
-		}
-		return value.Wrap(out, secret), nil
+		return ResultOf(x, args, res).Value, nil
 	}
 	return nil, fmt.Errorf("unknown expression %T", e)
 }
@@ -323,6 +320,10 @@ func (ev *Evaluator) ref(r *specs.Ref) (any, error) {
 				next, ok = c[schemas.CamelCase(acc.Key)]
 			}
 			if !ok && !(i == 0 && ev.isObject(r.Root)) {
+				if secret {
+					// The keys of a secret object are secret too.
+					return nil, Errorf(r.P, "%s: no key %q in a secret object", r, acc.Key)
+				}
 				return nil, Errorf(r.P, "%s: no key %q (keys: %s)", r, acc.Key, strings.Join(slices.Sorted(maps.Keys(c)), ", "))
 			}
 			// A field of a resource or lookup that has no value (an
@@ -417,17 +418,24 @@ func (ev *Evaluator) call(c *specs.Call) (any, error) {
 	}
 	out, err := ev.callKnown(c, arg)
 	if err != nil {
-		if secret {
-			// The message may describe the argument: never a secret one.
-			var ee *Error
-			if errors.As(err, &ee) {
-				return nil, &Error{Pos: ee.Pos, Msg: value.RedactionOf(orig).String(ee.Msg)}
-			}
-			return nil, value.RedactionOf(orig).Error(err)
-		}
-		return nil, err
+		// The message may describe the argument: never a secret one.
+		return nil, redactError(err, orig)
 	}
 	return value.Wrap(out, secret), nil
+}
+
+// redactError returns err with the clear text of the secrets v holds
+// replaced, keeping an *Error's position; err itself when v holds none.
+func redactError(err error, v any) error {
+	red := value.RedactionOf(v)
+	if red == nil {
+		return err
+	}
+	var ee *Error
+	if errors.As(err, &ee) {
+		return &Error{Pos: ee.Pos, Msg: red.String(ee.Msg)}
+	}
+	return red.Error(err)
 }
 
 func (ev *Evaluator) callKnown(c *specs.Call, arg any) (any, error) {

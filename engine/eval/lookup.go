@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"reconcile/engine/specs"
+	"reconcile/engine/value"
 	"reconcile/resources"
 )
 
@@ -36,4 +37,61 @@ func Invoker(ctx context.Context, reg resources.Registry) func(inv *specs.Invoke
 		}
 		return res, nil
 	}
+}
+
+// Result is what a lookup gave, marked secret the way Pulumi marks an
+// invoke's result: when any of its arguments holds a secret, however deep
+// and however it was made (secret config, fn::secret, a stack's secure
+// value, a secret output, anything computed from one), every result is
+// secret, since the lookup may have built any of them from it
+// (getIAMPolicy's policyData holds its members, and its id is a checksum
+// of that).
+type Result struct {
+	// Secret reports that an argument held a secret.
+	Secret bool
+	// Fields are the results by field, each a value.Secret when Secret:
+	// what a plan shows of the lookup, and state keeps of it sealed.
+	Fields map[string]any
+	// Value is what references to the lookup see: the results (the one
+	// fn::invoke's return names, if it names one), inside one
+	// value.Secret when Secret, so that every field read from it is
+	// secret too.
+	Value any
+	// ID is the results' id, in clear only when not Secret.
+	ID string
+}
+
+// ResultOf marks res, what the lookup inv returned for args (as
+// evaluated: secrets still marked), as Result says.
+func ResultOf(inv *specs.Invoke, args any, res map[string]any) Result {
+	r := Result{Secret: value.ContainsSecret(args), Fields: res}
+	var v any = res
+	if inv.Return != "" {
+		v = res[inv.Return]
+	}
+	r.Value = value.Wrap(v, r.Secret)
+	if r.Secret {
+		r.Fields = value.SecretFields(res)
+		return r
+	}
+	r.ID, _ = res["id"].(string)
+	return r
+}
+
+// GetIsSecret reports whether a get whose id and state evaluated to id
+// and state (nil for none) is secret as a whole: either holds a secret.
+func GetIsSecret(id any, state map[string]any) bool {
+	return value.ContainsSecret(id) || value.ContainsSecret(state)
+}
+
+// GetResultOf marks live, what the get r read, as a Result: with secret
+// (GetIsSecret), every field is secret, as a lookup's results are when an
+// argument is; otherwise only those r's additionalSecretOutputs names
+// (SecretOutputs).
+func GetResultOf(r *specs.Resource, live map[string]any, secret bool) Result {
+	if !secret {
+		id, _ := live["id"].(string)
+		return Result{Fields: SecretOutputs(r, live, false), Value: SecretOutputs(r, live, true), ID: id}
+	}
+	return Result{Secret: true, Fields: value.SecretFields(live), Value: value.Secret{Value: live}}
 }
