@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -664,75 +665,95 @@ func (a *applier) evaluator(ctx context.Context) *eval.Evaluator {
 
 func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 	c, isLookup := a.changes[v.Name]
-	if isLookup && !c.Deferred && c.After != nil {
-		inv := v.Expr.(*specs.Invoke)
-		val := any(c.After)
-		if inv.Return != "" {
-			val = c.After[inv.Return]
+	if !isLookup {
+		val, err := a.evaluator(ctx).Eval(v.Expr)
+		if err != nil {
+			return a.fail(v.Name, v.Pos, err)
 		}
+		a.setValue(v.Name, val)
+		return nil
+	}
+	inv := v.Expr.(*specs.Invoke)
+	if !c.Deferred && c.After != nil && !value.ContainsSealed(c.After) {
 		// The plan read it: record its arguments (known, as they were then)
-		// with the result, so that drift can read it again.
+		// with the result, so that drift can read it again. A plan saved
+		// to a file holds a secret result only sealed: that lookup is read
+		// again below.
 		args, err := (&eval.Evaluator{Spec: a.spec, Env: eval.EnvFunc(a.lookup)}).Eval(inv.Args)
 		if err != nil {
 			return a.fail(v.Name, v.Pos, err)
 		}
-		a.setValue(v.Name, val)
-		return a.recordLookup(c, args.(map[string]any), c.After)
+		res, _ := value.Reveal(c.After)
+		out := eval.ResultOf(inv, args, res.(map[string]any))
+		a.setValue(v.Name, out.Value)
+		return a.recordLookup(c, args.(map[string]any), out)
 	}
-	if isLookup {
-		inv := v.Expr.(*specs.Invoke)
-		ev := a.evaluator(ctx)
-		args, err := ev.Eval(inv.Args)
-		if err != nil {
-			return a.fail(v.Name, v.Pos, err)
-		}
-		a.noteSecrets(v.Name, args)
-		start := time.Now()
-		a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Started, Pos: v.Pos})
-		plain, _ := value.Reveal(args)
-		res, err := ev.Invoke(inv, plain.(map[string]any))
-		if err != nil {
-			a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Failed, Message: err.Error(), Elapsed: time.Since(start)})
-			return a.fail(v.Name, v.Pos, err)
-		}
-		a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Done, Elapsed: time.Since(start), ID: str(res["id"])})
-		a.count(plan.Read)
-		val := any(res)
-		if inv.Return != "" {
-			val = res[inv.Return]
-		}
-		a.setValue(v.Name, val)
-		return a.recordLookup(c, args.(map[string]any), res)
-	}
-	val, err := a.evaluator(ctx).Eval(v.Expr)
+	ev := a.evaluator(ctx)
+	args, err := ev.Eval(inv.Args)
 	if err != nil {
 		return a.fail(v.Name, v.Pos, err)
 	}
-	a.setValue(v.Name, val)
-	return nil
+	a.noteSecrets(v.Name, args)
+	start := time.Now()
+	a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Started, Pos: v.Pos})
+	plain, _ := value.Reveal(args)
+	res, err := ev.Invoke(inv, plain.(map[string]any))
+	if err != nil {
+		a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Failed, Message: a.redaction(v.Name).String(err.Error()), Elapsed: time.Since(start)})
+		return a.fail(v.Name, v.Pos, err)
+	}
+	out := eval.ResultOf(inv, args, res)
+	a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Done, Elapsed: time.Since(start), ID: out.ID})
+	a.count(plan.Read)
+	a.setValue(v.Name, out.Value)
+	return a.recordLookup(c, args.(map[string]any), out)
 }
 
-func (a *applier) recordLookup(c *plan.Change, args, res map[string]any) error {
-	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: kind.Lookup, ID: str(res["id"]),
-		Inputs: value.Seal(args, a.sealer(c.Addr)).(map[string]any), Outputs: res}
+// recordLookup records a lookup's arguments and results, sealed where
+// secret: all of them when an argument was (eval.Result), the id then
+// left out.
+func (a *applier) recordLookup(c *plan.Change, args map[string]any, out eval.Result) error {
+	sl := a.sealer(c.Addr)
+	rec := state.Record{Name: c.Addr, Type: c.Type, Kind: kind.Lookup, ID: out.ID,
+		Inputs: value.Seal(args, sl).(map[string]any), Outputs: value.Seal(out.Fields, sl).(map[string]any)}
 	return a.put(c.Addr, c.Pos, rec)
 }
 
 func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *plan.Change) error {
-	live := c.After
-	if c.Deferred || live == nil {
-		id, err := a.evaluator(ctx).Eval(r.Get.ID)
+	ev := a.evaluator(ctx)
+	id, err := ev.Eval(r.Get.ID)
+	if err != nil {
+		return a.fail(r.Name, r.Pos, err)
+	}
+	var want map[string]any
+	if r.Get.State != nil {
+		w, err := ev.Eval(r.Get.State)
 		if err != nil {
 			return a.fail(r.Name, r.Pos, err)
 		}
+		want, _ = w.(map[string]any)
+	}
+	secret := eval.GetIsSecret(id, want)
+	a.noteSecrets(r.Name, value.Wrap(id, secret))
+	live := c.After
+	switch {
+	case c.Deferred || live == nil || secret && value.ContainsSealed(live):
+		// Not read by the plan, or held by a plan file only sealed.
 		sid, _ := value.Reveal(id)
 		got, err := a.driverRead(ctx, r, str(sid))
 		if err != nil {
-			return a.fail(r.Name, r.Pos, fmt.Errorf("get %q: read %s %q: %w", r.Name, r.Type, str(sid), err))
+			shown := strconv.Quote(str(sid))
+			if secret {
+				shown = value.SensitiveText
+			}
+			return a.fail(r.Name, r.Pos, fmt.Errorf("get %q: read %s %s: %w", r.Name, r.Type, shown, err))
 		}
 		live = got
 		a.count(plan.Read)
-	} else if len(r.Options.AdditionalSecretOutputs) > 0 {
+	case secret:
+		plain, _ := value.Reveal(live) // as the plan read it, in memory
+		live = plain.(map[string]any)
+	case len(r.Options.AdditionalSecretOutputs) > 0:
 		// The plan holds the secret fields only as digests when it was
 		// saved: read them again.
 		got, err := a.driverRead(ctx, r, c.ID)
@@ -741,9 +762,10 @@ func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *plan.Change)
 		}
 		live = got
 	}
-	a.setValue(r.Name, eval.SecretOutputs(r, live, true))
-	outs := value.Seal(eval.SecretOutputs(r, live, false), a.sealer(r.Name)).(map[string]any)
-	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: str(live["id"]), Outputs: outs, Dependencies: a.spec.ResourceDeps(r.Name)}
+	got := eval.GetResultOf(r, live, secret)
+	a.setValue(r.Name, got.Value)
+	outs := value.Seal(got.Fields, a.sealer(r.Name)).(map[string]any)
+	rec := state.Record{Name: r.Name, Type: r.Type, Kind: kind.Get, ID: got.ID, Outputs: outs, Dependencies: a.spec.ResourceDeps(r.Name)}
 	return a.put(r.Name, r.Pos, rec)
 }
 
@@ -777,32 +799,47 @@ func (a *applier) putOver(addr string, pos diag.Pos, rec, old state.Record, ok b
 
 // sealPast seals, in every version state keeps of rec's node, the
 // values that rec holds sealed but an earlier version holds in clear: an
-// input imported (or applied) before the specs marked it secret leaves no
-// clear copy in state's history once it is. Nothing is done when old, the
-// node's record as the apply started (ok when state held one), held no
-// such value.
+// input imported (or applied) before the specs marked it secret, or the
+// results of a lookup or get read before an argument of it was secret
+// (with their id), leave no clear copy in state's history once they are.
+// Nothing is done when old, the node's record as the apply started (ok
+// when state held one), held no such value.
 func (a *applier) sealPast(rec, old state.Record, ok bool) error {
-	if !ok || !value.ContainsSealed(rec.Inputs) {
+	if !ok || !value.ContainsSealed(rec.Inputs) && !value.ContainsSealed(rec.Outputs) {
 		return nil
 	}
 	sl := a.sealer(rec.Name)
-	if value.Same(value.SealWhere(old.Inputs, rec.Inputs, sl), old.Inputs) &&
-		value.Same(value.SealWhere(old.Outputs, rec.Inputs, sl), old.Outputs) {
+	if _, changed := sealVersion(old, rec, sl); !changed {
 		return nil
 	}
 	err := a.st.RewriteVersions(rec.Name, func(v state.Record) (state.Record, bool) {
-		in, out := value.SealWhere(v.Inputs, rec.Inputs, sl), value.SealWhere(v.Outputs, rec.Inputs, sl)
-		if value.Same(in, v.Inputs) && value.Same(out, v.Outputs) {
-			return v, false
-		}
-		v.Inputs, _ = in.(map[string]any)
-		v.Outputs, _ = out.(map[string]any)
-		return v, true
+		return sealVersion(v, rec, sl)
 	})
 	if err != nil {
 		return fmt.Errorf("seal the earlier versions of %q: %w", rec.Name, err)
 	}
 	return nil
+}
+
+// sealVersion returns v, a version of rec's node, with its values sealed
+// where rec holds them sealed (its inputs where rec's inputs are, its
+// outputs where rec's inputs or outputs are), and without its id when rec
+// is a lookup or get that keeps its id only sealed; and whether anything
+// changed.
+func sealVersion(v, rec state.Record, sl value.Sealer) (state.Record, bool) {
+	in := value.SealWhere(v.Inputs, rec.Inputs, sl)
+	out := value.SealWhere(value.SealWhere(v.Outputs, rec.Inputs, sl), rec.Outputs, sl)
+	id := v.ID
+	if rec.Kind != kind.Resource && rec.ID == "" && value.IsSealed(rec.Outputs["id"]) {
+		id = ""
+	}
+	if value.Same(in, v.Inputs) && value.Same(out, v.Outputs) && id == v.ID {
+		return v, false
+	}
+	v.Inputs, _ = in.(map[string]any)
+	v.Outputs, _ = out.(map[string]any)
+	v.ID = id
+	return v, true
 }
 
 func sameRecord(a, b state.Record) bool {

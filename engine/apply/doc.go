@@ -55,10 +55,15 @@
 //
 // Sealing. What the specs mark secret is written sealed (value.Seal under
 // the state's key): inputs, intents, and the cloud's echo of a secret input
-// among the outputs. Drivers get the values in clear, in memory only. An
-// object imported before the specs marked an input secret is recorded in
-// clear; once they do, the next apply seals the record and its earlier
-// versions (state.Backend.RewriteVersions).
+// among the outputs. Drivers get the values in clear, in memory only. A
+// lookup called with a secret argument, and a get whose id or state holds
+// one, are secret as a whole (eval.ResultOf, eval.GetResultOf): every
+// result is recorded sealed and their id is not recorded; a plan file
+// holds their results only sealed, so the apply of one reads them again.
+// An object imported before the specs marked an input secret (a lookup
+// read before its argument was) is recorded in clear; once they do, the
+// next apply seals the record and its earlier versions
+// (state.Backend.RewriteVersions).
 //
 // Import records an existing object as a managed resource whose applied
 // inputs are its live ones (less empty values and vendor keys); it refuses

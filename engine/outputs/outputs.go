@@ -17,7 +17,8 @@
 // call), and shows the value only if its digest is the one recorded: what
 // the last apply produced, not what the specs say now. An output made from
 // a secret that state itself keeps only as a digest (a secret input of a
-// resource) cannot be computed again, and Reveal says so.
+// resource, the results of a lookup or get read with a secret argument)
+// cannot be computed again, and Reveal says so.
 package outputs
 
 import (
@@ -103,7 +104,7 @@ func Reveal(spec *specs.Spec, st state.Backend, key []byte, name string, recorde
 	plain, _ := value.Reveal(v)
 	switch {
 	case value.ContainsSealed(plain):
-		return nil, notShownf("it is made from a secret that state keeps only as a digest (a secret input of a resource, or an output additionalSecretOutputs names), so its value cannot be computed again")
+		return nil, notShownf("it is made from a secret that state keeps only as a digest (a secret input of a resource, an output additionalSecretOutputs names, or a result of a lookup or get read with a secret argument), so its value cannot be computed again")
 	case value.ContainsUnknown(plain):
 		return nil, notShownf("it depends on a value that is not in state (a lookup read during apply, or a resource not yet created)")
 	}

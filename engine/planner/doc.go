@@ -54,7 +54,11 @@
 //
 // Secrets. Values marked secret (fn::secret, secret config, a lookup
 // called with secret arguments) arrive as value.Secret and stay so in
-// After. State holds them sealed (see package value): a desired value is
+// After. A lookup called with an argument that holds a secret, and a get
+// whose id or state holds one, are secret as a whole (eval.ResultOf,
+// eval.GetResultOf): every field of After is secret, the Change has no id,
+// references see one Secret, and drift compares them sealed and shows
+// secrets; state keeps such a get without its id. State holds them sealed (see package value): a desired value is
 // compared with a stored one sealed the same way, and a live value echoed
 // by the cloud is sealed where the desired one is secret (value.SealLike)
 // before it is compared or put in Before. The fields a resource's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 
 	"reconcile/engine/dag"
@@ -407,7 +408,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		return p.fail(v.Pos, "%s: %v", v.Name, err)
 	}
 	if hasPrior {
-		c.Before = prior.Outputs
+		c.Before = value.UnsealForDisplay(prior.Outputs).(map[string]any)
 	}
 	if value.ContainsUnknown(args) {
 		c.Deferred = true
@@ -418,27 +419,50 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	if msg := p.validateValues(inv.Function, inv.Args, args.(map[string]any), func() string { return "fn::invoke " + inv.Function }); msg {
 		return errReported
 	}
-	plain, secret := value.Reveal(args)
+	plain, _ := value.Reveal(args)
 	// Its own invoker, whose calls (and their retries) name the lookup.
 	res, err := eval.Invoker(resources.WithNode(p.ctx, v.Name), p.reg)(inv, plain.(map[string]any))
 	if err != nil {
 		return p.evalErr(value.RedactionOf(args).Error(err), inv.P, v.Name)
 	}
-	c.After = res
-	c.ID, _ = res["id"].(string)
+	// An argument that holds a secret makes every result secret.
+	out := eval.ResultOf(inv, args, res)
+	c.After, c.ID = out.Fields, out.ID
 	if hasPrior && p.opts.Refresh && prior.Kind == kind.Lookup && prior.Type == inv.Function &&
 		value.Same(value.SealTo(args, prior.Inputs, p.sealer(v.Name)), prior.Inputs) {
 		// Same arguments as at the last apply: a new result is drift.
-		if s, ok := schemas.Lookup(inv.Function); ok {
+		if s, ok := schemas.Lookup(inv.Function); ok && out.Secret {
+			c.Drift = secretDrift(s, p.sealer(v.Name), prior.Outputs, res, true)
+		} else if ok {
 			c.Drift, c.DriftDetails = refresh.LookupDrift(s, p.reg.Functions[inv.Function], prior.Outputs, res)
 		}
 	}
-	var val any = res
-	if inv.Return != "" {
-		val = res[inv.Return]
-	}
-	p.set(v.Name, &nodeResult{value: value.Wrap(val, secret), change: c})
+	p.set(v.Name, &nodeResult{value: out.Value, change: c})
 	return nil
+}
+
+// secretDrift is the drift of a lookup's results, or of what a get reads,
+// when they are secret as a whole: the fields of s (output-only ones for
+// a lookup, with outputOnly, as refresh.LookupDrift compares; the others
+// for a get, as refresh.GetDrift does) whose live value, sealed, is not
+// the one state keeps in applied. Each is shown as a secret on both sides,
+// and described no further.
+func secretDrift(s *schemas.Schema, sl value.Sealer, applied, live map[string]any, outputOnly bool) []plan.FieldDrift {
+	var out []plan.FieldDrift
+	for _, k := range s.Outputs() {
+		pr := s.Root.Properties[k]
+		if pr == nil || pr.ReadOnly != outputOnly {
+			continue
+		}
+		a, l := applied[k], live[k]
+		if l != nil {
+			l = sl.Sealed(l, a)
+		}
+		if !value.Same(a, l) {
+			out = append(out, plan.FieldDrift{Path: k, Applied: value.Secret{}, Live: value.Wrap(live[k], true)})
+		}
+	}
+	return out
 }
 
 // validateValues checks evaluated inputs against the schema and reports
@@ -462,13 +486,23 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if err != nil {
 		return p.evalErr(err, r.Pos, r.Name)
 	}
+	var want map[string]any
+	if r.Get.State != nil {
+		w, err := ev.Eval(r.Get.State)
+		if err != nil {
+			return p.evalErr(err, r.Pos, r.Name)
+		}
+		want = w.(map[string]any)
+	}
+	// An id or a state entry that holds a secret makes all it reads secret.
+	secret := eval.GetIsSecret(id, want)
 	c := p.newChange(r.Name, plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Get, Action: plan.Read, Pos: r.Pos})
 	prior, hasPrior, err := p.record(r.Name)
 	if err != nil {
 		return p.fail(r.Pos, "%s: %v", r.Name, err)
 	}
 	if hasPrior {
-		c.Before = prior.Outputs
+		c.Before = value.UnsealForDisplay(prior.Outputs).(map[string]any)
 		c.ID = prior.ID
 	}
 	idStr, _ := value.Reveal(id)
@@ -482,40 +516,60 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 	if !ok || sid == "" {
 		return p.fail(r.Get.ID.Pos(), "get.id of %q must be a non-empty string, got %s", r.Name, value.Describe(idStr))
 	}
-	if !hasPrior || prior.Kind != kind.Get || prior.Type != r.Type || prior.ID != sid {
+	shown := strconv.Quote(sid) // the id in messages
+	if secret {
+		shown = value.SensitiveText
+	}
+	if !hasPrior || prior.Kind != kind.Get || prior.Type != r.Type || !sameGetID(prior, sid, p.sealer(r.Name)) {
 		hasPrior = false // not what the get read at the last apply
 	}
 	live, err := p.readGet(ctx, r, sid, prior, hasPrior)
 	if errors.Is(err, resources.ErrNotFound) {
-		return p.fail(r.Get.ID.Pos(), "get %q: %s %q does not exist", r.Name, r.Type, sid)
+		return p.fail(r.Get.ID.Pos(), "get %q: %s %s does not exist", r.Name, r.Type, shown)
 	}
 	if err != nil {
-		return p.fail(r.Pos, "get %q: read %s %q: %v", r.Name, r.Type, sid, err)
+		return p.fail(r.Pos, "get %q: read %s %s: %v", r.Name, r.Type, shown, value.RedactionOf(value.Wrap(id, secret)).Error(err))
 	}
 	if r.Get.State != nil {
-		want, err := ev.Eval(r.Get.State)
-		if err != nil {
-			return p.evalErr(err, r.Pos, r.Name)
-		}
 		for _, en := range r.Get.State.Entries {
-			w := want.(map[string]any)[en.Key] // a secret stays wrapped: value.OneLine hides it
+			w := want[en.Key] // a secret stays wrapped: value.OneLine hides it
 			if value.ContainsUnknown(w) {
 				continue
 			}
 			if got := live[en.Key]; !value.Equal(r.Schema.Root.Properties[en.Key], w, got, p.sealer(r.Name)) {
-				if value.ContainsSecret(w) {
-					got = value.Secret{Value: got} // the cloud's value of a secret field is secret too
+				if secret {
+					// The cloud's value of a secret field, or of a get
+					// made secret, is secret too.
+					got = value.Secret{Value: got}
 				}
 				p.addDiag(diag.Errorf(en.KeyPos, "get %q: state field %q is %s in the specs but %s in the cloud", r.Name, en.Raw, value.OneLine(w), value.OneLine(got)))
 			}
 		}
 	}
 	if hasPrior && p.opts.Refresh {
-		c.Drift = refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
+		if secret {
+			c.Drift = secretDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live, false)
+		} else {
+			c.Drift = refresh.GetDrift(r.Schema, p.sealer(r.Name), prior.Outputs, live)
+		}
 	}
-	c.ID, c.After = sid, eval.SecretOutputs(r, live, false)
-	p.set(r.Name, &nodeResult{value: eval.SecretOutputs(r, live, true), change: c})
+	got := eval.GetResultOf(r, live, secret)
+	c.ID, c.After = sid, got.Fields
+	if secret {
+		c.ID = "" // the id is secret: the plan keeps it sealed in After only
+	}
+	p.set(r.Name, &nodeResult{value: got.Value, change: c})
 	return nil
+}
+
+// sameGetID reports whether prior, a get's record, read the object sid:
+// its id is sid, or, for a get secret as a whole, which state records
+// without its id, its sealed id field is sid's digest.
+func sameGetID(prior state.Record, sid string, sl value.Sealer) bool {
+	if prior.ID != "" || !value.IsSealed(prior.Outputs["id"]) {
+		return prior.ID == sid
+	}
+	return value.Same(sl.Sealed(sid, prior.Outputs["id"]), prior.Outputs["id"])
 }
 
 // read calls the driver's Read with the resource's read timeout.

@@ -30,8 +30,8 @@
 // ignoreChanges; a resource gone from the cloud is report.DriftDeleted.
 // For a get, the input fields of what it reads now against what it read
 // at the last apply. For a lookup, its output-only results against those
-// last read; a lookup whose arguments were secret is not read again,
-// since state holds them only sealed.
+// last read; a lookup whose arguments were secret, or a get whose id or
+// state was, is not read again, since state holds them only sealed.
 //
 // Secrets: state holds secret inputs sealed (see package value). A live
 // value is sealed where the applied one is (value.SealAs) before the two

@@ -126,6 +126,9 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		item.Status = report.DriftResult
 		item.Fields, item.Details = LookupDrift(s, fn, rec.Outputs, out.live)
 	default:
+		if rec.Kind == kind.Get && rec.ID == "" {
+			return out // its id was secret: state keeps it only sealed
+		}
 		d, ok := reg.Drivers[rec.Type]
 		if !ok {
 			out.err = fmt.Errorf("no driver is configured for %s", rec.Type)

@@ -10,7 +10,8 @@
 // marked with fn::secret, a secret config value, or anything computed
 // from one. Evaluation keeps the mark on the smallest value that contains
 // the secret. Reveal unwraps every mark (for a driver, in memory only),
-// and Wrap and Unwrap add and take off one. Renderers show a Secret as
+// and Wrap and Unwrap add and take off one; SecretFields marks each field
+// of a result that is secret as a whole (a lookup called with a secret). Renderers show a Secret as
 // "(sensitive value)" (SensitiveText).
 //
 // Where a value is stored (state, intents, plan files) each Secret is

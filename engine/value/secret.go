@@ -80,6 +80,24 @@ func Wrap(v any, secret bool) any {
 	return Secret{Value: v}
 }
 
+// SecretFields returns a copy of m with each field but null wrapped as a
+// Secret: the results of a lookup or a get that is secret as a whole (an
+// argument held a secret), field by field, as a plan shows them and state
+// keeps them sealed.
+func SecretFields(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+		if v != nil {
+			out[k] = Wrap(v, true)
+		}
+	}
+	return out
+}
+
 // RevealShared is Reveal, except that a value holding no Secret is
 // returned as it is, not copied: the result may share its maps and lists
 // with v, and neither may be changed afterwards.
