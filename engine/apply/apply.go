@@ -699,7 +699,8 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 	plain, _ := value.Reveal(args)
 	res, err := ev.Invoke(inv, plain.(map[string]any))
 	if err != nil {
-		a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Failed, Message: a.redaction(v.Name).String(err.Error()), Elapsed: time.Since(start)})
+		err = eval.SecretCallError(err, args)
+		a.emit(report.Event{Addr: v.Name, Type: c.Type, Action: plan.Read, Phase: report.Failed, Message: err.Error(), Elapsed: time.Since(start)})
 		return a.fail(v.Name, v.Pos, err)
 	}
 	out := eval.ResultOf(inv, args, res)
@@ -746,6 +747,7 @@ func (a *applier) runGet(ctx context.Context, r *specs.Resource, c *plan.Change)
 			if secret {
 				shown = value.SensitiveText
 			}
+			err = eval.SecretCallError(err, []any{value.Wrap(id, secret), want})
 			return a.fail(r.Name, r.Pos, fmt.Errorf("get %q: read %s %s: %w", r.Name, r.Type, shown, err))
 		}
 		live = got

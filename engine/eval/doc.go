@@ -31,8 +31,9 @@
 // a field or item of a value marked secret as a whole is secret, while one
 // reached through an object that holds secrets only in some of its fields
 // is secret only if it is, or holds, one of them. A function's or a
-// lookup's error about a secret argument is redacted, and an error about a
-// secret object does not list its keys. Evaluation never seals: that is
+// lookup's error about a secret argument is redacted, a cloud API's
+// message about a call with one withheld (SecretCallError), and an error
+// about a secret object does not list its keys. Evaluation never seals: that is
 // done where values are stored (see package value).
 //
 // Evaluator.Inputs gives a resource's inputs, from its properties mapping

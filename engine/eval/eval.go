@@ -30,9 +30,15 @@ import (
 type Error struct {
 	Pos diag.Pos
 	Msg string
+	// Err is the error Msg describes, if one did (a lookup's): errors.Is
+	// and errors.As see it.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns an *Error at pos.
 func Errorf(pos diag.Pos, format string, args ...any) error {
@@ -282,7 +288,7 @@ func (ev *Evaluator) evalExpr(e specs.Expr) (any, error) {
 		res, err := ev.Invoke(x, plain.(map[string]any))
 		if err != nil {
 			// A cloud API's message may echo an argument: never a secret one.
-			return nil, redactError(err, args)
+			return nil, SecretCallError(err, args)
 		}
 		return ResultOf(x, args, res).Value, nil
 	}

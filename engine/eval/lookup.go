@@ -2,7 +2,9 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
@@ -33,7 +35,7 @@ func Invoker(ctx context.Context, reg resources.Registry) func(inv *specs.Invoke
 		}
 		res, err := Lookup(ctx, reg, inv.Function, args)
 		if err != nil {
-			return nil, Errorf(inv.P, "fn::invoke %s: %v", inv.Function, err)
+			return nil, &Error{Pos: inv.P, Msg: fmt.Sprintf("fn::invoke %s: %v", inv.Function, err), Err: err}
 		}
 		return res, nil
 	}
@@ -95,3 +97,43 @@ func GetResultOf(r *specs.Resource, live map[string]any, secret bool) Result {
 	}
 	return Result{Secret: true, Fields: value.SecretFields(live), Value: value.Secret{Value: live}}
 }
+
+// withheldText stands in for the message of a cloud API's error about a
+// call with a secret argument.
+const withheldText = "(its message is not shown: it may quote a secret argument)"
+
+// SecretCallError returns err, the error of a lookup called with args or of
+// a get's read (args then its id and state, as evaluated), with nothing
+// that could show a secret args holds: the clear text of each is redacted,
+// and the message of a cloud API's error (resources.APIError) is withheld,
+// its status and code kept, since an API may quote a part of an argument
+// that is not the whole secret (GCP names the service of an id
+// "services/NAME"). It returns err itself when args holds no secret. An
+// *Error keeps its position; errors.Is and errors.As still see err.
+func SecretCallError(err error, args any) error {
+	if err == nil || !value.ContainsSecret(args) {
+		return err
+	}
+	red := value.RedactionOf(args)
+	hide := func(msg string) string {
+		var api *resources.APIError
+		if errors.As(err, &api) && api.Message != "" {
+			msg = strings.ReplaceAll(msg, api.Message, withheldText)
+		}
+		return red.String(msg)
+	}
+	var ee *Error
+	if errors.As(err, &ee) {
+		return &Error{Pos: ee.Pos, Msg: hide(ee.Msg), Err: err}
+	}
+	return &hiddenError{msg: hide(err.Error()), err: err}
+}
+
+// hiddenError is an error whose text is another's, less a secret.
+type hiddenError struct {
+	msg string
+	err error
+}
+
+func (e *hiddenError) Error() string { return e.msg }
+func (e *hiddenError) Unwrap() error { return e.err }

@@ -2,12 +2,14 @@ package eval_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"reconcile/engine/eval"
 	"reconcile/engine/specs"
 	"reconcile/engine/value"
+	"reconcile/resources"
 )
 
 // secretTok is the secret config value of the tests below: longer than the
@@ -96,6 +98,11 @@ variables:
       function: gcp:endpoints:getServiceIamPolicy
       arguments:
         serviceName: refuse-${tok}
+  badInvokePart:
+    fn::invoke:
+      function: gcp:endpoints:getServiceIamPolicy
+      arguments:
+        serviceName: services/${tok}
 `, map[string]string{"data.txt": "file text"})
 	e := newEnv(s, nil)
 	// The lookup answers with fields made from its argument, and one that
@@ -104,6 +111,11 @@ variables:
 		name, _ := args["serviceName"].(string)
 		if strings.HasPrefix(name, "refuse-") {
 			return nil, errors.New(`400: service "` + name + `" is not a managed service`)
+		}
+		if strings.HasPrefix(name, "services/") {
+			// GCP quotes a part of the name: not the whole secret.
+			return nil, fmt.Errorf("get IAM policy: %w", &resources.APIError{Service: "gcp", Status: 403, Code: "PERMISSION_DENIED",
+				Message: "Service '" + name[len("services/")+4:] + "' not found or permission denied."})
 		}
 		return map[string]any{"id": "services/" + name, "etag": "etag-" + name, "policyData": "{}"}, nil
 	}
@@ -118,13 +130,17 @@ variables:
 			t.Errorf("%s = %#v, want a secret: one of its arguments is", name, got)
 		}
 	}
-	for _, name := range []string{"badJoin", "badSelect", "badBase64", "badInvoke"} {
+	for _, name := range []string{"badJoin", "badSelect", "badBase64", "badInvoke", "badInvokePart"} {
 		_, err := e.variable(t, name)
 		if err == nil {
 			t.Errorf("%s: no error", name)
 			continue
 		}
-		for _, c := range chunks(secretTok, 12) {
+		var api *resources.APIError
+		if name == "badInvokePart" && (!errors.As(err, &api) || !strings.Contains(err.Error(), "403 PERMISSION_DENIED")) {
+			t.Errorf("%s: %v, want the API's status and code kept, and the error it wraps", name, err)
+		}
+		for _, c := range chunks(secretTok[4:], 12) {
 			if strings.Contains(err.Error(), c) {
 				t.Errorf("%s: the error shows the secret (%q): %v", name, c, err)
 				break

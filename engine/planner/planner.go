@@ -423,7 +423,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 	// Its own invoker, whose calls (and their retries) name the lookup.
 	res, err := eval.Invoker(resources.WithNode(p.ctx, v.Name), p.reg)(inv, plain.(map[string]any))
 	if err != nil {
-		return p.evalErr(value.RedactionOf(args).Error(err), inv.P, v.Name)
+		return p.evalErr(eval.SecretCallError(err, args), inv.P, v.Name)
 	}
 	// An argument that holds a secret makes every result secret.
 	out := eval.ResultOf(inv, args, res)
@@ -528,7 +528,7 @@ func (p *planner) planGet(ctx context.Context, r *specs.Resource) error {
 		return p.fail(r.Get.ID.Pos(), "get %q: %s %s does not exist", r.Name, r.Type, shown)
 	}
 	if err != nil {
-		return p.fail(r.Pos, "get %q: read %s %s: %v", r.Name, r.Type, shown, value.RedactionOf(value.Wrap(id, secret)).Error(err))
+		return p.fail(r.Pos, "get %q: read %s %s: %v", r.Name, r.Type, shown, eval.SecretCallError(err, []any{value.Wrap(id, secret), want}))
 	}
 	if r.Get.State != nil {
 		for _, en := range r.Get.State.Entries {
