@@ -290,6 +290,8 @@ outputs:
 			cmd(0, "drift")
 			cmd(0, "drift", "--output", "json")
 			cmd(0, "drift", "--output", "markdown")
+			cmd(0, "plan", "--refresh-only", "--output", "json")
+			cmd(0, "apply", "--refresh-only", "--auto-approve")
 			cmd(0, "output")
 			cmd(0, "output", "--output", "json")
 			cmd(0, "output", "--show-secrets")
