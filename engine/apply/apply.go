@@ -683,7 +683,7 @@ func (a *applier) runVariable(ctx context.Context, v *specs.Variable) error {
 		if err != nil {
 			return a.fail(v.Name, v.Pos, err)
 		}
-		res, _ := value.Reveal(c.After)
+		res, _ := value.RevealShared(c.After) // in memory: a secret result as the plan read it
 		out := eval.ResultOf(inv, args, res.(map[string]any))
 		a.setValue(v.Name, out.Value)
 		return a.recordLookup(c, args.(map[string]any), out)
