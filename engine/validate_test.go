@@ -10,11 +10,13 @@ import (
 // planViolationsHead declares the config entries, a created endpoint and
 // a lookup whose values the cases below put where the schemas say what
 // may stand. Loading it alone reports nothing: every value that breaks a
-// schema is known only when planning.
+// schema is known only when planning. (A value whose type is known from
+// the specs alone, such as ${n} of a config of type integer, is checked
+// when loading: see the specs package's TestTypesKnownOffline.)
 const planViolationsHead = `config:
   n:
-    type: integer
-    default: 7
+    type: object
+    default: {v: 7}
   zero:
     type: integer
     default: 0
@@ -40,9 +42,9 @@ const planViolationsHead = `config:
     type: string
     default: nobody
   secretN:
-    type: integer
+    type: object
     secret: true
-    default: 5
+    default: {v: 5}
 variables:
   me:
     fn::invoke:
@@ -70,7 +72,7 @@ func TestPlanViolations(t *testing.T) {
     type: oci:AiLanguage:Endpoint
     properties:
       compartmentId: ${made.compartmentId}
-      modelId: m-${n}
+      modelId: m-${n.v}
       displayName: ${made.id}
       description: ${me.email}
       freeformTags: {a: "${made.id}", b: "${long}"}
@@ -87,10 +89,10 @@ func TestPlanViolations(t *testing.T) {
 		"a config of the wrong type": {body: `  r:
     type: oci:AiLanguage:Endpoint
     properties:
-      compartmentId: ${n}
+      compartmentId: ${n.v}
       modelId: x
-      description: "${secretN}"
-      displayName: ${secretN}
+      description: "${secretN.v}"
+      displayName: ${secretN.v}
 `, want: []string{
 			`spec.yaml:46:22: error: field "compartmentId": expected string, got integer`,
 			`spec.yaml:48:21: error: field "description": expected string, got integer`,
@@ -124,7 +126,7 @@ func TestPlanViolations(t *testing.T) {
     properties:
       compartmentId: c
       modelId: x
-      definedTags: {bad: "${who}", "ns.k": "${n}"}
+      definedTags: {bad: "${who}", "ns.k": "${n.v}"}
 `, want: []string{
 			`spec.yaml:48:27: error: field "definedTags.bad": key "bad" must have the form "namespace.key"`,
 			`spec.yaml:48:45: error: field "definedTags.ns.k": expected string, got integer`,
@@ -159,7 +161,7 @@ func TestPlanViolations(t *testing.T) {
       bindings:
         - ${binding}
         - relation: viewer
-          principals: ["${who}", "user:${who}", "${n}"]
+          principals: ["${who}", "user:${who}", "${n.v}"]
 `, want: []string{
 			`spec.yaml:46:19: error: field "resourceId": must have the form "type:id", such as "dashboard:abc-def-ghi"`,
 			`spec.yaml:48:11: error: field "bindings[0].principals": expected array, got string`,
@@ -170,7 +172,7 @@ func TestPlanViolations(t *testing.T) {
     fn::invoke:
       function: gcp:endpoints:getServiceIamPolicy
       arguments:
-        serviceName: ${n}
+        serviceName: ${n.v}
   pol2:
     fn::invoke:
       function: gcp:endpoints:getServiceIamPolicy

@@ -211,6 +211,7 @@ func (l *loader) validateStatic(s *schemas.Schema, obj *Object, what string) {
 		obj.validated = s
 		return
 	}
+	l.checkTypes(s.Root, obj, nil)
 	if s.AcceptsTree((*objectTree)(obj)) {
 		// Validate would find nothing but the values left to plan time
 		// missing, which are not reported.
