@@ -259,7 +259,7 @@ func (ws *workspace) stackConfig() (map[string]specs.StackValue, error) {
 			continue // another package's (a provider's) settings
 		}
 		out[set.Name] = specs.StackValue{Value: set.Value, Secret: set.Secure,
-			Pos: diag.At(set.File, set.Line, set.Col)}
+			Pos: diag.At(set.File, set.Line, set.Col), Key: set.Key()}
 	}
 	return out, nil
 }

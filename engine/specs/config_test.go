@@ -1,6 +1,7 @@
 package specs_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -110,5 +111,57 @@ func TestConfigListItemsOfSettings(t *testing.T) {
 		if !diags.HasErrors() || !strings.Contains(diags.Err().Error(), c.want) {
 			t.Errorf("%v %v: %v, want %q", c.stack, c.override, diags, c.want)
 		}
+	}
+}
+
+// A stack's setting that no config entry reads and nothing refers to is a
+// typo whose value would be lost, the default used instead: an error at
+// the setting, with the entry it was meant for. A setting the specs refer
+// to without declaring it declares it, as in Pulumi YAML.
+func TestStackSettingUnknown(t *testing.T) {
+	t.Parallel()
+	src := "config:\n  team:\n    type: string\n    default: core\n  replicas: 1\noutputs:\n  t: ${team}\n  r: ${replicas}\n  e: ${extra}\n  p: ${acme:plain}\n"
+	at := func(line int) diag.Pos { return diag.At("Pulumi.dev.yaml", line, 3) }
+	for name, tc := range map[string]struct {
+		stack map[string]specs.StackValue
+		want  []string
+	}{
+		"namespaced typo": {
+			stack: map[string]specs.StackValue{"teem": {Value: "nlp", Key: "acme:teem", Pos: at(2)}},
+			want:  []string{`Pulumi.dev.yaml:2:3: error: unknown config key "acme:teem" (did you mean "acme:team"?)`},
+		},
+		"plain typo": {
+			stack: map[string]specs.StackValue{"replica": {Value: int64(3), Pos: at(4)}},
+			want:  []string{`Pulumi.dev.yaml:4:3: error: unknown config key "replica" (did you mean "replicas"?)`},
+		},
+		"nothing close": {
+			stack: map[string]specs.StackValue{"region": {Value: "eu", Key: "acme:region", Pos: at(5)}},
+			want:  []string{`Pulumi.dev.yaml:5:3: error: unknown config key "acme:region"`},
+		},
+		"declared, or referred to": {
+			stack: map[string]specs.StackValue{"team": {Value: "nlp", Key: "acme:team"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			stack := map[string]specs.StackValue{"extra": {Value: int64(1)}, "plain": {Value: "p", Key: "acme:plain"}}
+			maps.Copy(stack, tc.stack)
+			_, diags := specs.LoadWith(t.TempDir(), []specs.Source{{Name: "main.yaml", Data: []byte(src)}}, nil,
+				specs.LoadOptions{Project: "acme", Stack: "dev", StackConfig: stack})
+			var got []string
+			for _, d := range diags {
+				if d.Severity == diag.Error {
+					got = append(got, d.Pos.String()+": error: "+d.Summary)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			for _, d := range diags {
+				if !strings.Contains(d.Detail, "declare it under config:") {
+					t.Errorf("%s: the detail does not say how to declare it: %q", d.Pos, d.Detail)
+				}
+			}
+		})
 	}
 }

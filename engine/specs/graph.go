@@ -3,6 +3,7 @@ package specs
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	"reconcile/engine/dag"
 	"reconcile/engine/diag"
@@ -40,25 +41,62 @@ func buildGraph(s *Spec) *dag.Graph {
 		add(name, v.Expr)
 	}
 	for name, r := range s.Resources {
-		exprs := []Expr{r.Options.Protect, r.Options.DeleteBeforeReplace, r.Options.RetainOnDelete}
-		if in := r.Inputs(); in != nil {
-			exprs = append(exprs, in)
-		}
-		if r.Get != nil {
-			exprs = append(exprs, r.Get.ID)
-			if r.Get.State != nil {
-				exprs = append(exprs, r.Get.State)
-			}
-		}
-		for _, d := range r.Options.DependsOn {
-			exprs = append(exprs, d)
-		}
-		if r.Options.Parent != nil {
-			exprs = append(exprs, r.Options.Parent)
-		}
-		add(name, exprs...)
+		add(name, r.exprs()...)
 	}
 	return dag.New(deps)
+}
+
+// exprs lists the expressions of r that may hold references: its inputs,
+// get, and options; some may be nil.
+func (r *Resource) exprs() []Expr {
+	exprs := []Expr{r.Options.Protect, r.Options.DeleteBeforeReplace, r.Options.RetainOnDelete}
+	if in := r.Inputs(); in != nil {
+		exprs = append(exprs, in)
+	}
+	if r.Get != nil {
+		exprs = append(exprs, r.Get.ID)
+		if r.Get.State != nil {
+			exprs = append(exprs, r.Get.State)
+		}
+	}
+	for _, d := range r.Options.DependsOn {
+		exprs = append(exprs, d)
+	}
+	if r.Options.Parent != nil {
+		exprs = append(exprs, r.Options.Parent)
+	}
+	return exprs
+}
+
+// referenced returns the names that some expression of s refers to: the
+// roots of its references, a config key of the project's namespace
+// (${PROJECT:key}) as the key.
+func (s *Spec) referenced() map[string]bool {
+	set := map[string]bool{}
+	note := func(e Expr) {
+		if e == nil {
+			return
+		}
+		refs(e, func(r *Ref) {
+			root := r.Root
+			if key, ok := strings.CutPrefix(root, s.Project+":"); ok {
+				root = key
+			}
+			set[root] = true
+		})
+	}
+	for _, v := range s.Variables {
+		note(v.Expr)
+	}
+	for _, r := range s.Resources {
+		for _, e := range r.exprs() {
+			note(e)
+		}
+	}
+	for _, o := range s.Outputs {
+		note(o.Expr)
+	}
+	return set
 }
 
 // DeclaredAt is where s declares name, or the zero Pos.

@@ -118,7 +118,8 @@ type LoadOptions struct {
 	// StackConfig holds the config values the stack's settings give
 	// (Pulumi.<stack>.yaml), by config name. A value overrides the
 	// declaration's default and is overridden by --config; a name the
-	// specs do not declare is declared by it, untyped.
+	// specs do not declare is declared by it, untyped, when some
+	// expression refers to it, and is an error at its Pos otherwise.
 	StackConfig map[string]StackValue
 	// UnsetConfigUnknown takes a config entry that has neither a value nor
 	// a default as Unknown instead of an error, for commands that never
@@ -154,6 +155,9 @@ type StackValue struct {
 	Secret bool
 	// Pos is where the settings give it.
 	Pos diag.Pos
+	// Key is the key as the settings write it, such as "acme:region";
+	// "" for the config name itself.
+	Key string
 }
 
 // LoadWith is Load with options.

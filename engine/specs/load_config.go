@@ -3,6 +3,7 @@ package specs
 // Loading config declarations and resolving their values.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reconcile/engine/diag"
@@ -236,10 +237,22 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 		byKey[c.Key] = append(byKey[c.Key], c)
 	}
 	// A stack's setting of a name the specs do not declare declares it,
-	// unless a declaration reads it under another name.
+	// unless a declaration reads it under another name, as Pulumi YAML
+	// reads any setting of the project's namespace. One that nothing reads
+	// either is a typo (a setting silently lost, its default used instead):
+	// an error, unless part of the specs is not loaded, which may read it.
+	declared := sortedKeys(byKey)
+	var used map[string]bool
+	if !l.partial && !l.spec.Partial && len(l.opts.StackConfig) > 0 {
+		used = l.spec.referenced()
+	}
 	for _, name := range sortedKeys(l.opts.StackConfig) {
 		sv := l.opts.StackConfig[name]
 		if _, ok := l.spec.Config[name]; ok || l.broken[name] || len(byKey[name]) > 0 {
+			continue
+		}
+		if used != nil && !used[name] {
+			l.unknownSetting(name, sv, declared)
 			continue
 		}
 		if prev, dup := l.where[name]; dup {
@@ -313,6 +326,27 @@ func (l *loader) resolveConfig(overrides map[string]string) {
 			l.spec.Values[name] = value.Secret{Value: v}
 		}
 	}
+}
+
+// unknownSetting reports the stack's setting of name, which no config
+// entry reads and nothing refers to; declared are the settings the
+// entries read.
+func (l *loader) unknownSetting(name string, sv StackValue, declared []string) {
+	key := cmp.Or(sv.Key, name)
+	hint := diag.Suggest(name, declared)
+	if ns, _, ok := strings.Cut(key, ":"); ok && hint != "" {
+		hint = ns + ":" + hint // as the key is written
+	}
+	summary := fmt.Sprintf("unknown config key %q", key)
+	if hint != "" {
+		summary += fmt.Sprintf(" (did you mean %q?)", hint)
+	}
+	d := l.errorf(sv.Pos, "%s", summary)
+	d.Detail = fmt.Sprintf("no config entry of the specs reads %q and nothing refers to ${%s}, so its value would be lost: fix or remove the key, or declare it under config: in a spec file", name, name)
+	if len(declared) > 0 {
+		d.Detail += "; " + diag.ValidList("keys", declared)
+	}
+	d.Detail += ". Keys of another namespace (a provider's, such as gcp:project) are left alone"
 }
 
 // parseConfigValue reads s, a --config value, as a value of the
