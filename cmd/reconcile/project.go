@@ -107,11 +107,16 @@ type etcdURL struct {
 }
 
 // parseBackend reads a --state value: a path, file://PATH, or
-// etcd://HOST:PORT[,HOST:PORT...]/PREFIX.
+// etcd://HOST:PORT[,HOST:PORT...]/PREFIX. A value that looks like a URL
+// but is not one of these is refused (see checkStateShape).
 func parseBackend(s string) (backend, error) {
-	switch {
-	case s == "":
+	if s == "" {
 		return backend{}, errors.New("no state location given")
+	}
+	if err := checkStateShape(s); err != nil {
+		return backend{}, err
+	}
+	switch {
 	case strings.HasPrefix(s, "etcd://"):
 		rest := strings.TrimPrefix(s, "etcd://")
 		hosts, prefix, _ := strings.Cut(rest, "/")
@@ -152,9 +157,6 @@ func parseBackend(s string) (backend, error) {
 			p = filepath.Join(p, "state.db") // a directory, as Pulumi's file backends are
 		}
 		return backend{local: p}, nil
-	case strings.Contains(s, "://"):
-		scheme, _, _ := strings.Cut(s, "://")
-		return backend{}, fmt.Errorf("state backend %q is not supported: use a path, file://PATH or etcd://HOST:PORT/PREFIX", scheme+"://")
 	}
 	return backend{local: s}, nil
 }

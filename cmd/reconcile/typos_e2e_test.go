@@ -1,9 +1,63 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// noFile fails the test if the working directory holds name.
+func (w *ws) noFile(name string) {
+	w.t.Helper()
+	if _, err := os.Stat(w.path(name)); !errors.Is(err, fs.ErrNotExist) {
+		w.t.Errorf("%s exists (%v): a typo started a state", name, err)
+	}
+}
+
+// A state location that looks like a URL but names no scheme this build
+// reads is refused with the URL meant, wherever it is given (--state,
+// RECONCILE_STATE, backend: url:, state migrate --to), and starts nothing;
+// relative paths are paths.
+func TestE2EStateURLTypos(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	w.write("main.yaml", spec(policySpec("pol", rid(t, ""), "", "")))
+	for _, tc := range []struct{ url, want string }{
+		{"etcd//127.0.0.1:2379/reconcile/p", `did you mean "etcd://127.0.0.1:2379/reconcile/p"?`},
+		{"etc://127.0.0.1:2379/p", `did you mean "etcd://127.0.0.1:2379/p"?`},
+		{"etcd:/127.0.0.1:2379/p", `did you mean "etcd://127.0.0.1:2379/p"?`},
+		{"127.0.0.1:2379/p", `did you mean "etcd://127.0.0.1:2379/p"?`},
+		{"postgres://reconcile@db:5432/state", "not supported by this build of reconcile yet"},
+		{"s3://bucket/state", `state backend "s3://" is not supported`},
+	} {
+		wantStderr(t, w.must(1, "plan", "--state", tc.url), "--state: ", tc.want)
+		w.extraEnv = []string{"RECONCILE_STATE=" + tc.url}
+		wantStderr(t, w.must(1, "plan"), "RECONCILE_STATE: ", tc.want)
+		w.extraEnv = nil
+		w.write("Pulumi.yaml", "name: typos\nbackend:\n  url: "+tc.url+"\n")
+		wantStderr(t, w.must(1, "plan"), "backend: url: in ", tc.want)
+		if err := os.Remove(w.path("Pulumi.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"etcd", "etc", "etcd:", "127.0.0.1:2379", "postgres:", "s3:"} {
+		w.noFile(name)
+	}
+
+	for _, path := range []string{"state/prod.db", "./etcd.db", "etcd/state.db"} {
+		w.must(0, "plan", "--state", path)
+		if _, err := os.Stat(w.path(filepath.FromSlash(path))); err != nil {
+			t.Errorf("plan --state %s: %v", path, err)
+		}
+	}
+	wantStderr(t, w.must(1, "state", "migrate", "--state", "state/prod.db", "--to", "etcd//127.0.0.1:2379/p"),
+		"--to: ", `did you mean "etcd://127.0.0.1:2379/p"?`)
+}
 
 // A misspelt key of the project's namespace in Pulumi.<stack>.yaml, whose
 // value would be lost and the default used instead, is an error at its
