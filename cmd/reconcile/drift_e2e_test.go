@@ -483,14 +483,8 @@ func TestE2EImportOutOfBand(t *testing.T) {
 	handID := e.createEndpoint(c, model, "made-by-hand")
 	adoptID := e.createEndpoint(c, model, "to-adopt")
 	w.write("main.yaml", lookupsSpec)
-	// import adopts into a state that exists; plan starts one.
-	r := w.run("import", "handMade", handID, "--type", "oci:AiLanguage:Endpoint")
-	if r.code != 1 || !strings.Contains(r.stderr, "does not exist; only plan and apply start a new state") {
-		t.Errorf("import into a state that does not exist: want exit 1 saying so, got:\n%s", r)
-	}
-	w.must(0, "plan")
-
-	r = w.must(0, "import", "handMade", handID, "--type", "oci:AiLanguage:Endpoint")
+	// import starts the state of a new project, as plan and apply do.
+	r := w.must(0, "import", "handMade", handID, "--type", "oci:AiLanguage:Endpoint")
 	wantStderr(t, r, "Imported "+handID, "Add this to your specs")
 	wantStdout(t, r, "resources:\n  handMade:\n    type: oci:AiLanguage:Endpoint\n", "displayName: made-by-hand", "inferenceUnits: 2", "made: by-hand")
 	if strings.Contains(r.stdout, "Oracle-Tags") || strings.Contains(r.stdout, "state:") {

@@ -36,11 +36,13 @@ func (w *ws) useEtcd(endpoints []string, prefix, stack string) {
 }
 
 // runner is a working directory on stack of the etcd cluster, with spec as
-// its main.yaml.
+// its main.yaml and the stack's settings file, as a repository holds them:
+// the stack is declared, so its first plan or apply may start it.
 func runner(t *testing.T, e *emu, endpoints []string, prefix, stack, spec string) *ws {
 	w := newWS(t, e)
 	w.useEtcd(endpoints, prefix, stack)
 	w.write("main.yaml", spec)
+	w.write("Pulumi."+stack+".yaml", "config: {}\n")
 	return w
 }
 
@@ -61,7 +63,7 @@ func TestE2EEtcdRunners(t *testing.T) {
 
 	// No stack yet: a drift or a state list fails, a plan starts nothing.
 	r := w3.must(1, "drift")
-	wantStderr(t, r, "does not exist", "only plan and apply start a new state")
+	wantStderr(t, r, "does not exist", "only plan, apply and import start a new state")
 	w1.must(0, "apply", "--auto-approve")
 	w2.must(0, "plan", "--detailed-exitcode")
 	w3.must(0, "drift")

@@ -19,6 +19,10 @@ defined tags), are left out of the text and of state: they stay the cloud's.
 
 To adopt an object during an apply instead, declare it with options.import: ID.
 
+In a new project, import starts the state of the default stack, or of a
+stack that has a Pulumi.<stack>.yaml, as plan and apply do; create any other
+stack first with 'reconcile stack init NAME'.
+
 Exit status: 0 imported, 1 error.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
 		fs.StringVar(&o.typ, "type", "", "the resource type, e.g. oci:AiLanguage:Endpoint (required)")
@@ -35,7 +39,9 @@ Exit status: 0 imported, 1 error.`,
 			return c.errorf("%v", err)
 		}
 		defer cleanup()
-		st, err := c.openState(false, false)
+		// A new project has no state yet: import may start it, as plan
+		// and apply do (of a declared stack only).
+		st, err := c.openState(false, true)
 		if err != nil {
 			return c.errorf("%v", err)
 		}

@@ -52,7 +52,7 @@ func TestE2EOutput(t *testing.T) {
 	w.write("main.yaml", outputSpec(id))
 
 	// No state: output fails, as every command that only reads one does.
-	wantStderr(t, w.must(1, "output"), "does not exist; only plan and apply start a new state")
+	wantStderr(t, w.must(1, "output"), "does not exist; only plan, apply and import start a new state")
 	w.must(2, "plan", "--detailed-exitcode")
 	r := w.must(0, "output")
 	wantStderr(t, r, "No outputs are recorded in the state at", "a complete 'reconcile apply' records them")

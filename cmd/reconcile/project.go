@@ -34,7 +34,10 @@ type workspace struct {
 	// it in another than dir; "" otherwise.
 	program string
 	stack   string
-	backend backend
+	// stackFrom names where stack was given, "--stack" or
+	// "RECONCILE_STACK"; "" for the default.
+	stackFrom string
+	backend   backend
 }
 
 // workspace resolves the project, stack and backend of the command, once.
@@ -65,10 +68,10 @@ func (c *cli) workspace() (*workspace, error) {
 		return nil, err
 	}
 	ws.stack = c.g.stack
-	if !c.set["stack"] {
-		if env := os.Getenv("RECONCILE_STACK"); env != "" {
-			ws.stack = env
-		}
+	if c.set["stack"] {
+		ws.stackFrom = "--stack"
+	} else if env := os.Getenv("RECONCILE_STACK"); env != "" {
+		ws.stack, ws.stackFrom = env, "RECONCILE_STACK"
 	}
 	if !project.ValidStackName(ws.stack) {
 		return nil, fmt.Errorf("stack name %q: use letters, digits, '-', '_' and '.'", ws.stack)
@@ -230,11 +233,7 @@ func (b backend) localStacks() ([]string, error) {
 // project's namespace and its plain keys. Secure values are decrypted with
 // the passphrase of PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE.
 func (ws *workspace) stackConfig() (map[string]specs.StackValue, error) {
-	dir := ws.dir
-	if ws.project.StackConfigDir != "" {
-		dir = filepath.Join(dir, ws.project.StackConfigDir)
-	}
-	path := filepath.Join(dir, project.StackFileName(ws.stack))
+	path := ws.stackFile(ws.stack)
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -264,6 +263,20 @@ func (ws *workspace) stackConfig() (map[string]specs.StackValue, error) {
 			Pos: diag.At(set.File, set.Line, set.Col), Key: set.Key()}
 	}
 	return out, nil
+}
+
+// stackConfigDir is the directory of the stacks' settings files: the
+// project's, or the one stackConfigDir: names.
+func (ws *workspace) stackConfigDir() string {
+	if ws.project.StackConfigDir != "" {
+		return filepath.Join(ws.dir, ws.project.StackConfigDir)
+	}
+	return ws.dir
+}
+
+// stackFile is the settings file of stack, Pulumi.<stack>.yaml.
+func (ws *workspace) stackFile(stack string) string {
+	return filepath.Join(ws.stackConfigDir(), project.StackFileName(stack))
 }
 
 // passphrase reads the passphrase of Pulumi's passphrase secrets provider

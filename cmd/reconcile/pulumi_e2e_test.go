@@ -26,6 +26,7 @@ func TestE2EPulumiProjectLayout(t *testing.T) {
 		}
 	}
 	w.write("project/Pulumi.yaml", "name: orders\nruntime: yaml\nmain: infra/\nconfig:\n  relation:\n    type: string\n    default: editor\n")
+	w.write("project/Pulumi.prod.yaml", "config:\n  orders:relation: editor\n")
 	w.write("project/relation-note.txt", "from the project directory")
 	program := map[string]any{
 		"variables": map[string]any{

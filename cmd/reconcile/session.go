@@ -47,9 +47,9 @@ func (c *cli) open(readOnly bool) *session {
 		c.errorf("%v", err)
 		return nil
 	}
-	// Only plan and apply may start a new state: drift or destroy on a
-	// path that holds none (a typo in a cron job) must fail, not report a
-	// clean empty state forever.
+	// Only plan and apply may start a new state (and import, which opens
+	// its own): drift or destroy on a path that holds none (a typo in a
+	// cron job) must fail, not report a clean empty state forever.
 	create := c.cmd == "plan" || c.cmd == "apply"
 	st, err := ahead.take()
 	if st == nil && err == nil {
@@ -160,8 +160,10 @@ type store interface {
 }
 
 // openState opens the state of the command's stack on its backend. A
-// state that does not exist is created only with create; otherwise the
-// error says which commands start one. A writer's store stops the command
+// state that does not exist is created only with create, and only for a
+// stack that is declared (see workspace.declared): a mistyped --stack
+// must not start an empty state. Otherwise the error says which stacks
+// exist and how to start one. A writer's store stops the command
 // gracefully if its lock is lost.
 func (c *cli) openState(readOnly, create bool) (store, error) {
 	return c.openStateSaying(readOnly, create, c.say)
@@ -173,10 +175,10 @@ func (c *cli) openStateSaying(readOnly, create bool, say func(string)) (store, e
 	if err != nil {
 		return nil, err
 	}
-	so := state.Options{ReadOnly: readOnly, Create: create, LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
+	so := state.Options{ReadOnly: readOnly, Create: create && ws.declared(), LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
 	st, err := c.openBackend(ws.backend, ws.stack, so, say)
 	if errors.Is(err, state.ErrNoState) {
-		return nil, fmt.Errorf("%w; only plan and apply start a new state: check --state and --stack", err)
+		return nil, c.noStack(ws, err)
 	}
 	if err != nil {
 		return nil, err

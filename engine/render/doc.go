@@ -18,6 +18,7 @@
 //   - the other commands' JSON, from small models the CLI fills:
 //     StateListJSON, RecordJSON and HistoryJSON (state list, show and
 //     history, from StateNode and HistoryEntry), StacksJSON (stack ls),
+//     StackInitJSON (stack init),
 //     MigrateJSON (state migrate, from MigratedStack) and VersionJSON,
 //     all in docs/state-json.md; ValidateJSON (docs/validate-json.md,
 //     from a Validation);

@@ -19,6 +19,7 @@ const (
 	HistoryJSONVersion   = "2.0" // state history: an object since 2.0 (a bare array before)
 	VersionJSONVersion   = "2.0" // version: plan_format, a number, since 2.0
 	StacksJSONVersion    = "1.0" // stack ls
+	StackInitJSONVersion = "1.0" // stack init
 	MigrateJSONVersion   = "1.0" // state migrate
 )
 
@@ -144,6 +145,13 @@ type stackJSON struct {
 	Current bool   `json:"current"`
 }
 
+type stackInitJSON struct {
+	FormatVersion string `json:"format_version"`
+	Backend       string `json:"backend"`
+	Stack         string `json:"stack"`
+	Lineage       string `json:"lineage"`
+}
+
 type migrateJSON struct {
 	FormatVersion string              `json:"format_version"`
 	From          string              `json:"from"`
@@ -217,6 +225,12 @@ func StacksJSON(w io.Writer, backend, current string, stacks []string) error {
 		doc.Stacks = append(doc.Stacks, stackJSON{Name: s, Current: s == current})
 	}
 	return writeDoc(w, doc)
+}
+
+// StackInitJSON writes the stack stack init created on backend, with the
+// lineage of its new state, in the format of docs/state-json.md.
+func StackInitJSON(w io.Writer, backend, stack, lineage string) error {
+	return writeDoc(w, stackInitJSON{FormatVersion: StackInitJSONVersion, Backend: backend, Stack: stack, Lineage: lineage})
 }
 
 // MigrateJSON writes what state migrate copied from one backend to another

@@ -76,6 +76,11 @@ var jsonDocs = []struct {
 			return render.StacksJSON(w, "etcd://10.0.0.5:2379/reconcile/orders", "prod", []string{"dev", "prod"})
 		},
 		func(w *bytes.Buffer) error { return render.StacksJSON(w, "", "", nil) }},
+	{"state-json.md", "## `reconcile stack init NAME`",
+		func(w *bytes.Buffer) error {
+			return render.StackInitJSON(w, "etcd://10.0.0.5:2379/reconcile/orders", "staging", exampleState.Lineage)
+		},
+		func(w *bytes.Buffer) error { return render.StackInitJSON(w, "", "", "") }},
 	{"state-json.md", "## `reconcile state migrate`",
 		func(w *bytes.Buffer) error {
 			return render.MigrateJSON(w, "/srv/orders/.reconcile/state.db", "etcd://10.0.0.5:2379/reconcile/orders", exampleMigrated)
