@@ -166,10 +166,15 @@ type store interface {
 // exist and how to start one. A writer's store stops the command
 // gracefully if its lock is lost.
 func (c *cli) openState(readOnly, create bool) (store, error) {
-	return c.openStateSaying(readOnly, create, c.say)
+	st, err := c.openStateSaying(readOnly, create, c.say)
+	if errors.Is(err, state.ErrNoState) {
+		return nil, c.noStack(c.ws, err)
+	}
+	return st, err
 }
 
-// openStateSaying is openState, saying a wait for the lock with say.
+// openStateSaying is openState, saying a wait for the lock with say; a
+// state that does not exist is an error of state.ErrNoState, unexplained.
 func (c *cli) openStateSaying(readOnly, create bool, say func(string)) (store, error) {
 	ws, err := c.workspace()
 	if err != nil {
@@ -177,9 +182,6 @@ func (c *cli) openStateSaying(readOnly, create bool, say func(string)) (store, e
 	}
 	so := state.Options{ReadOnly: readOnly, Create: create && ws.declared(), LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
 	st, err := c.openBackend(ws.backend, ws.stack, so, say)
-	if errors.Is(err, state.ErrNoState) {
-		return nil, c.noStack(ws, err)
-	}
 	if err != nil {
 		return nil, err
 	}
