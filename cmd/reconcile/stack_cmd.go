@@ -26,11 +26,12 @@ init NAME creates the stack NAME: an empty state on the backend. A stack that
 exists already is refused.
 
 A stack exists when the backend holds its state, or when its settings file,
-Pulumi.<stack>.yaml, is beside Pulumi.yaml (or in stackConfigDir:). Every
-command refuses a stack named with --stack or RECONCILE_STACK that does
-neither, naming the stacks that do: a mistyped name never starts an empty
-state. plan, apply and import start the state of the default stack, and of a
-stack that has a settings file; create any other with 'stack init NAME'.
+Pulumi.<stack>.yaml, is beside Pulumi.yaml (or in stackConfigDir:). A
+command that reads or writes state refuses a stack named with --stack or
+RECONCILE_STACK that does neither, naming the stacks that do: a mistyped
+name never starts an empty state. plan, apply and import start the state of
+the default stack, and of a stack that has a settings file; create any other
+with 'stack init NAME'.
 
 A stack's config comes from Pulumi.<stack>.yaml (config: with <project>:<key>
 or plain keys; secure: values are decrypted with PULUMI_CONFIG_PASSPHRASE or
