@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"reconcile/internal/boundedfile"
 )
 
 // FileName is the project file of a Pulumi project.
@@ -31,6 +33,8 @@ type Project struct {
 	// Pulumi.<stack>.yaml files, relative to the project's; "" for the
 	// project's own.
 	StackConfigDir string
+	// stackConfigDirAt is where stackConfigDir: is given, for errors.
+	stackConfigDirAt posOf
 }
 
 // ParseProject reads a Pulumi.yaml. file names it in errors. Keys other than
@@ -60,6 +64,7 @@ func ParseProject(file string, data []byte) (*Project, error) {
 			if p.StackConfigDir, err = scalar(file, k, v); err != nil {
 				return nil, err
 			}
+			p.stackConfigDirAt = posOf{file, v.Line, v.Column}
 		case "backend":
 			if v.Kind != yaml.MappingNode {
 				return nil, posErr(file, v, "backend must be a mapping with url:, got %s", kindOf(v))
@@ -89,7 +94,9 @@ type posOf struct {
 // to root (a file there stands for its directory, as Pulumi takes it).
 // The program must be inside the project: an absolute main:, one that
 // leads out of root by ".." or by a symbolic link, and one that names
-// nothing are errors at main:.
+// nothing are errors at main:. (The caller reads the program's files
+// through an os.Root of root too, so that a link changed since cannot
+// lead out either.)
 func (p *Project) ProgramDir(root string) (string, error) {
 	if p.Main == "" {
 		return root, nil
@@ -101,27 +108,62 @@ func (p *Project) ProgramDir(root string) (string, error) {
 		return "", errorf("main %q must be a path relative to the project directory", p.Main)
 	}
 	rel := filepath.Clean(p.Main)
-	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if leadsOut(rel) {
 		return "", errorf("main %q leads out of the project directory; the program must be inside it", p.Main)
 	}
-	dir := filepath.Join(root, rel)
-	fi, err := os.Stat(dir)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", errorf("main %q: %v", p.Main, err)
+	}
+	defer r.Close()
+	// os.Root follows a symbolic link only while it stays inside root.
+	fi, err := r.Stat(rel)
+	if boundedfile.LeadsOut(err) {
+		return "", errorf("main %q leads out of the project directory through a symbolic link; the program must be inside it", p.Main)
+	}
 	if err != nil {
 		return "", errorf("main %q: %v", p.Main, errors.Unwrap(err))
 	}
 	if !fi.IsDir() {
-		dir = filepath.Dir(dir)
+		rel = filepath.Dir(rel)
 	}
-	// A symbolic link on the way may lead out: compare where both are.
-	realRoot, err1 := filepath.EvalSymlinks(root)
-	realDir, err2 := filepath.EvalSymlinks(dir)
-	if err := errors.Join(err1, err2); err != nil {
-		return "", errorf("main %q: %v", p.Main, err)
+	return filepath.Join(root, rel), nil
+}
+
+// StackFile returns the path of the settings file of stack, relative to
+// the project directory: Pulumi.<stack>.yaml in the directory
+// stackConfigDir: names, or in the project's own. The file must be inside
+// the project, as the program is: a stackConfigDir: that is absolute or
+// leads out by ".." is an error at stackConfigDir:. (A symbolic link that
+// leads out is the caller's to refuse, as it reads the file through an
+// os.Root of the project directory.)
+func (p *Project) StackFile(stack string) (string, error) {
+	name := StackFileName(stack)
+	if p.StackConfigDir == "" {
+		return name, nil
 	}
-	if r, err := filepath.Rel(realRoot, realDir); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", errorf("main %q leads out of the project directory through a symbolic link; the program must be inside it", p.Main)
+	at := p.stackConfigDirAt
+	if filepath.IsAbs(p.StackConfigDir) || leadsOut(filepath.Clean(p.StackConfigDir)) {
+		return "", &Error{File: at.file, Line: at.line, Col: at.col, Msg: fmt.Sprintf(
+			"stackConfigDir %q leads out of the project directory: reconcile reads no stack settings from outside it (the specs may come from anyone who can open a pull request); name a directory inside the project, relative to Pulumi.yaml", p.StackConfigDir)}
 	}
-	return dir, nil
+	return filepath.Join(filepath.Clean(p.StackConfigDir), name), nil
+}
+
+// StackConfigDirAt is where stackConfigDir: is given, "FILE:LINE:COL";
+// "" when it is not.
+func (p *Project) StackConfigDirAt() string {
+	if p.StackConfigDir == "" || p.stackConfigDirAt.file == "" {
+		return ""
+	}
+	at := p.stackConfigDirAt
+	return fmt.Sprintf("%s:%d:%d", at.file, at.line, at.col)
+}
+
+// leadsOut reports whether the clean relative path rel leads out of its
+// base directory by "..".
+func leadsOut(rel string) bool {
+	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // validName is the form of a project or stack name.

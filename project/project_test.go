@@ -193,3 +193,40 @@ func TestProgramDir(t *testing.T) {
 		}
 	}
 }
+
+// The stack's settings file is in the project directory, or in the
+// directory stackConfigDir: names inside it; one that leads out is an
+// error at stackConfigDir:.
+func TestStackFile(t *testing.T) {
+	t.Parallel()
+	for dir, want := range map[string]string{
+		"":                       "Pulumi.dev.yaml",
+		"config":                 "config/Pulumi.dev.yaml",
+		"./config/":              "config/Pulumi.dev.yaml",
+		"config/../settings":     "settings/Pulumi.dev.yaml",
+		".":                      "Pulumi.dev.yaml",
+		"..":                     `error: Pulumi.yaml:3:17: stackConfigDir ".." leads out of the project directory`,
+		"../..":                  `error: Pulumi.yaml:3:17: stackConfigDir "../.." leads out of the project directory`,
+		"config/../../elsewhere": `error: Pulumi.yaml:3:17: stackConfigDir "config/../../elsewhere" leads out of the project directory`,
+		"/etc":                   `error: Pulumi.yaml:3:17: stackConfigDir "/etc" leads out of the project directory`,
+	} {
+		src := "name: orders\nruntime: yaml\n"
+		if dir != "" {
+			src += "stackConfigDir: " + dir + "\n"
+		}
+		p, err := ParseProject("Pulumi.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.StackFile("dev")
+		if msg, isErr := strings.CutPrefix(want, "error: "); isErr {
+			if err == nil || !strings.Contains(err.Error(), msg) {
+				t.Errorf("stackConfigDir %q: %q, %v; want an error containing %q", dir, got, err, msg)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("stackConfigDir %q: %q, %v; want %q", dir, got, err, want)
+		}
+	}
+}

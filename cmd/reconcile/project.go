@@ -38,6 +38,9 @@ type workspace struct {
 	// "RECONCILE_STACK"; "" for the default.
 	stackFrom string
 	backend   backend
+
+	// projectFile is what Pulumi.yaml holds; nil without one.
+	projectFile []byte
 }
 
 // workspace resolves the project, stack and backend of the command, once.
@@ -50,8 +53,10 @@ func (c *cli) workspace() (*workspace, error) {
 		dir = filepath.Dir(dir) // a spec file (reading the specs reports what is wrong with it)
 	}
 	ws := &workspace{dir: dir, project: &project.Project{}}
-	if data, err := readLimited(filepath.Join(dir, project.FileName)); err == nil {
-		p, err := project.ParseProject(filepath.Join(dir, project.FileName), data)
+	pf := filepath.Join(dir, project.FileName)
+	if data, err := readInProject(dir, project.FileName, pf, "make Pulumi.yaml a file of the project"); err == nil {
+		ws.projectFile = data
+		p, err := project.ParseProject(pf, data)
 		if err != nil {
 			return nil, err
 		}
@@ -233,8 +238,7 @@ func (b backend) localStacks() ([]string, error) {
 // project's namespace and its plain keys. Secure values are decrypted with
 // the passphrase of PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE.
 func (ws *workspace) stackConfig() (map[string]specs.StackValue, error) {
-	path := ws.stackFile(ws.stack)
-	data, err := readLimited(path)
+	path, data, err := ws.readStackFile()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -23,24 +23,50 @@ const mainJSON = "Main.json"
 
 // readSources reads the spec file at path, or every *.yaml and *.yml file
 // directly inside the directory at path, and its Main.json (the program
-// file Pulumi YAML also reads, in JSON), sorted by name. It returns the
-// directory of the program too.
-func readSources(path string) (string, []specs.Source, error) {
-	fi, err := os.Stat(path)
+// file Pulumi YAML also reads, in JSON), sorted by name. path is the
+// project directory dir, a file directly inside it, or the program's
+// directory inside it (main:). Every file is read through an os.Root of
+// dir (see readInProject): a spec file, or the program's directory, that
+// is a symbolic link leading out of the project is an error. It returns
+// the directory of the program too.
+func readSources(dir, path string) (string, []specs.Source, error) {
+	rel, err := filepath.Rel(dir, path)
 	if err != nil {
 		return "", nil, fmt.Errorf("read specs: %w", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("read specs: %s: %w", dir, unwrapPath(err))
+	}
+	defer root.Close()
+	fileErr := func(err error, name string) error {
+		err = projectFileErr(err, dir, name, "replace the symbolic link by the file, or make it a relative link to a file inside the project")
+		var lo *leadsOutError
+		if errors.As(err, &lo) {
+			return fmt.Errorf("read specs: %w", err)
+		}
+		return err
+	}
+	fi, err := root.Stat(rel)
+	if err != nil {
+		return "", nil, fileErr(err, path)
 	}
 	if !fi.IsDir() {
-		b, err := readLimited(path)
+		b, err := boundedfile.ReadIn(root, rel, boundedfile.DefaultLimit)
 		if err != nil {
-			return "", nil, err
+			return "", nil, fileErr(err, path)
 		}
-		dir, _ := filepath.Abs(filepath.Dir(path))
-		return dir, []specs.Source{{Name: path, Data: b}}, nil
+		abs, _ := filepath.Abs(filepath.Dir(path))
+		return abs, []specs.Source{{Name: path, Data: b}}, nil
 	}
-	entries, err := os.ReadDir(path)
+	d, err := root.Open(rel)
 	if err != nil {
-		return "", nil, fmt.Errorf("read specs: %w", err)
+		return "", nil, fmt.Errorf("read specs: %s: %w", path, unwrapPath(err))
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return "", nil, fmt.Errorf("read specs: %s: %w", path, unwrapPath(err))
 	}
 	var names []string
 	for _, e := range entries {
@@ -51,13 +77,14 @@ func readSources(path string) (string, []specs.Source, error) {
 		if project.IsStackFile(n) {
 			continue // a stack's settings (Pulumi.<stack>.yaml), not a spec
 		}
-		full := filepath.Join(path, n)
-		st, err := os.Stat(full) // follows a link once; a loop fails here
+		// Follows a link inside the project; one that leads out, and a
+		// loop, fail here.
+		st, err := root.Stat(filepath.Join(rel, n))
 		if err != nil {
-			return "", nil, fmt.Errorf("read specs: %w", err)
+			return "", nil, fileErr(err, filepath.Join(path, n))
 		}
 		if st.Mode().IsRegular() {
-			names = append(names, full)
+			names = append(names, n)
 		}
 	}
 	if len(names) > maxSpecFiles {
@@ -66,14 +93,15 @@ func readSources(path string) (string, []specs.Source, error) {
 	sort.Strings(names)
 	var srcs []specs.Source
 	for _, n := range names {
-		b, err := readLimited(n)
+		full := filepath.Join(path, n)
+		b, err := boundedfile.ReadIn(root, filepath.Join(rel, n), boundedfile.DefaultLimit)
 		if err != nil {
-			return "", nil, err
+			return "", nil, fileErr(err, full)
 		}
-		srcs = append(srcs, specs.Source{Name: n, Data: b})
+		srcs = append(srcs, specs.Source{Name: full, Data: b})
 	}
-	dir, _ := filepath.Abs(path)
-	return dir, srcs, nil
+	abs, _ := filepath.Abs(path)
+	return abs, srcs, nil
 }
 
 // readLimited reads a file the user wrote (a spec, the project or stack
@@ -101,7 +129,7 @@ func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 	if ws.program != "" {
 		path = ws.program // Pulumi.yaml's main:
 	}
-	dir, srcs, err := readSources(path)
+	dir, srcs, err := readSources(ws.dir, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,9 +138,8 @@ func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 		// The project file beside the program's directory gives the
 		// project's config, as Pulumi reads it.
 		root, _ = filepath.Abs(ws.dir)
-		pf := filepath.Join(ws.dir, project.FileName)
-		if b, err := readLimited(pf); err == nil {
-			srcs = append(srcs, specs.Source{Name: pf, Data: b, ConfigOnly: true})
+		if ws.projectFile != nil {
+			srcs = append(srcs, specs.Source{Name: filepath.Join(ws.dir, project.FileName), Data: ws.projectFile, ConfigOnly: true})
 		}
 	}
 	// destroy, drift and graph evaluate none of the specs' inputs: they

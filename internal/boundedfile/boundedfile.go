@@ -60,6 +60,16 @@ func ReadIn(root *os.Root, name string, limit int64) ([]byte, error) {
 	return read(root, name, bound(limit))
 }
 
+// LeadsOut reports whether err is an *os.Root's refusal of a name that
+// leads out of its directory: by "..", as an absolute path, or through a
+// symbolic link that leads out or is absolute (os.Root follows only
+// relative links that stay inside). The os package exports no error to
+// match it with, so its text is compared.
+func LeadsOut(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent"
+}
+
 // dir is where read finds files: the file system (osFS) or an *os.Root.
 type dir interface {
 	Stat(name string) (fs.FileInfo, error)

@@ -127,8 +127,13 @@ func TestReadIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{rel, outside, "out-link"} {
-		if b, err := boundedfile.ReadIn(root, name, limit); err == nil || !strings.Contains(err.Error(), "escapes") {
-			t.Errorf("ReadIn(%q) = %q, %v; want an error saying the path escapes the root", name, b, err)
+		if b, err := boundedfile.ReadIn(root, name, limit); err == nil || !strings.Contains(err.Error(), "escapes") || !boundedfile.LeadsOut(err) {
+			t.Errorf("ReadIn(%q) = %q, %v; want an error saying the path escapes the root, which LeadsOut knows", name, b, err)
+		}
+	}
+	for _, name := range []string{"missing", "sub", "fifo"} {
+		if _, err := boundedfile.ReadIn(root, name, limit); err == nil || boundedfile.LeadsOut(err) {
+			t.Errorf("ReadIn(%q): error %v, which LeadsOut takes for one that leads out", name, err)
 		}
 	}
 }
