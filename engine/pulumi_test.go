@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"reconcile/engine/planner"
+	"reconcile/engine/specs"
 	"reconcile/engine/value"
 )
 
@@ -176,5 +177,52 @@ resources:
 		if msg, ok := want[d.Pos.Line]; !ok || !strings.Contains(d.Summary, msg) {
 			t.Errorf("diagnostic %s, want at one of %v", d, want)
 		}
+	}
+}
+
+// A program that is its own project file, as Pulumi reads Pulumi.yaml,
+// names the project at its top level: ${NAME:key} reads its config (as in
+// Pulumi's project-config-ref test, a reference to another namespace
+// being an error), ${pulumi.project} is the name and so is the project of
+// every URN.
+func TestProjectNamedByTheProgram(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	src := `name: test-yaml
+runtime: yaml
+config:
+  foo: "hello world"
+variables:
+  valid1: ${foo}
+  valid2: ${test-yaml:foo}
+resources:
+` + endpoint("ep", "${valid2}") + `outputs:
+  valid1: ${valid1}
+  valid2: ${valid2}
+  project: ${pulumi.project}
+  urn: ${ep.urn}
+`
+	// The URN and ${pulumi.project} alone, as in Pulumi's
+	// TestVariablePulumi.
+	p := h.plan("name: test-yaml\nresources:\n"+endpoint("ep", "ep")+"outputs:\n  project: ${pulumi.project}\n  urn: ${ep.urn}\n", planner.Options{})
+	if p.Outputs["project"] != "test-yaml" || p.Outputs["urn"] != "urn:pulumi:default::test-yaml::oci:AiLanguage/endpoint:Endpoint::ep" {
+		t.Errorf("outputs %v, want the project test-yaml in ${pulumi.project} and the URN", p.Outputs)
+	}
+	p = h.plan(src, planner.Options{})
+	for name, want := range map[string]string{
+		"valid1":  "hello world",
+		"valid2":  "hello world",
+		"project": "test-yaml",
+		"urn":     "urn:pulumi:default::test-yaml::oci:AiLanguage/endpoint:Endpoint::ep",
+	} {
+		if got := p.Outputs[name]; got != want {
+			t.Errorf("output %s = %#v, want %q", name, got, want)
+		}
+	}
+	bad := strings.Replace(src, "  valid2: ${test-yaml:foo}\n", "  valid2: ${test-yaml:foo}\n  invalid: ${wrong-namespace:foo}\n", 1)
+	_, diags := specs.Load(t.TempDir(), []specs.Source{{Name: "spec.yaml", Data: []byte(bad)}}, nil)
+	if len(diags) != 1 || diags[0].Pos.Line != 8 || diags[0].Pos.Col != 12 || !strings.Contains(diags[0].Summary, `nothing named "wrong-namespace:foo"`) ||
+		!strings.Contains(diags[0].Detail, `this project is "test-yaml"`) {
+		t.Errorf("a reference to another project's config: %v, want one error at spec.yaml:8:12", diags)
 	}
 }

@@ -260,10 +260,16 @@ func (ws *workspace) stackConfig() (map[string]specs.StackValue, error) {
 	}
 	out := map[string]specs.StackValue{}
 	for _, set := range st.Config {
+		name := set.Name
 		if set.Namespace != "" && set.Namespace != ws.project.Name {
-			continue // another package's (a provider's) settings
+			if ws.project.Name != "" {
+				continue // another package's (a provider's) settings
+			}
+			// The program may name the project (its name:): the loader
+			// keeps the settings of that namespace.
+			name = set.Key()
 		}
-		out[set.Name] = specs.StackValue{Value: set.Value, Secret: set.Secure,
+		out[name] = specs.StackValue{Value: set.Value, Secret: set.Secure,
 			Pos: diag.At(set.File, set.Line, set.Col), Key: set.Key()}
 	}
 	return out, nil

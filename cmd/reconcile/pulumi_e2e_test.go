@@ -129,3 +129,44 @@ func TestE2EAdditionalSecretOutputs(t *testing.T) {
 		t.Errorf("second plan shows the bindings:\n%s", r)
 	}
 }
+
+// A single-file program that names the project itself (name: at its top
+// level, no Pulumi.yaml), as a Pulumi program that is its own project
+// file does: ${NAME:key} reads its config, the stack's settings of its
+// namespace set it, and the URNs and ${pulumi.project} carry the name.
+func TestE2EPulumiProgramNamesProject(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	id := rid(t, "")
+	w.write("program.yaml", `name: test-yaml
+runtime: yaml
+config:
+  relation:
+    type: string
+    default: viewer
+variables:
+  me:
+    fn::invoke:
+      function: datadog:getCurrentUser
+resources:
+  pol:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: `+id+`
+      bindings:
+        - relation: ${test-yaml:relation}
+          principals: ["org:${me.orgId}"]
+outputs:
+  relation: ${test-yaml:relation}
+  project: ${pulumi.project}
+  urn: ${pol.urn}
+`)
+	w.write("Pulumi.prod.yaml", "config:\n  test-yaml:relation: editor\n  aws:region: us-east-1\n")
+	w.must(0, "validate", "-f", "program.yaml", "--stack", "prod")
+	r := w.must(0, "apply", "--auto-approve", "-f", "program.yaml", "--stack", "prod")
+	wantOutput(t, r, "relation", "editor")
+	wantOutput(t, r, "project", "test-yaml")
+	wantOutput(t, r, "urn", "urn:pulumi:prod::test-yaml::datadog:index/restrictionPolicy:RestrictionPolicy::pol")
+}

@@ -345,7 +345,7 @@ variables:
 		t.Fatal(diags.Err())
 	}
 	e := newEnv(s, nil)
-	for name, want := range map[string]any{"cwd": program, "root": root, "project": filepath.Base(root), "local": "local", "shared": "shared"} {
+	for name, want := range map[string]any{"cwd": program, "root": root, "project": "orders", "local": "local", "shared": "shared"} {
 		if got, err := e.variable(t, name); err != nil || got != want {
 			t.Errorf("%s = %#v, %v; want %#v", name, got, err, want)
 		}

@@ -123,7 +123,7 @@ func (l *loader) checkRef(r *Ref, self string) bool {
 		sort.Strings(names)
 		d := l.errorf(r.P, "unknown reference %s: nothing named %q is declared%s", r, r.Root, diag.DidYouMean(r.Root, names))
 		if ns, key, ok := strings.Cut(r.Root, ":"); ok && ns != s.Project {
-			d.Detail = fmt.Sprintf("${%s:%s} reads config of the project %q; this project is %q (name: in Pulumi.yaml), so its config %q is ${%s} or ${%s:%s}",
+			d.Detail = fmt.Sprintf("${%s:%s} reads config of the project %q; this project is %q (its name:, else its directory's name), so its config %q is ${%s} or ${%s:%s}",
 				ns, key, ns, s.Project, key, key, s.Project, key)
 		}
 		return false

@@ -6,7 +6,8 @@
 // Load (LoadWith, for options) takes Sources, each a file's Name as shown
 // in diagnostics and its bytes. Every YAML document of every source is read
 // into one Spec, sources in name order; keys of a Pulumi project file are
-// accepted and ignored. Every problem found is reported as a diagnostic
+// accepted and ignored, but for name:, which names the project when the
+// caller does not (LoadOptions.Project). Every problem found is reported as a diagnostic
 // with its position, and the Spec is nil when any is an error. Limits on
 // size, YAML nodes and nesting keep hostile input within bounded time and
 // memory. Spec.Hash, a digest of the sources and the config values in

@@ -56,6 +56,10 @@ type loader struct {
 	broken map[string]bool
 	// checked is set when the specs' Hash is LoadOptions.Checked.
 	checked bool
+	// name is the project's name a spec document gives (name:), at
+	// nameAt; "" when none does.
+	name   string
+	nameAt diag.Pos
 	// aliased is set while loading a document that holds an anchor or an
 	// alias: no entry of it is cut out (see cutEnd).
 	aliased bool
@@ -109,14 +113,18 @@ func Load(dir string, srcs []Source, overrides map[string]string) (*Spec, diag.D
 // LoadOptions change what Load accepts.
 type LoadOptions struct {
 	// Project and Stack are what ${pulumi.project} and ${pulumi.stack}
-	// read; an empty Project is the project directory's name, an empty
-	// Stack "default".
+	// read; an empty Project is the name: a spec document gives (a
+	// program that is its own project file), else the project
+	// directory's name, an empty Stack "default".
 	Project, Stack string
 	// RootDir is the project's directory when the program's (dir) is
 	// another, inside it (Pulumi.yaml's main:); "" when they are one.
 	RootDir string
 	// StackConfig holds the config values the stack's settings give
-	// (Pulumi.<stack>.yaml), by config name. A value overrides the
+	// (Pulumi.<stack>.yaml), by config name; a key "NS:name" is the
+	// setting name of the project named NS, for a caller that does not
+	// know the project's name (the specs may give it), and is left out
+	// when NS is another. A value overrides the
 	// declaration's default and is overridden by --config; a name the
 	// specs do not declare is declared by it, untyped, when some
 	// expression refers to it, and is an error at its Pos otherwise.
@@ -196,12 +204,11 @@ func LoadWith(dir string, srcs []Source, overrides map[string]string, opts LoadO
 	if len(srcs) == 0 {
 		l.errorf(diag.Pos{}, "no spec files found").Detail = "pass -f FILE or -f DIR, or run in a directory holding *.yaml specs"
 	}
-	if l.spec.Project == "" {
-		l.spec.Project = filepath.Base(l.spec.RootDir)
-	}
+	l.projectName()
 	if l.spec.Stack == "" {
 		l.spec.Stack = "default"
 	}
+	l.opts.StackConfig = l.foldStackConfig()
 	l.resolveConfig(overrides)
 	keys := make([]string, 0, len(l.spec.Values))
 	for k := range l.spec.Values {
@@ -359,6 +366,8 @@ func (l *loader) loadSections(root *yaml.Node) {
 				}
 				l.spec.Outputs[nk.Value] = &Output{Name: nk.Value, Pos: l.pos(nk), Expr: l.expr(nv, nil)}
 			})
+		case "name":
+			l.declareName(k, v)
 		default:
 			if projectKeys[k.Value] {
 				return
