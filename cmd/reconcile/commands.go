@@ -12,6 +12,7 @@ import (
 
 	"reconcile/engine/apply"
 	"reconcile/engine/diag"
+	"reconcile/engine/eval"
 	"reconcile/engine/plan"
 	"reconcile/engine/planner"
 	"reconcile/engine/render"
@@ -24,9 +25,16 @@ import (
 
 var validateCmd = &command{
 	name: "validate", args: "[-f PATH]", spec: true,
-	summary: "Check the specs: YAML, schemas, references and cycles. No network.",
+	summary: "Check the specs: YAML, schemas, references, cycles and what they evaluate to. No network.",
 	detail: `Every problem is reported at once, as FILE:LINE:COL: message, with a suggestion
-when a name is close to a known one. --output json writes one document listing
+when a name is close to a known one.
+
+Every variable, whether anything uses it or not (as plan and Pulumi evaluate the
+whole program), every output, and every resource's inputs are evaluated as far as
+the specs and config give them; what only the cloud gives (a resource's outputs, a
+lookup's results) is unknown here. So a function given what it cannot take
+(fn::select out of range, fn::fromBase64 of no base64), a file a file function
+cannot read, or a value over the size limit is reported now, as plan would. --output json writes one document listing
 them (docs/validate-json.md): file, line, column, severity, message, detail and
 suggestion of each.
 
@@ -38,8 +46,14 @@ Exit status: 0 valid, 1 invalid.`,
 		if c.g.output == "json" {
 			return c.validateJSON()
 		}
-		spec, ok := c.loadSpec()
-		if !ok {
+		spec, diags, err := c.validateSpec()
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		c.printDiags(diags)
+		if diags.HasErrors() {
+			fmt.Fprintf(c.stderr, "%d error(s) in the specs\n", countErrors(diags))
 			return exitError
 		}
 		fmt.Fprintf(c.stdout, "The specs are valid: %d resources, %d variables, %d outputs.\n", len(spec.Resources), len(spec.Variables), len(spec.Outputs))
@@ -47,10 +61,25 @@ Exit status: 0 valid, 1 invalid.`,
 	},
 }
 
+// validateSpec reads and loads the specs, and evaluates offline what
+// they alone give (eval.Offline) when they load: every variable, used or
+// not, as plan evaluates it. The error is for specs that cannot be read.
+func (c *cli) validateSpec() (*specs.Spec, diag.Diagnostics, error) {
+	spec, diags, err := c.readSpec()
+	if err != nil || diags.HasErrors() {
+		return spec, diags, err
+	}
+	diags = append(diags, eval.Offline(spec)...).Sort()
+	if diags.HasErrors() {
+		spec = nil
+	}
+	return spec, diags, nil
+}
+
 // validateJSON writes the validate document of docs/validate-json.md and
 // returns the exit status.
 func (c *cli) validateJSON() int {
-	spec, diags, err := c.readSpec()
+	spec, diags, err := c.validateSpec()
 	if err != nil {
 		// The specs cannot be read at all: one diagnostic without a place.
 		diags = diag.Diagnostics{{Severity: diag.Error, Summary: err.Error()}}

@@ -170,3 +170,61 @@ outputs:
 	wantOutput(t, r, "project", "test-yaml")
 	wantOutput(t, r, "urn", "urn:pulumi:prod::test-yaml::datadog:index/restrictionPolicy:RestrictionPolicy::pol")
 }
+
+// Every variable is evaluated, whether anything uses it or not, as Pulumi
+// evaluates the whole program (its TestUnusedVariablesEvaluated): plan
+// reads an unused lookup and reports the errors of unused variables, and
+// validate, offline, reports those the specs alone make, at their
+// expressions, in text and in JSON.
+func TestE2EUnusedVariablesEvaluated(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	w.write("main.yaml", `config:
+  zones:
+    type: List<String>
+    default: [a, b]
+variables:
+  me:
+    fn::invoke:
+      function: datadog:getCurrentUser
+  pick:
+    fn::select: [5, "${zones}"]
+  file:
+    fn::readFile: missing.txt
+`)
+	want := []string{
+		"main.yaml:10:5: error: fn::select index 5 out of range (length 2)",
+		`main.yaml:12:5: error: fn::readFile "missing.txt": no such file or directory`,
+	}
+	r := w.must(1, "validate")
+	wantStderr(t, r, append(want, "2 error(s) in the specs")...)
+	r = w.must(1, "validate", "--output", "json")
+	var doc struct {
+		Valid       bool `json:"valid"`
+		Diagnostics []struct {
+			Line    int    `json:"line"`
+			Message string `json:"message"`
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Valid || len(doc.Diagnostics) != 2 ||
+		doc.Diagnostics[0].Line != 10 || doc.Diagnostics[1].Line != 12 {
+		t.Errorf("validate --output json: %v, %+v; want the two errors", err, doc)
+	}
+	mark := e.mark()
+	r = w.must(1, "plan")
+	wantStderr(t, r, want...)
+	if calls := e.callsSince(mark, "current_user"); len(calls) != 1 {
+		t.Errorf("plan read the unused lookup %d times, want once: %v", len(calls), calls)
+	}
+
+	// Without errors, validate passes and plan reads the unused lookup.
+	w.write("main.yaml", "variables:\n  me:\n    fn::invoke:\n      function: datadog:getCurrentUser\n  pick:\n    fn::select: [1, [a, b]]\n")
+	w.must(0, "validate")
+	mark = e.mark()
+	w.must(0, "plan")
+	if calls := e.callsSince(mark, "current_user"); len(calls) != 1 {
+		t.Errorf("plan read the unused lookup %d times, want once: %v", len(calls), calls)
+	}
+}

@@ -45,6 +45,10 @@
 // specs alone (specs.Spec.URN); ${pulumi.cwd} is the program's directory
 // and ${pulumi.rootDirectory} the project's.
 //
+// Offline evaluates, for validate, what the specs alone give: every
+// variable (used or not), output and resource input, with what only the
+// cloud gives Unknown, reporting the errors plan would.
+//
 // The views: CreatedView is a created resource's planned After (Unknown
 // for the id and outputs), CreatedRefView what references to it see
 // (Unknown also for inputs the specs leave unset), UpdatedView a resource

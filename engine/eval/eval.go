@@ -613,11 +613,15 @@ func readProjectFile(rootDir, dir, path string) ([]byte, error) {
 }
 
 // confinedErr words an error of os.Root: a link that leads out of the
-// project is said to.
+// project is said to; the operation and name of another *fs.PathError are
+// dropped (the caller quotes the path as the specs give it).
 func confinedErr(err error, dir string) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
+	if boundedfile.LeadsOut(err) {
 		return fmt.Errorf("a symbolic link leads out of the project directory %q", dir)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err != nil {
+		return pe.Err
 	}
 	return err
 }
