@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -227,4 +228,85 @@ variables:
 	if calls := e.callsSince(mark, "current_user"); len(calls) != 1 {
 		t.Errorf("plan read the unused lookup %d times, want once: %v", len(calls), calls)
 	}
+}
+
+// Map keys are kept as written, however they look: keys beginning with
+// "__" (which some Pulumi SDKs reserve), the empty key, keys that differ
+// only in case or punctuation, numeric keys; in stack outputs (Pulumi's
+// l1-output-map) and in a resource's map property and its outputs
+// (l2-map-keys-adversarial), through plan, a saved plan, apply, state and
+// reconcile output.
+func TestE2EPulumiMapKeysKept(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	model := e.activeModel(t.TempDir())
+	w.write("main.yaml", `resources:
+`+endpointSpec("ep", model, "map-keys", `      freeformTags:
+        __type: dunder type
+        __internal: dunder internal
+        __provider: dunder provider
+        __version: dunder version
+        dunder_value: __dunder
+`)+`outputs:
+  empty: {}
+  adversarialStrings:
+    __type: dunder type
+    __internal: dunder internal
+    __provider: dunder provider
+    __version: dunder version
+    "": empty key
+    empty value: ""
+    dunder value: __dunder
+  numbers:
+    '1': 1
+    '2': 2
+  keys:
+    my.key: 1
+    my-key: 2
+    my_key: 3
+    MY_KEY: 4
+    mykey: 5
+    MYKEY: 6
+  tags: ${ep.freeformTags}
+`)
+	wantOutputs := map[string]any{
+		"empty": map[string]any{},
+		"adversarialStrings": map[string]any{"__type": "dunder type", "__internal": "dunder internal", "__provider": "dunder provider",
+			"__version": "dunder version", "": "empty key", "empty value": "", "dunder value": "__dunder"},
+		"numbers": map[string]any{"1": 1.0, "2": 2.0},
+		"keys":    map[string]any{"my.key": 1.0, "my-key": 2.0, "my_key": 3.0, "MY_KEY": 4.0, "mykey": 5.0, "MYKEY": 6.0},
+		"tags": map[string]any{"__type": "dunder type", "__internal": "dunder internal", "__provider": "dunder provider",
+			"__version": "dunder version", "dunder_value": "__dunder"},
+	}
+	check := func(what, doc string, planned bool) {
+		t.Helper()
+		var d struct {
+			Outputs map[string]struct {
+				Value   any  `json:"value"`
+				Unknown bool `json:"unknown"`
+			} `json:"outputs"`
+		}
+		if err := json.Unmarshal([]byte(doc), &d); err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, doc)
+		}
+		for name, want := range wantOutputs {
+			got := d.Outputs[name]
+			if planned && name == "tags" {
+				continue // read from the resource once it exists
+			}
+			if !reflect.DeepEqual(got.Value, want) {
+				t.Errorf("%s: output %s = %#v, want %#v", what, name, got.Value, want)
+			}
+		}
+	}
+	w.must(0, "plan", "--out", "keys.plan")
+	check("show --output json of the saved plan", w.must(0, "show", "keys.plan", "--output", "json").stdout, true)
+	w.must(0, "apply", "keys.plan")
+	check("output --output json", w.must(0, "output", "--output", "json").stdout, false)
+	if r := w.must(0, "state", "show", "ep"); !strings.Contains(r.stdout, `"__type":"dunder type"`) || !strings.Contains(r.stdout, `"dunder_value":"__dunder"`) {
+		t.Errorf("state show ep: want the tags as written:\n%s", r)
+	}
+	check("plan --output json after apply", w.must(0, "plan", "--output", "json").stdout, false)
 }
