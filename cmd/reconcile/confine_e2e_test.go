@@ -56,7 +56,7 @@ func confineLayout(t *testing.T, w *ws, files, links map[string]string) {
 // directory (the directory -f names, or the one holding the file it names,
 // where Pulumi.yaml is): not a spec file that is a symbolic link leading
 // out, nor Pulumi.yaml, nor the stack's settings by stackConfigDir: or by a
-// link, nor the program main: names. Each is refused with exit 1 and an
+// link, nor the program main: names, nor what a file function reads. Each is refused with exit 1 and an
 // error naming the file, where it was named and what to do; nothing of
 // what the outside files hold reaches the output.
 func TestE2EConfinement(t *testing.T) {
@@ -115,6 +115,15 @@ func TestE2EConfinement(t *testing.T) {
 			files: map[string]string{"proj/main.yaml": spec, "proj/Pulumi.yaml": project},
 			links: map[string]string{"proj/Pulumi.default.yaml": "../outside/Pulumi.default.yaml"},
 			want:  []string{"proj/Pulumi.default.yaml leads out of the project directory", "replace the symbolic link by the file Pulumi.default.yaml"},
+		},
+		"fn::readFile of a link leading out": {
+			files: map[string]string{"proj/main.yaml": "variables:\n  v:\n    fn::readFile: note.txt\noutputs:\n  o: ${v}\n"},
+			links: map[string]string{"proj/note.txt": "../outside/leak.yaml"},
+			want:  []string{`proj/main.yaml:3:5: error: fn::readFile "note.txt": a symbolic link leads out of the project directory`, "replace the link by the file"},
+		},
+		"fn::filebase64 of a path leading out": {
+			files: map[string]string{"proj/main.yaml": "variables:\n  v:\n    fn::filebase64: ../outside/leak.yaml\noutputs:\n  o: ${v}\n"},
+			want:  []string{`proj/main.yaml:3:5: error: fn::filebase64 "../outside/leak.yaml": the path leaves the project directory`, "copy the file into the project"},
 		},
 		"main: that is a link leading out": {
 			files: map[string]string{"proj/Pulumi.yaml": project + "main: prog\n"},

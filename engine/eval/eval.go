@@ -596,9 +596,9 @@ func readProjectFile(rootDir, dir, path string) ([]byte, error) {
 	rel, err := filepath.Rel(rootDir, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		if filepath.IsAbs(path) {
-			return nil, fmt.Errorf("absolute paths must be inside the project directory %q", rootDir)
+			return nil, fmt.Errorf("absolute paths must be inside the project directory %q; reconcile reads no file outside it (the specs may come from anyone who can open a pull request): copy the file into the project", rootDir)
 		}
-		return nil, fmt.Errorf("the path leaves the project directory %q", rootDir)
+		return nil, fmt.Errorf("the path leaves the project directory %q; reconcile reads no file outside it (the specs may come from anyone who can open a pull request): copy the file into the project", rootDir)
 	}
 	root, err := os.OpenRoot(rootDir)
 	if err != nil {
@@ -617,7 +617,7 @@ func readProjectFile(rootDir, dir, path string) ([]byte, error) {
 // dropped (the caller quotes the path as the specs give it).
 func confinedErr(err error, dir string) error {
 	if boundedfile.LeadsOut(err) {
-		return fmt.Errorf("a symbolic link leads out of the project directory %q", dir)
+		return fmt.Errorf("a symbolic link leads out of the project directory %q, or is absolute; reconcile follows only relative links that stay inside it: replace the link by the file, or copy the file into the project", dir)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Err != nil {
