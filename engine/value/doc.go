@@ -32,7 +32,7 @@
 // ignore order and repeats; null, an empty list and an empty map are the
 // same; an Unknown desired value equals nothing. Redaction finds the clear
 // text of secrets (of at least MinSecretLen bytes) in free text, in every
-// encoding output uses, as the last line of defence. Quote, PlainText and
-// OneLine render values for people, escaping what could rewrite a
-// terminal.
+// encoding output uses, as the last line of defence. Quote and OneLine
+// render values for people, escaping (with package untrusted) what could
+// start a line or rewrite a terminal.
 package value
