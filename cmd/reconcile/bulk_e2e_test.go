@@ -64,7 +64,7 @@ func TestE2EBulkRefresh(t *testing.T) {
 	}
 	mark = e.mark()
 	r := w.must(2, "drift")
-	wantStdout(t, r, "# ep3 (oci:AiLanguage:Endpoint) was changed outside reconcile", `displayName  applied "bulk-3", live "renamed-by-hand"`,
+	wantStdout(t, r, "# ep3 (oci:AiLanguage:Endpoint) was changed outside reconcile", `~ displayName = "bulk-3" -> "renamed-by-hand"`,
 		"# ep7 (oci:AiLanguage:Endpoint) was deleted outside reconcile", "Drift: 1 changed, 1 deleted")
 	if lists, gets := endpointCalls(e.callsSince(mark, "/20221001/")); lists != 1 || gets != 2 {
 		t.Errorf("drift: %d ListEndpoints and %d GetEndpoint calls, want 1 list, and ep3 and ep7 read alone", lists, gets)

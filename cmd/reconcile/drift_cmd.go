@@ -12,8 +12,9 @@ var driftCmd = &command{
 	summary: "Report where the cloud moved away from what was last applied. Changes nothing.",
 	detail: `Drift reads every managed resource, get and lookup recorded in state from the
 cloud, in parallel, and compares it with what was last applied:
-  - each input field that differs, with the applied and the live value
-    (secrets are named but never shown);
+  - each input field that differs, from the applied to the live value, as a
+    plan shows it (lists and maps element by element; secrets are named but
+    never shown);
   - resources deleted outside reconcile;
   - lookups whose results changed (a new IAM policy etag, and which members
     were added to or removed from which role).

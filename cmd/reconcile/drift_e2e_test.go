@@ -237,7 +237,7 @@ func TestE2EDriftEndpointUpdate(t *testing.T) {
 	mark := e.mark()
 	r := w.must(2, "drift")
 	wantStdout(t, r, "# ep (oci:AiLanguage:Endpoint) was changed outside reconcile",
-		`displayName     applied "drift-ep", live "renamed-by-hand"`, `inferenceUnits  applied 2, live 3`, "freeformTags",
+		`~ displayName    = "drift-ep" -> "renamed-by-hand"`, `~ inferenceUnits = 2 -> 3`, "freeformTags",
 		"Drift: 1 changed, 0 deleted, 0 with new lookup results (2 checked).")
 	if strings.Contains(r.stdout, "ignored") {
 		t.Errorf("drift reports the ignoreChanges field:\n%s", r)
@@ -559,5 +559,5 @@ outputs:
 	e.waitActive(c, id)
 	w.write("main.yaml", getSpec("inferenceUnits: 2"))
 	r = w.must(2, "drift")
-	wantStdout(t, r, "# legacy (oci:AiLanguage:Endpoint) changed since it was last read", `displayName  applied "legacy-endpoint", live "renamed"`)
+	wantStdout(t, r, "# legacy (oci:AiLanguage:Endpoint) changed since it was last read", `~ displayName = "legacy-endpoint" -> "renamed"`)
 }

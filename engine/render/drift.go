@@ -9,6 +9,7 @@ import (
 	"reconcile/engine/plan"
 	"reconcile/engine/report"
 	"reconcile/engine/value"
+	"reconcile/internal/untrusted"
 	"reconcile/kind"
 )
 
@@ -43,53 +44,25 @@ func DriftSummary(r *report.Drift) string {
 	return fmt.Sprintf("Drift: %d changed, %d deleted, %d with new lookup results (%d checked)%s.", c, d, l, r.Checked, errs)
 }
 
-func driftHeadline(it report.DriftItem) string {
-	switch it.Status {
-	case report.DriftDeleted:
-		return "was deleted outside reconcile"
-	case report.DriftResult:
-		if it.Kind == kind.Lookup {
-			return "returns a new result"
-		}
-		return "changed since it was last read"
-	}
-	return "was changed outside reconcile"
-}
-
-// DriftText writes the report for people, ending with the summary
-// line. Values are shown as in plans; secrets never are.
+// DriftText writes the report for people, ending with the summary line:
+// each node as a plan shows the objects changed outside reconcile (a
+// headline, then its id and each field from the value last applied to the
+// live one, lists and maps element by element), then the nodes that could
+// not be read. Secrets are never shown.
 func DriftText(w io.Writer, r *report.Drift) error {
-	var b strings.Builder
+	t := &textWriter{}
 	for _, it := range r.Items {
-		fmt.Fprintf(&b, "  # %s (%s) %s\n", it.Addr, it.Type, driftHeadline(it))
-		if it.ID != "" {
-			fmt.Fprintf(&b, "    id: %s\n", it.ID)
-		}
-		width := 0
-		for _, f := range it.Fields {
-			width = max(width, len(f.Path))
-		}
-		for _, f := range it.Fields {
-			if f.Path == "policyData" && len(it.Details) > 0 {
-				continue // the details say what changed, member by member
-			}
-			fmt.Fprintf(&b, "  ~ %-*s  applied %s, live %s\n", width, f.Path, value.OneLine(f.Applied), value.OneLine(f.Live))
-		}
-		for _, d := range it.Details {
-			fmt.Fprintf(&b, "    %s\n", d)
-		}
-		b.WriteString("\n")
+		t.driftItem(it)
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintf(&b, "  ! %s could not be read: %v\n", e.Addr, e.Err)
+		fmt.Fprintf(&t.b, "  ! %s could not be read: %s\n", untrusted.Name(e.Addr), untrusted.Text(e.Err.Error()))
 	}
 	if len(r.Errors) > 0 {
-		b.WriteString("\n")
+		t.b.WriteString("\n")
 	}
-	b.WriteString(DriftSummary(r))
-	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	t.b.WriteString(DriftSummary(r))
+	t.b.WriteString("\n")
+	return t.flush(w, 0)
 }
 
 type driftJSON struct {

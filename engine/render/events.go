@@ -178,8 +178,9 @@ type plannedChangeEvent struct {
 func (s *EventStream) Plan(p *plan.Plan) {
 	if !p.RefreshOnly {
 		for _, c := range driftedChanges(p) {
-			j := driftItemJSONOf(driftItemOf(c))
-			s.write(EventResourceDrift, c.Addr+" "+driftHeadlineOf(c), func(h eventHeader) any {
+			it := driftItemOf(c)
+			j := driftItemJSONOf(it)
+			s.write(EventResourceDrift, c.Addr+" "+driftHeadline(it), func(h eventHeader) any {
 				return driftEvent{eventHeader: h, Address: j.Address, ResourceType: j.Type, Kind: j.Kind, ID: j.ID, Status: j.Status, Fields: j.Fields, Details: j.Details}
 			})
 		}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"reconcile/engine/value"
+	"reconcile/internal/untrusted"
 )
 
 // OutputsJSONVersion is the version of the document OutputsJSON writes,
@@ -33,16 +33,16 @@ type Recorded struct {
 }
 
 // OutputsText writes outputs as "name = value" lines, sorted by name and
-// aligned, as the end of an apply shows them: strings quoted, a secret
-// not shown as (sensitive value).
+// aligned, as the end of an apply shows them: names as untrusted.Name
+// shows them, strings quoted, a secret not shown as (sensitive value).
 func OutputsText(w io.Writer, outputs map[string]OutputValue) error {
 	width := 0
 	for k := range outputs {
-		width = max(width, textWidth(value.PlainText(k)))
+		width = max(width, textWidth(untrusted.Name(k)))
 	}
 	var b bytes.Buffer
 	for _, k := range slices.Sorted(maps.Keys(outputs)) {
-		name := value.PlainText(k)
+		name := untrusted.Name(k)
 		fmt.Fprintf(&b, "%s%*s = %s\n", name, width-textWidth(name), "", DisplayValue(outputs[k].Value))
 	}
 	_, err := w.Write(b.Bytes())

@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/value"
+	"reconcile/internal/untrusted"
 	"reconcile/kind"
 )
 
@@ -59,7 +61,7 @@ func changeLines(c *plan.Change, buf []line) []line {
 	b := body{lines: buf[:0]}
 	before, after, err := c.Values() // decoded, when the planner packed them
 	if err != nil {
-		b.add(line{kind: lineHidden, text: "# " + err.Error()})
+		b.add(line{kind: lineHidden, text: "# " + untrusted.Text(err.Error())})
 		return b.lines
 	}
 	switch c.Action {
@@ -86,13 +88,7 @@ func changeLines(c *plan.Change, buf []line) []line {
 			b.add(line{kind: lineValue, key: "id", text: value.Quote(c.ID)})
 		}
 	case plan.Refresh:
-		if c.DeletedOutside {
-			if c.ID != "" {
-				b.add(line{kind: lineValue, sign: signRemove, key: "id", text: value.Quote(c.ID)})
-			}
-			break
-		}
-		return driftLines(c)
+		return driftLines(driftItemOf(c))
 	}
 	for _, o := range c.Options {
 		b.add(line{kind: lineValue, sign: signChange, key: "options." + o.Name, old: fmt.Sprint(o.Before), text: fmt.Sprint(o.After)})
@@ -100,35 +96,46 @@ func changeLines(c *plan.Change, buf []line) []line {
 	return b.lines
 }
 
-// driftLines is the body of c's drift: each field that changed outside
-// reconcile, from the value last applied to the live one, then the
-// details as comments. A policyData whose details say what changed, member
-// by member, is left to them.
-func driftLines(c *plan.Change) []line {
+// driftLines is the body of a node's drift, in plans and drift reports
+// alike: the node's id, then each field that changed outside reconcile,
+// from the value last applied to the live one, then the details as
+// comments; for a node deleted outside reconcile, its id removed. A
+// policyData whose details say what changed, member by member, is left to
+// them.
+func driftLines(it report.DriftItem) []line {
 	var b body
-	for _, f := range c.Drift {
-		if f.Path == "policyData" && len(c.DriftDetails) > 0 {
+	if it.Status == report.DriftDeleted {
+		if it.ID != "" {
+			b.add(line{kind: lineValue, sign: signRemove, key: "id", text: value.Quote(it.ID)})
+		}
+		return b.lines
+	}
+	if it.ID != "" && !slices.ContainsFunc(it.Fields, func(f plan.FieldDrift) bool { return f.Path == "id" }) {
+		b.add(line{kind: lineValue, key: "id", text: value.Quote(it.ID)})
+	}
+	for _, f := range it.Fields {
+		if f.Path == "policyData" && len(it.Details) > 0 {
 			continue
 		}
 		b.diffValue(0, keyText(f.Path), f.Applied, f.Live, f.Applied != nil, f.Live != nil)
 	}
 	b.align(0, 0)
-	for _, d := range c.DriftDetails {
-		b.add(line{kind: lineHidden, text: "# " + value.PlainText(oneLine(d))})
+	for _, d := range it.Details {
+		b.add(line{kind: lineHidden, text: "# " + untrusted.Text(oneLine(d))})
 	}
 	return b.lines
 }
 
-// driftHeadlineOf says how c moved away from what was last applied.
-func driftHeadlineOf(c *plan.Change) string {
+// driftHeadline says how a node moved away from what was last applied.
+func driftHeadline(it report.DriftItem) string {
 	switch {
-	case c.DeletedOutside && c.Kind == kind.Get:
+	case it.Status == report.DriftDeleted && it.Kind == kind.Get:
 		return "no longer exists"
-	case c.DeletedOutside:
+	case it.Status == report.DriftDeleted:
 		return "was deleted outside reconcile"
-	case c.Kind == kind.Lookup:
+	case it.Kind == kind.Lookup:
 		return "returns a new result"
-	case c.Kind == kind.Get:
+	case it.Kind == kind.Get:
 		return "changed since it was last read"
 	}
 	return "was changed outside reconcile"

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"reconcile/engine/plan"
-	"reconcile/engine/value"
+	"reconcile/internal/untrusted"
 	"reconcile/kind"
 )
 
@@ -102,8 +102,9 @@ func mdDrift(drifted []*plan.Change, limit int) string {
 	}
 	var code strings.Builder
 	for _, c := range drifted {
-		code.WriteString("# " + value.PlainText(c.Addr) + " (" + value.PlainText(c.Type) + ") " + driftHeadlineOf(c) + "\n")
-		for _, l := range driftLines(c) {
+		it := driftItemOf(c)
+		code.WriteString("# " + untrusted.Name(it.Addr) + " (" + untrusted.Text(it.Type) + ") " + driftHeadline(it) + "\n")
+		for _, l := range driftLines(it) {
 			mdLine(&code, l)
 		}
 	}
@@ -304,7 +305,7 @@ var mdEscaper = strings.NewReplacer(
 
 // mdEscape makes s safe as one line of Markdown or HTML text.
 func mdEscape(s string) string {
-	return mdEscaper.Replace(value.PlainText(oneLine(s)))
+	return mdEscaper.Replace(untrusted.Text(oneLine(s)))
 }
 
 // mdCode shows s as inline code. It uses an HTML tag rather than backticks,

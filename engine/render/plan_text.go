@@ -10,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"reconcile/engine/plan"
+	"reconcile/engine/report"
 	"reconcile/engine/value"
+	"reconcile/internal/untrusted"
 )
 
 // Options control rendering.
@@ -158,9 +160,9 @@ func verbPhrase(c *plan.Change) string {
 		return "will be removed from state without being destroyed"
 	case plan.Refresh:
 		if c.DeletedOutside {
-			return driftHeadlineOf(c) + ": it will be removed from state"
+			return driftHeadline(driftItemOf(c)) + ": it will be removed from state"
 		}
-		return driftHeadlineOf(c) + ": the cloud's values will be accepted into state"
+		return driftHeadline(driftItemOf(c)) + ": the cloud's values will be accepted into state"
 	}
 	if len(c.Deposed) > 0 {
 		return "is unchanged, but objects an earlier replacement left behind will be destroyed"
@@ -356,20 +358,30 @@ func (t *textWriter) drift(drifted []*plan.Change) {
 	}
 	t.b.WriteString(t.paint(ansiBold, driftTitle) + "\n\n")
 	for _, c := range drifted {
-		what := fmt.Sprintf("  # %s (%s) %s", value.PlainText(c.Addr), value.PlainText(c.Type), driftHeadlineOf(c))
-		t.b.WriteString(t.paint(ansiBold, what) + "\n")
-		lines := driftLines(c)
-		if c.DeletedOutside || len(lines) == 0 {
-			t.b.WriteString("\n")
-			continue
-		}
-		t.b.WriteString("  " + t.paint(ansiYellow, "~") + " " + value.PlainText(c.Addr) + " {\n")
-		for _, l := range lines {
-			t.line(l, 6)
-		}
-		t.b.WriteString("    }\n\n")
+		t.driftItem(driftItemOf(c))
 	}
 	t.b.WriteString(wrapText(driftNote, 80) + "\n\n")
+}
+
+// driftItem writes one node that changed outside reconcile: a headline,
+// then its body (driftLines), as plans and drift reports show it.
+func (t *textWriter) driftItem(it report.DriftItem) {
+	name := untrusted.Name(it.Addr)
+	t.b.WriteString(t.paint(ansiBold, "  # "+name+" ("+untrusted.Text(it.Type)+") "+driftHeadline(it)) + "\n")
+	lines := driftLines(it)
+	if len(lines) == 0 {
+		t.b.WriteString("\n")
+		return
+	}
+	sym, color := "~", ansiYellow
+	if it.Status == report.DriftDeleted {
+		sym, color = "-", ansiRed
+	}
+	t.b.WriteString("  " + t.paint(color, sym) + " " + name + " {\n")
+	for _, l := range lines {
+		t.line(l, 6)
+	}
+	t.b.WriteString("    }\n\n")
 }
 
 // wrapText breaks s into lines of at most width characters, at spaces.
@@ -424,11 +436,11 @@ func (t *textWriter) header(p *plan.Plan, changes []*plan.Change) {
 
 // change writes one change: its comment lines and its block.
 func (t *textWriter) change(c *plan.Change) {
-	addr := value.PlainText(c.Addr)
-	t.write(ansiBold, "  # "+addr+" ("+value.PlainText(c.Type)+") "+verbPhrase(c))
+	addr := untrusted.Name(c.Addr)
+	t.write(ansiBold, "  # "+addr+" ("+untrusted.Text(c.Type)+") "+verbPhrase(c))
 	t.b.WriteByte('\n')
 	if why := c.ReasonText(); why != "" {
-		t.b.WriteString("  # (" + value.PlainText(oneLine(why)) + ")\n")
+		t.b.WriteString("  # (" + untrusted.Text(oneLine(why)) + ")\n")
 	}
 	for _, id := range c.Deposed {
 		t.b.WriteString("  " + t.paint(actionColor(plan.Delete), "-") + " deposed object " + value.Quote(id) + " (left by an earlier replacement) will be destroyed\n")
