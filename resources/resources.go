@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"reconcile/internal/untrusted"
 )
 
 // Attrs holds the attributes of one object, keyed by their lowerCamelCase
@@ -342,14 +344,16 @@ type APIError struct {
 	Service string // "oci", "gcp" or "datadog"
 	Status  int    // HTTP status
 	Code    string // vendor error code, e.g. "NotAuthorizedOrNotFound", "PERMISSION_DENIED"
-	Message string // vendor message
+	Message string // vendor message, as the API wrote it
 }
 
+// Error is one line: the vendor's code and message, which may echo a value
+// of the specs, newlines and all, are escaped (untrusted.Text).
 func (e *APIError) Error() string {
 	if e.Code != "" {
-		return fmt.Sprintf("%s API: %d %s: %s", e.Service, e.Status, e.Code, e.Message)
+		return fmt.Sprintf("%s API: %d %s: %s", e.Service, e.Status, untrusted.Text(e.Code), untrusted.Text(e.Message))
 	}
-	return fmt.Sprintf("%s API: %d: %s", e.Service, e.Status, e.Message)
+	return fmt.Sprintf("%s API: %d: %s", e.Service, e.Status, untrusted.Text(e.Message))
 }
 
 // RefusalStatus reports whether an HTTP status answering a request shows

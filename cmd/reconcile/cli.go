@@ -19,6 +19,7 @@ import (
 	"reconcile/engine/diag"
 	"reconcile/engine/render"
 	"reconcile/engine/specs"
+	"reconcile/internal/untrusted"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -323,10 +324,13 @@ func (c *cli) runCommand(cmd *command, args []string) int {
 }
 
 // errorf prints an error the way every command does, and returns exitError.
-// With --output jsonl it is a diagnostic event too.
+// With --output jsonl it is a diagnostic event too. An error is one line:
+// what it holds from the specs or a cloud (a vendor's message echoing a
+// value) is escaped, newlines included, so that it cannot start a line of
+// its own.
 func (c *cli) errorf(format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintf(c.stderr, "Error: %s\n", msg)
+	fmt.Fprintf(c.stderr, "Error: %s\n", untrusted.Text(msg))
 	if c.events != nil {
 		c.events.Diagnostic(diag.Diagnostic{Severity: diag.Error, Summary: msg})
 	}

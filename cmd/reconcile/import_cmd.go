@@ -6,6 +6,7 @@ import (
 
 	"reconcile/engine/apply"
 	"reconcile/engine/render"
+	"reconcile/internal/untrusted"
 )
 
 var importCmd = &command{
@@ -54,7 +55,7 @@ Exit status: 0 imported, 1 error.`,
 		if err != nil {
 			return c.errorf("%v", err)
 		}
-		fmt.Fprintf(c.stderr, "Imported %s (%s) as %q. Add this to your specs:\n\n", rec.ID, rec.Type, rec.Name)
+		fmt.Fprintf(c.stderr, "Imported %s (%s) as %s. Add this to your specs:\n\n", untrusted.Text(rec.ID), untrusted.Text(rec.Type), untrusted.Quote(rec.Name))
 		fmt.Fprint(c.stdout, text)
 		return exitOK
 	},

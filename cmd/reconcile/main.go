@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"reconcile/engine/apply"
+	"reconcile/internal/untrusted"
 	"reconcile/resources"
 )
 
@@ -62,7 +63,7 @@ func retryReporter(w io.Writer) func(resources.ProgressEvent) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "Retrying: %s\n", ev.Message)
+		fmt.Fprintf(w, "Retrying: %s\n", untrusted.Text(ev.Message))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"reconcile/engine/outputs"
 	"reconcile/engine/render"
 	"reconcile/engine/value"
+	"reconcile/internal/untrusted"
 	"reconcile/state"
 )
 
@@ -135,7 +136,7 @@ func (c *cli) revealOutputs(st store, rec state.Outputs, shown map[string]render
 		case one && errors.Is(err, outputs.ErrNotShown):
 			return c.errorf("output %q is secret and cannot be shown: %v", name, err)
 		case errors.Is(err, outputs.ErrNotShown):
-			fmt.Fprintf(c.stderr, "Warning: output %q is secret and cannot be shown: %v.\n", name, err)
+			fmt.Fprintf(c.stderr, "Warning: output %s is secret and cannot be shown: %s.\n", untrusted.Quote(name), untrusted.Text(err.Error()))
 		default:
 			return c.errorf("%v", err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"reconcile/engine/apply"
 	"reconcile/engine/specs"
+	"reconcile/internal/untrusted"
 	"reconcile/resources"
 	"reconcile/state"
 	"reconcile/state/etcdstate"
@@ -200,7 +201,7 @@ func (c *cli) say(msg string) { fmt.Fprint(c.stderr, msg) }
 // waits for another process's lock.
 func (c *cli) openBackend(b backend, stack string, so state.Options, say func(string)) (store, error) {
 	so.OnWait = func(h state.Holder) {
-		say(fmt.Sprintf("Waiting up to %s (--lock-timeout) for the lock of %s, held by %s...\n", so.LockTimeout, b.describe(stack), h))
+		say(fmt.Sprintf("Waiting up to %s (--lock-timeout) for the lock of %s, held by %s...\n", so.LockTimeout, b.describe(stack), untrusted.Text(h.String())))
 	}
 	if b.etcd == nil {
 		return state.Open(b.statePath(stack), so)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"reconcile/engine/plan"
+	"reconcile/internal/untrusted"
 )
 
 var showCmd = &command{
@@ -52,7 +53,7 @@ func (c *cli) verifyShownPlan(path string, pf *plan.File) int {
 	where := c.ws.backend.describe(c.ws.stack)
 	st, err := c.openState(true, false)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "Warning: the plan file %s could not be verified: %v.\nWhat follows is what the file says; 'reconcile apply %s' verifies it before applying anything.\n\n", path, err, path)
+		fmt.Fprintf(c.stderr, "Warning: the plan file %s could not be verified: %s.\nWhat follows is what the file says; 'reconcile apply %s' verifies it before applying anything.\n\n", path, untrusted.Text(err.Error()), path)
 		return exitOK
 	}
 	defer st.Close()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reconcile/engine/render"
+	"reconcile/internal/untrusted"
 	"reconcile/state"
 )
 
@@ -109,11 +110,11 @@ func stateList(c *cli, _ *cmdOpts, st store, _ []string) int {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTYPE\tKIND\tID")
 	for _, r := range recs {
-		id := r.ID
+		id := untrusted.Text(r.ID)
 		if r.Tainted != "" {
 			id += " (tainted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, r.Kind, id)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", untrusted.Name(r.Name), untrusted.Text(r.Type), r.Kind, id)
 	}
 	tw.Flush()
 	return exitOK
@@ -149,12 +150,12 @@ func stateShow(c *cli, o *cmdOpts, st store, args []string) int {
 		return c.rendered(render.RecordJSON(c.stdout, nodeModel(rec)))
 	}
 	w := c.stdout
-	fmt.Fprintf(w, "# %s (%s, %s)\nid = %q\n", rec.Name, rec.Type, rec.Kind, rec.ID)
+	fmt.Fprintf(w, "# %s (%s, %s)\nid = %s\n", untrusted.Name(rec.Name), untrusted.Text(rec.Type), rec.Kind, untrusted.Quote(rec.ID))
 	if rec.Protect {
 		fmt.Fprintln(w, "protect = true")
 	}
 	if rec.Tainted != "" {
-		fmt.Fprintf(w, "tainted = %q\n", rec.Tainted)
+		fmt.Fprintf(w, "tainted = %s\n", untrusted.Quote(rec.Tainted))
 	}
 	if len(rec.Deposed) > 0 {
 		fmt.Fprintf(w, "deposed = %q (replaced objects not yet deleted)\n", rec.Deposed)
@@ -162,7 +163,11 @@ func stateShow(c *cli, o *cmdOpts, st store, args []string) int {
 	printAttrs(c, "inputs", rec.Inputs)
 	printAttrs(c, "outputs", rec.Outputs)
 	if len(rec.Dependencies) > 0 {
-		fmt.Fprintf(w, "dependencies = %s\n", strings.Join(rec.Dependencies, ", "))
+		deps := make([]string, len(rec.Dependencies))
+		for i, d := range rec.Dependencies {
+			deps[i] = untrusted.Name(d)
+		}
+		fmt.Fprintf(w, "dependencies = %s\n", strings.Join(deps, ", "))
 	}
 	fmt.Fprintf(w, "serial = %d, updated %s\n", rec.Serial, rec.UpdatedAt.Format(time.RFC3339))
 	return exitOK
@@ -177,7 +182,7 @@ func stateRm(c *cli, _ *cmdOpts, st store, args []string) int {
 	}
 	if err := st.Delete(name); err != nil {
 		if errors.Is(err, state.ErrNoRecord) && hadIntent {
-			fmt.Fprintf(c.stdout, "Forgot the interrupted create of %s. Whatever it made, if anything, was not deleted.\n", name)
+			fmt.Fprintf(c.stdout, "Forgot the interrupted create of %s. Whatever it made, if anything, was not deleted.\n", untrusted.Name(name))
 			return exitOK
 		}
 		if errors.Is(err, state.ErrNoRecord) {
@@ -186,7 +191,7 @@ func stateRm(c *cli, _ *cmdOpts, st store, args []string) int {
 		return c.errorf("%v", err)
 	}
 	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state rm " + name, Counts: state.Counts{Forget: 1}})
-	fmt.Fprintf(c.stdout, "Removed %s from state. The object itself was not deleted.\n", name)
+	fmt.Fprintf(c.stdout, "Removed %s from state. The object itself was not deleted.\n", untrusted.Name(name))
 	return exitOK
 }
 
@@ -202,7 +207,7 @@ func stateMv(c *cli, _ *cmdOpts, st store, args []string) int {
 		return c.errorf("%v", err)
 	}
 	_ = st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state mv " + from + " " + to, Counts: state.Counts{Move: 1}})
-	fmt.Fprintf(c.stdout, "Moved %s to %s.\n", from, to)
+	fmt.Fprintf(c.stdout, "Moved %s to %s.\n", untrusted.Name(from), untrusted.Name(to))
 	return exitOK
 }
 
@@ -229,7 +234,7 @@ func stateHistory(c *cli, _ *cmdOpts, st store, _ []string) int {
 		for k, n := range h.Counts.All() {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, n))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Serial, h.Time.Format(time.RFC3339), h.Command, strings.Join(parts, " "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", h.Serial, h.Time.Format(time.RFC3339), untrusted.Text(h.Command), strings.Join(parts, " "))
 	}
 	tw.Flush()
 	return exitOK
@@ -252,7 +257,7 @@ func printAttrs(c *cli, title string, m map[string]any) {
 	}
 	fmt.Fprintf(c.stdout, "%s:\n", title)
 	for _, k := range sortedNames(m) {
-		fmt.Fprintf(c.stdout, "  %s = %s\n", k, render.DisplayValue(m[k]))
+		fmt.Fprintf(c.stdout, "  %s = %s\n", untrusted.Name(k), render.DisplayValue(m[k]))
 	}
 }
 

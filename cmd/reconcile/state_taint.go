@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"reconcile/engine/plan"
+	"reconcile/internal/untrusted"
 	"reconcile/kind"
 	"reconcile/state"
 )
@@ -16,8 +17,9 @@ func stateTaint(c *cli, _ *cmdOpts, st store, args []string) int {
 	if code != exitOK {
 		return code
 	}
+	name := untrusted.Name(rec.Name)
 	if rec.Tainted != "" {
-		fmt.Fprintf(c.stdout, "%s is already tainted (%s): the next apply replaces it. Nothing was changed.\n", rec.Name, rec.Tainted)
+		fmt.Fprintf(c.stdout, "%s is already tainted (%s): the next apply replaces it. Nothing was changed.\n", name, untrusted.Text(rec.Tainted))
 		return exitOK
 	}
 	rec.Tainted = plan.TaintRequested
@@ -25,11 +27,11 @@ func stateTaint(c *cli, _ *cmdOpts, st store, args []string) int {
 		return c.errorf("%v", err)
 	}
 	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state taint " + rec.Name}); err != nil {
-		return c.errorf("%s was marked tainted, but its history entry was not recorded: %v", rec.Name, err)
+		return c.errorf("%s was marked tainted, but its history entry was not recorded: %v", name, err)
 	}
-	fmt.Fprintf(c.stdout, "Marked %s (%s %s) tainted: the next plan replaces it. 'reconcile state untaint %s' takes it back.\n", rec.Name, rec.Type, rec.ID, rec.Name)
+	fmt.Fprintf(c.stdout, "Marked %s (%s %s) tainted: the next plan replaces it. 'reconcile state untaint %s' takes it back.\n", name, untrusted.Text(rec.Type), untrusted.Text(rec.ID), name)
 	if rec.Protect {
-		fmt.Fprintf(c.stdout, "Note: %s is protected: plans refuse to replace it until protect: false is applied.\n", rec.Name)
+		fmt.Fprintf(c.stdout, "Note: %s is protected: plans refuse to replace it until protect: false is applied.\n", name)
 	}
 	return exitOK
 }
@@ -41,8 +43,9 @@ func stateUntaint(c *cli, _ *cmdOpts, st store, args []string) int {
 	if code != exitOK {
 		return code
 	}
+	name := untrusted.Name(rec.Name)
 	if rec.Tainted == "" {
-		fmt.Fprintf(c.stdout, "%s is not tainted. Nothing was changed.\n", rec.Name)
+		fmt.Fprintf(c.stdout, "%s is not tainted. Nothing was changed.\n", name)
 		return exitOK
 	}
 	why := rec.Tainted
@@ -51,11 +54,11 @@ func stateUntaint(c *cli, _ *cmdOpts, st store, args []string) int {
 		return c.errorf("%v", err)
 	}
 	if err := st.AddHistory(state.HistoryEntry{Time: time.Now().UTC(), Command: "state untaint " + rec.Name}); err != nil {
-		return c.errorf("%s is no longer tainted, but its history entry was not recorded: %v", rec.Name, err)
+		return c.errorf("%s is no longer tainted, but its history entry was not recorded: %v", name, err)
 	}
-	fmt.Fprintf(c.stdout, "%s is no longer tainted: the next plan compares it with the specs as usual.\n", rec.Name)
+	fmt.Fprintf(c.stdout, "%s is no longer tainted: the next plan compares it with the specs as usual.\n", name)
 	if why != plan.TaintRequested {
-		fmt.Fprintf(c.stdout, "It was tainted because its create failed (%s): check that the object is usable.\n", why)
+		fmt.Fprintf(c.stdout, "It was tainted because its create failed (%s): check that the object is usable.\n", untrusted.Text(why))
 	}
 	return exitOK
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"reconcile/internal/untrusted"
 )
 
 // Pos is a position in a spec file. Line and Col are 1-based; a zero Pos
@@ -34,9 +36,9 @@ func (p Pos) String() string {
 	case p.File == "":
 		return ""
 	case p.Line == 0:
-		return p.File
+		return untrusted.Path(p.File)
 	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+	return fmt.Sprintf("%s:%d:%d", untrusted.Path(p.File), p.Line, p.Col)
 }
 
 // IsValid reports whether p names a place in a file.
@@ -77,10 +79,15 @@ func (d Diagnostic) String() string {
 	}
 	b.WriteString(d.Severity.String())
 	b.WriteString(": ")
-	b.WriteString(d.Summary)
+	// The summary is one line; it may quote the specs or hold a cloud's
+	// message (a refresh that failed), whose newlines are escaped. The
+	// detail's lines are reconcile's, each escaped alike.
+	b.WriteString(untrusted.Text(d.Summary))
 	if d.Detail != "" {
-		b.WriteString("\n\t")
-		b.WriteString(strings.ReplaceAll(d.Detail, "\n", "\n\t"))
+		for l := range strings.SplitSeq(d.Detail, "\n") {
+			b.WriteString("\n\t")
+			b.WriteString(untrusted.Text(l))
+		}
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 
 	"reconcile/engine/plan"
 	"reconcile/engine/report"
+	"reconcile/internal/untrusted"
 )
 
 // ApplyJSONVersion is the format version of ApplyJSON, documented in
@@ -136,19 +137,19 @@ func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
 	undone := len(res.Failed) + len(res.Skipped) + len(res.Interrupted) + len(res.NotStarted) + len(res.Deposed)
 	fmt.Fprintf(out, "\n%s\n", applyHeadline(res, run))
 	if len(res.Interrupted) > 0 {
-		fmt.Fprintf(out, "Interrupted while running (the next run finds out what they did): %s\n", strings.Join(addrs(res.Interrupted), ", "))
+		fmt.Fprintf(out, "Interrupted while running (the next run finds out what they did): %s\n", joinNames(addrs(res.Interrupted)))
 	}
 	if len(res.NotStarted) > 0 {
-		fmt.Fprintf(out, "Not started: %s\n", strings.Join(res.NotStarted, ", "))
+		fmt.Fprintf(out, "Not started: %s\n", joinNames(res.NotStarted))
 	}
 	if len(res.Skipped) > 0 {
-		fmt.Fprintf(out, "Skipped because a dependency failed: %s\n", strings.Join(res.Skipped, ", "))
+		fmt.Fprintf(out, "Skipped because a dependency failed: %s\n", joinNames(res.Skipped))
 	}
 	if len(res.Deposed) > 0 {
 		var objs []string
 		for _, d := range res.Deposed {
 			for _, id := range d.IDs {
-				objs = append(objs, fmt.Sprintf("%s (deposed object %q)", d.Addr, id))
+				objs = append(objs, fmt.Sprintf("%s (deposed object %s)", untrusted.Name(d.Addr), untrusted.Quote(id)))
 			}
 		}
 		fmt.Fprintf(out, "Replaced objects not deleted yet, kept in state as deposed (the next apply deletes them): %s\n", strings.Join(objs, ", "))
@@ -161,23 +162,26 @@ func ApplyText(out, errs io.Writer, res *report.Apply, run Run) {
 		fmt.Fprintf(out, "\nOutputs:\n")
 		width := 0
 		for k := range res.Outputs {
-			width = max(width, len(k))
+			width = max(width, textWidth(untrusted.Name(k)))
 		}
 		for _, k := range slices.Sorted(maps.Keys(res.Outputs)) {
-			fmt.Fprintf(out, "  %-*s = %s\n", width, k, DisplayValue(res.Outputs[k]))
+			name := untrusted.Name(k)
+			fmt.Fprintf(out, "  %s%*s = %s\n", name, width-textWidth(name), "", DisplayValue(res.Outputs[k]))
 		}
 	}
 }
 
 // ApplyErrorsText writes one "Error:" line per failed or interrupted node
-// of an apply's result, with the position of its declaration.
+// of an apply's result, with the position of its declaration. The error's
+// text is one line, as every error's is: what a cloud wrote in it (a
+// message echoing a spec's value) is escaped, newlines too.
 func ApplyErrorsText(w io.Writer, res *report.Apply) {
 	for _, f := range slices.Concat(res.Failed, res.Interrupted) {
 		where := ""
 		if f.Pos.IsValid() {
 			where = " (" + f.Pos.String() + ")"
 		}
-		fmt.Fprintf(w, "Error: %s%s: %v\n", f.Addr, where, f.Err)
+		fmt.Fprintf(w, "Error: %s%s: %s\n", untrusted.Name(f.Addr), where, untrusted.Text(f.Err.Error()))
 	}
 }
 

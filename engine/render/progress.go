@@ -8,6 +8,7 @@ import (
 
 	"reconcile/engine/plan"
 	"reconcile/engine/report"
+	"reconcile/internal/untrusted"
 )
 
 // Progress writes apply events as lines, as they come from the apply's
@@ -49,17 +50,20 @@ func progressLine(e report.Event) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	// The line begins with the name: untrusted.Name quotes one that is
+	// not plain, so that no spec can begin a line of the log.
+	name := untrusted.Name(e.Addr)
 	switch e.Phase {
 	case report.Started:
-		return fmt.Sprintf("%s: %s...%s", e.Addr, v[0], idSuffix(e.ID)), true
+		return fmt.Sprintf("%s: %s...%s", name, v[0], idSuffix(e.ID)), true
 	case report.Running:
-		return fmt.Sprintf("%s: Still %s... [%s elapsed]%s", e.Addr, v[1], elapsed(e.Elapsed), messageSuffix(e.Message)), true
+		return fmt.Sprintf("%s: Still %s... [%s elapsed]%s", name, v[1], elapsed(e.Elapsed), messageSuffix(e.Message)), true
 	case report.Done:
-		return fmt.Sprintf("%s: %s complete after %s%s", e.Addr, v[2], elapsed(e.Elapsed), idSuffix(e.ID)), true
+		return fmt.Sprintf("%s: %s complete after %s%s", name, v[2], elapsed(e.Elapsed), idSuffix(e.ID)), true
 	case report.Failed:
-		return fmt.Sprintf("%s: %s failed after %s", e.Addr, v[2], elapsed(e.Elapsed)), true
+		return fmt.Sprintf("%s: %s failed after %s", name, v[2], elapsed(e.Elapsed)), true
 	case report.Skipped:
-		return fmt.Sprintf("%s: skipped, a dependency failed", e.Addr), true
+		return fmt.Sprintf("%s: skipped, a dependency failed", name), true
 	}
 	return "", false
 }
@@ -68,7 +72,7 @@ func progressLine(e report.Event) (string, bool) {
 // that is still running.
 func IntentProgress(w io.Writer, e report.Event) {
 	if e.Phase == report.Running {
-		fmt.Fprintf(w, "  %s: still resolving... [%s elapsed]%s\n", e.Addr, e.Elapsed.Round(100*time.Millisecond), messageSuffix(e.Message))
+		fmt.Fprintf(w, "  %s: still resolving... [%s elapsed]%s\n", untrusted.Name(e.Addr), e.Elapsed.Round(100*time.Millisecond), messageSuffix(e.Message))
 	}
 }
 
@@ -83,12 +87,12 @@ func idSuffix(id string) string {
 	if id == "" {
 		return ""
 	}
-	return " [id=" + id + "]"
+	return " [id=" + untrusted.Text(id) + "]"
 }
 
 func messageSuffix(msg string) string {
 	if msg == "" {
 		return ""
 	}
-	return " (" + msg + ")"
+	return " (" + untrusted.Text(msg) + ")"
 }

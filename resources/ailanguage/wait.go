@@ -9,6 +9,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
+	"reconcile/internal/untrusted"
 	"reconcile/resources"
 )
 
@@ -101,7 +102,7 @@ func (c *Client) Wait(ctx context.Context, w Wait, start time.Time) error {
 			if details == "" {
 				details = "no lifecycleDetails given"
 			}
-			return resources.Unusable(fmt.Errorf("%s is FAILED: %s", w.Kind, details))
+			return resources.Unusable(fmt.Errorf("%s is FAILED: %s", w.Kind, untrusted.Text(details)))
 		case wrStatus == ailanguage.OperationStatusFailed || wrStatus == ailanguage.OperationStatusCanceled:
 			return resources.Unusable(fmt.Errorf("work request %s %s: %s", w.WorkRequest, wrStatus, workRequestErrors(ctx, sdk, w.WorkRequest)))
 		case state == w.Target && (wrStatus == "" || wrStatus == ailanguage.OperationStatusSucceeded || w.Target == StateDeleted):
@@ -128,7 +129,7 @@ func workRequestErrors(ctx context.Context, sdk ailanguage.AIServiceLanguageClie
 	}
 	var msgs []string
 	for _, e := range resp.Items {
-		msgs = append(msgs, Deref(e.Code)+": "+Deref(e.Message))
+		msgs = append(msgs, untrusted.Text(Deref(e.Code))+": "+untrusted.Text(Deref(e.Message)))
 	}
 	if len(msgs) == 0 {
 		return "no errors reported"
