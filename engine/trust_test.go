@@ -424,7 +424,7 @@ func TestRefusedCreateLeavesNoIntent(t *testing.T) {
 	c := newTokenCloud(true)
 	h.useCloud(c)
 	c.failCreate = func(resources.Attrs) error {
-		return resources.Refused(errors.New(`aiendpoint: OCI config: stat /home/ci/.oci/config: no such file or directory`))
+		return resources.Refused(errors.New(`OCI config file: stat /home/ci/.oci/config: no such file or directory`))
 	}
 	src := resourcesOf(endpoint("a", "a"))
 	_, res := h.apply(src)

@@ -1,7 +1,19 @@
 // Package resources defines the contract between the engine and the drivers
 // that manage remote objects: the Driver and Function interfaces, the Attrs
 // value model, the sentinel errors and the Registry that maps type tokens to
-// implementations. It imports the standard library only.
+// implementations. It imports the standard library only (and
+// internal/untrusted, which escapes the vendors' text in APIError).
+//
+// # Errors
+//
+// A driver's error says what failed and why (a step of its own, such as
+// "get IAM policy of \"services/x\"", then the API's answer as an APIError),
+// not which resource or type it was for: the engine wraps it with the
+// resource's name and position, the operation, the type token and the id
+// ("pol (main.yaml:2:3): create datadog:RestrictionPolicy: datadog API:
+// 400: ..."). It never begins with the driver's Go package name, which
+// says nothing to a user. APIError's text is one line: the vendor's message
+// often echoes a value of the specs, and is escaped.
 //
 // # Optional capabilities
 //

@@ -19,8 +19,8 @@ func TestOutcomeErrors(t *testing.T) {
 		wantText                  string
 	}{
 		"refused API error": {
-			err:     fmt.Errorf("restrictionpolicy: create %q: %w", "dashboard:x", resources.Refused(api)),
-			refused: true, wantText: `restrictionpolicy: create "dashboard:x": datadog API: 403: Forbidden`,
+			err:     fmt.Errorf("read the current policy: %w", resources.Refused(api)),
+			refused: true, wantText: `read the current policy: datadog API: 403: Forbidden`,
 		},
 		"exists": {
 			err:     fmt.Errorf("create: %w", &resources.ExistsError{Type: "datadog:RestrictionPolicy", ID: "dashboard:x"}),
@@ -101,4 +101,15 @@ func TestProgressEvents(t *testing.T) {
 	// Without a reporter both do nothing.
 	resources.Progress(context.Background(), "x")
 	resources.ReportRetry(context.Background(), retry)
+}
+
+// A vendor's message may echo a value of the specs, newlines and all: the
+// error is one line, and no line of the log can begin with that value.
+func TestAPIErrorIsOneLine(t *testing.T) {
+	t.Parallel()
+	err := &resources.APIError{Service: "datadog", Status: 400, Code: "Bad\nCode", Message: "Invalid principal: 'role:x\n::error::pwned\r\nNo changes.'"}
+	want := `datadog API: 400 Bad\nCode: Invalid principal: 'role:x\n::error::pwned\r\nNo changes.'`
+	if got := err.Error(); got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
 }

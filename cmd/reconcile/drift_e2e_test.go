@@ -144,7 +144,7 @@ func (w *ws) driftJSON(want int) driftDoc {
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 		w.t.Fatalf("drift --output json does not parse: %v\n%s", err, r)
 	}
-	if d.FormatVersion != "1.0" || d.HasDrift != (d.Drifted > 0) || d.Drifted != len(d.Items) || d.Items == nil || d.Errors == nil || d.Summary == "" {
+	if d.FormatVersion != "1.1" || d.HasDrift != (d.Drifted > 0) || d.Drifted != len(d.Items) || d.Items == nil || d.Errors == nil || d.Summary == "" {
 		w.t.Errorf("drift json is not as documented: %+v", d)
 	}
 	return d

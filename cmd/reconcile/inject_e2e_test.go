@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -160,5 +161,92 @@ outputs:
 
 	for _, r := range runs {
 		checkNoInjectedLine(t, r)
+	}
+}
+
+// driverPackages matches the name of a driver's Go package used as the
+// prefix of an error ("restrictionpolicy: create ..."), which says nothing
+// to a user: errors name the resource and its type token instead.
+var driverPackages = regexp.MustCompile(`\b(aiendpoint|aimodel|aiproject|ailanguage|endpointsiam|gcpiam|restrictionpolicy|httpretry): `)
+
+// The clouds' refusals, on create, on a lookup and on a refresh, each say
+// which resource, of which type, and what the API answered, and no Go
+// package of reconcile's.
+func TestE2EErrorsNameTypeAndResource(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	w.write("main.yaml", `resources:
+  ep:
+    type: oci:AiLanguage:Endpoint
+    properties:
+      compartmentId: `+server.Tenancy+`
+      modelId: ocid1.ailanguagemodel.oc1.iad.nosuch
+  sa:
+    type: gcp:endpoints:ServiceIamBinding
+    properties:
+      serviceName: nosuch.endpoints.acme.cloud.goog
+      role: roles/viewer
+      members: ["user:a@example.com"]
+  pol:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: dashboard:named
+      bindings:
+        - relation: editor
+          principals: ["role:nope"]
+`)
+	var runs []result
+	r := w.must(1, "apply", "--auto-approve")
+	runs = append(runs, r)
+	wantStderr(t, r,
+		"Error: ep (main.yaml:2:3): create oci:AiLanguage:Endpoint: oci API: 400 RelatedResourceNotAuthorizedOrNotFound: ",
+		`Error: sa (main.yaml:7:3): create gcp:endpoints:ServiceIamBinding: get IAM policy of "services/nosuch.endpoints.acme.cloud.goog": gcp API: 403 PERMISSION_DENIED: `,
+		"Error: pol (main.yaml:13:3): create datadog:RestrictionPolicy: datadog API: 400: Invalid principal: 'role:nope'")
+
+	w.write("main.yaml", `variables:
+  svc:
+    fn::invoke:
+      function: gcp:endpoints:getServiceIamPolicy
+      arguments:
+        serviceName: nosuch.endpoints.acme.cloud.goog
+resources:
+  pol:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: dashboard:named
+      bindings:
+        - relation: editor
+          principals: ["`+role1+`"]
+`)
+	r = w.must(1, "plan")
+	runs = append(runs, r)
+	wantStderr(t, r, `main.yaml:3:5: error: fn::invoke gcp:endpoints:getServiceIamPolicy: get IAM policy of "services/nosuch.endpoints.acme.cloud.goog": gcp API: 403 PERMISSION_DENIED: `)
+
+	w.write("main.yaml", `resources:
+  pol:
+    type: datadog:RestrictionPolicy
+    properties:
+      resourceId: dashboard:named
+      bindings:
+        - relation: editor
+          principals: ["`+role1+`"]
+`)
+	runs = append(runs, w.must(0, "apply", "--auto-approve"))
+	e.settings(server.Settings{FaultRate: 1, FaultStatuses: []int{403}})
+	for _, f := range []string{"text", "markdown", "json"} {
+		runs = append(runs, w.must(1, "drift", "--output", f))
+	}
+	runs = append(runs, w.must(1, "plan"))
+	e.settings(server.Settings{})
+	wantStdout(t, runs[len(runs)-4], "  ! pol (datadog:RestrictionPolicy) could not be read: datadog API: 403")
+	wantStdout(t, runs[len(runs)-3], "<code>pol</code> (<code>datadog:RestrictionPolicy</code>) could not be read: datadog API: 403")
+	wantStdout(t, runs[len(runs)-2], `"type": "datadog:RestrictionPolicy",`)
+	wantStderr(t, runs[len(runs)-1], `refresh "pol": read datadog:RestrictionPolicy "dashboard:named": datadog API: 403`)
+	for _, r := range runs {
+		if m := driverPackages.FindString(r.stdout + r.stderr); m != "" {
+			t.Errorf("reconcile %s names a Go package (%q):\n%s", strings.Join(r.args, " "), m, r)
+		}
 	}
 }

@@ -90,7 +90,7 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 			restrictionpolicy.CurrentUserToken:   restrictionpolicy.NewCurrentUser(dd),
 		},
 	}
-	oci, ddc := ailanguage.NewClient("oci", ociCfg), restrictionpolicy.NewClient(dd)
+	oci, ddc := ailanguage.NewClient(ociCfg), restrictionpolicy.NewClient(dd)
 	reg.Accounts = map[string]resources.Account{
 		"oci":     func(context.Context) (string, error) { return oci.Account() },
 		"gcp":     iam.Account,

@@ -332,8 +332,8 @@ func (a *applier) create(ctx context.Context, o *resourceOp, rec state.Record) e
 				return id, err
 			})
 			if id == "" && err != nil {
-				return a.fail(r.Name, r.Pos, fmt.Errorf("an earlier create of %q, started %s, was interrupted, and what it made cannot be told: %w; not creating it again, which could make a second object",
-					r.Name, in.Time.UTC().Format(time.RFC3339), err))
+				return a.fail(r.Name, r.Pos, fmt.Errorf("an earlier create of %s %q, started %s, was interrupted, and what it made cannot be told: %w; not creating it again, which could make a second object",
+					r.Type, r.Name, in.Time.UTC().Format(time.RFC3339), err))
 			}
 			if id != "" {
 				return a.finishCreate(ctx, o, rec, token, sealed, id, got, err)

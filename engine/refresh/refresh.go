@@ -43,7 +43,7 @@ func Drift(ctx context.Context, spec *specs.Spec, st state.Backend, reg resource
 		rep.Checked++
 		switch {
 		case r.err != nil:
-			rep.Errors = append(rep.Errors, report.DriftError{Addr: r.rec.Name, Err: r.err})
+			rep.Errors = append(rep.Errors, report.DriftError{Addr: r.rec.Name, Type: r.rec.Type, Err: r.err})
 		case r.item != nil:
 			rep.Items = append(rep.Items, *r.item)
 		}

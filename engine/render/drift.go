@@ -14,7 +14,7 @@ import (
 )
 
 // DriftJSONVersion is the format version of DriftJSON.
-const DriftJSONVersion = "1.0"
+const DriftJSONVersion = "1.1"
 
 // driftCounts counts a drift report's items by status.
 func driftCounts(r *report.Drift) (changed, deleted, results int) {
@@ -55,7 +55,7 @@ func DriftText(w io.Writer, r *report.Drift) error {
 		t.driftItem(it)
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintf(&t.b, "  ! %s could not be read: %s\n", untrusted.Name(e.Addr), untrusted.Text(e.Err.Error()))
+		fmt.Fprintf(&t.b, "  ! %s (%s) could not be read: %s\n", untrusted.Name(e.Addr), untrusted.Text(e.Type), untrusted.Text(e.Err.Error()))
 	}
 	if len(r.Errors) > 0 {
 		t.b.WriteString("\n")
@@ -96,6 +96,7 @@ type driftFieldJSON struct {
 
 type driftErrJSON struct {
 	Address string `json:"address"`
+	Type    string `json:"type"`
 	Error   string `json:"error"`
 }
 
@@ -108,7 +109,7 @@ func DriftJSON(w io.Writer, r *report.Drift) error {
 		out.Items = append(out.Items, driftItemJSONOf(it))
 	}
 	for _, e := range r.Errors {
-		out.Errors = append(out.Errors, driftErrJSON{Address: e.Addr, Error: e.Err.Error()})
+		out.Errors = append(out.Errors, driftErrJSON{Address: e.Addr, Type: e.Type, Error: e.Err.Error()})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -172,7 +173,7 @@ func DriftMarkdown(w io.Writer, r *report.Drift) error {
 		b.WriteString("\n</details>\n")
 	}
 	for _, e := range r.Errors {
-		fmt.Fprintf(&b, "\n- :x: %s could not be read: %s", mdCode(e.Addr), mdEscape(e.Err.Error()))
+		fmt.Fprintf(&b, "\n- :x: %s (%s) could not be read: %s", mdCode(e.Addr), mdCode(e.Type), mdEscape(e.Err.Error()))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

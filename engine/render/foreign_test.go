@@ -100,7 +100,7 @@ func TestRenderForeignText(t *testing.T) {
 
 	d := &report.Drift{Checked: 2,
 		Items:  []report.DriftItem{{Addr: name, Type: policyType, Kind: kind.Resource, ID: foreign, Status: report.DriftChanged, Fields: p.Changes[0].Drift, Details: []string{foreign}}},
-		Errors: []report.DriftError{{Addr: name, Err: errors.New(foreign)}}}
+		Errors: []report.DriftError{{Addr: name, Type: policyType, Err: errors.New(foreign)}}}
 	for format, r := range map[string]func(*bytes.Buffer, *report.Drift) error{
 		"text":     func(b *bytes.Buffer, d *report.Drift) error { return render.DriftText(b, d) },
 		"markdown": func(b *bytes.Buffer, d *report.Drift) error { return render.DriftMarkdown(b, d) },

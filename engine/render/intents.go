@@ -37,10 +37,10 @@ func IntentsText(w, warn io.Writer, rep *report.Intents) {
 		case report.IntentSuperseded:
 			fmt.Fprintf(w, "  %s: recorded since as %s; the create started %s is forgotten\n", name, id, when)
 		case report.IntentKept:
-			fmt.Fprintf(warn, "Warning: %s: could not tell yet what the create started %s made: %s.\n"+
+			fmt.Fprintf(warn, "Warning: %s (%s): could not tell yet what the create started %s made: %s.\n"+
 				"  It stays recorded as interrupted. When apply creates %s with the same inputs (secrets included), it first looks again, with them, and adopts what it finds;\n"+
 				"  with other inputs it refuses to create %s: look for the object the create made and adopt it with 'reconcile import %s ID --type %s', or if there is none, forget the create with 'reconcile state rm %s'.\n",
-				name, when, untrusted.Text(fmt.Sprint(r.Err)), name, name, name, untrusted.Text(r.Type), name)
+				name, untrusted.Text(r.Type), when, untrusted.Text(fmt.Sprint(r.Err)), name, name, name, untrusted.Text(r.Type), name)
 		}
 	}
 }

@@ -124,9 +124,11 @@ type DriftItem struct {
 	Details []string          // extra lines, such as IAM binding changes
 }
 
-// DriftError is a node that could not be read.
+// DriftError is a node that could not be read: its name and type, which
+// the error (the driver's) does not repeat.
 type DriftError struct {
 	Addr string
+	Type string
 	Err  error
 }
 

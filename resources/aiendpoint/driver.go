@@ -25,9 +25,6 @@ type Config = ailanguage.Config
 // name it.
 const Token = "oci:AiLanguage:Endpoint"
 
-// name prefixes the driver's errors.
-const name = "aiendpoint"
-
 // Driver manages oci:AiLanguage:Endpoint resources through the official OCI
 // Go SDK. It connects on first use, so that a program that never touches an
 // OCI resource needs no OCI configuration. It is safe for concurrent use.
@@ -47,7 +44,7 @@ var (
 
 // New returns a driver for cfg. It reads no file and makes no request until
 // the first call.
-func New(cfg Config) *Driver { return &Driver{c: ailanguage.NewClient(name, cfg)} }
+func New(cfg Config) *Driver { return &Driver{c: ailanguage.NewClient(cfg)} }
 
 func (d *Driver) sdk() (sdkClient, error) { return d.c.SDK() }
 
@@ -73,7 +70,7 @@ func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 		err = fmt.Errorf("endpoint is DELETED: %w", resources.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("aiendpoint: read %q: %w", id, err)
+		return nil, err
 	}
 	return toAttrs(ep), nil
 }
@@ -103,7 +100,7 @@ func get(ctx context.Context, c sdkClient, id string) (oci.Endpoint, string, err
 func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
 	details, err := createDetails(d.Normalize(want))
 	if err != nil {
-		return "", nil, fmt.Errorf("aiendpoint: create: %w", err)
+		return "", nil, err
 	}
 	c, err := d.sdk()
 	if err != nil {
@@ -115,7 +112,7 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 	req := oci.CreateEndpointRequest{CreateEndpointDetails: details, OpcRetryToken: ailanguage.RetryTokenPtr(resources.IdempotencyToken(ctx))}
 	resp, err := c.CreateEndpoint(sdkCtx(ctx), req)
 	if err != nil {
-		return "", nil, fmt.Errorf("aiendpoint: create: %w", ailanguage.Refusal(apiErr(err)))
+		return "", nil, ailanguage.Refusal(apiErr(err))
 	}
 	id := deref(resp.Id)
 	ep, err := d.waitFor(ctx, c, id, ailanguage.StateActive, deref(resp.OpcWorkRequestId), start)
@@ -124,7 +121,7 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 		if ep.Id != nil {
 			got = toAttrs(ep)
 		}
-		return id, got, fmt.Errorf("aiendpoint: create %q: %w", id, err)
+		return id, got, err
 	}
 	return id, toAttrs(ep), nil
 }
@@ -156,11 +153,11 @@ const RetryTokenLifetime = ailanguage.RetryTokenLifetime
 // Recover cannot replay a create whose inputs held a secret (state keeps
 // only a digest of it) nor one older than RetryTokenLifetime; it says so.
 func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
-	if err := ailanguage.CanReplay(name, "endpoint", req); err != nil {
+	if err := ailanguage.CanReplay("endpoint", req); err != nil {
 		return "", nil, err
 	}
 	id, got, err := d.Create(resources.WithIdempotencyToken(ctx, req.Token), req.Want)
-	return ailanguage.Replayed(name, id, got, err)
+	return ailanguage.Replayed(id, got, err)
 }
 
 // Update changes the endpoint in place: a new compartmentId through
@@ -173,7 +170,7 @@ func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (str
 func (d *Driver) Update(ctx context.Context, id string, prior, want resources.Attrs) (resources.Attrs, error) {
 	want, prior = d.Normalize(want), d.Normalize(prior)
 	if _, err := createDetails(want); err != nil {
-		return nil, fmt.Errorf("aiendpoint: update %q: %w", id, err)
+		return nil, err
 	}
 	c, err := d.sdk()
 	if err != nil {
@@ -183,7 +180,7 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 	defer cancel()
 	ep, err := d.update(ctx, c, id, prior, want)
 	if err != nil {
-		return nil, fmt.Errorf("aiendpoint: update %q: %w", id, err)
+		return nil, err
 	}
 	return toAttrs(ep), nil
 }
@@ -276,10 +273,10 @@ func (d *Driver) Delete(ctx context.Context, id string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("aiendpoint: delete %q: %w", id, err)
+		return err
 	}
 	if _, err := d.waitFor(ctx, c, id, ailanguage.StateDeleted, deref(resp.OpcWorkRequestId), start); err != nil {
-		return fmt.Errorf("aiendpoint: delete %q: %w", id, err)
+		return err
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rsa"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,18 +65,18 @@ type Config struct {
 // first use from a Config, so that a program that never touches an OCI
 // resource needs no OCI configuration. It is safe for concurrent use.
 type Client struct {
-	name string // the driver's name, prefixing configuration errors
-	cfg  Config
+	cfg Config
 
 	once sync.Once
 	sdk  ailanguage.AIServiceLanguageClient // set by once; not to be used before SDK()
 	err  error                              // set by once
 }
 
-// NewClient returns the client of the driver called name (as its errors
-// start, e.g. "aiendpoint") for cfg. It reads no file and makes no request
-// until SDK is first called.
-func NewClient(name string, cfg Config) *Client { return &Client{name: name, cfg: cfg} }
+// NewClient returns the client of a driver for cfg. It reads no file and
+// makes no request until SDK is first called. Its errors name what failed
+// (the OCI config file, a profile, the SDK's configuration), not the
+// driver: the engine says which resource and type the call was for.
+func NewClient(cfg Config) *Client { return &Client{cfg: cfg} }
 
 // Config returns the configuration the client was made with.
 func (c *Client) Config() Config { return c.cfg }
@@ -112,7 +113,7 @@ func (c *Client) connect() (ailanguage.AIServiceLanguageClient, error) {
 	if file == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return none, fmt.Errorf("%s: locate the OCI config file: %w", c.name, err)
+			return none, fmt.Errorf("locate the OCI config file: %w", err)
 		}
 		file = filepath.Join(home, ".oci", "config")
 	}
@@ -125,14 +126,14 @@ func (c *Client) connect() (ailanguage.AIServiceLanguageClient, error) {
 	}
 	// The SDK reads the config file and the key it names whole, and would
 	// hang on a FIFO or fill memory from /dev/zero: check them first.
-	if err := checkConfigFiles(c.name, file, profile); err != nil {
+	if err := checkConfigFiles(file, profile); err != nil {
 		return none, err
 	}
 	if profile != "DEFAULT" {
 		// The SDK falls back to DEFAULT silently; a misspelt profile must not.
 		p, _ := common.ConfigurationProviderFromFileWithProfile(file, profile, "")
 		if _, err := p.TenancyOCID(); err != nil {
-			return none, fmt.Errorf("%s: OCI config %q: profile %q: %w", c.name, file, profile, err)
+			return none, fmt.Errorf("OCI config %q: profile %q: %w", file, profile, err)
 		}
 	}
 	return c.newSDK(common.CustomProfileConfigProvider(file, profile), fmt.Sprintf("OCI config %q profile %q", file, profile))
@@ -147,15 +148,15 @@ func (c *Client) Account() (string, error) {
 	}
 	p := sdk.ConfigurationProvider()
 	if p == nil || *p == nil {
-		return "", fmt.Errorf("%s: no OCI configuration", c.name)
+		return "", errors.New("no OCI configuration")
 	}
 	tenancy, err := (*p).TenancyOCID()
 	if err != nil {
-		return "", fmt.Errorf("%s: OCI tenancy: %w", c.name, err)
+		return "", fmt.Errorf("OCI tenancy: %w", err)
 	}
 	region, err := (*p).Region()
 	if err != nil {
-		return "", fmt.Errorf("%s: OCI region: %w", c.name, err)
+		return "", fmt.Errorf("OCI region: %w", err)
 	}
 	return fmt.Sprintf("tenancy %s in %s", tenancy, region), nil
 }
@@ -163,7 +164,7 @@ func (c *Client) Account() (string, error) {
 // newSDK makes the SDK client for provider, described by what in errors.
 func (c *Client) newSDK(provider common.ConfigurationProvider, what string) (ailanguage.AIServiceLanguageClient, error) {
 	var none ailanguage.AIServiceLanguageClient
-	if err := checkSDKFiles(c.name); err != nil {
+	if err := checkSDKFiles(); err != nil {
 		return none, err
 	}
 	region := c.cfg.Region
@@ -176,7 +177,7 @@ func (c *Client) newSDK(provider common.ConfigurationProvider, what string) (ail
 	provider = &keyOnce{ConfigurationProvider: provider}
 	sdk, err := ailanguage.NewAIServiceLanguageClientWithConfigurationProvider(provider)
 	if err != nil {
-		return none, fmt.Errorf("%s: %s: %w", c.name, what, err)
+		return none, fmt.Errorf("%s: %w", what, err)
 	}
 	if c.cfg.Host != "" {
 		sdk.Host = strings.TrimRight(c.cfg.Host, "/")

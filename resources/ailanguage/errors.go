@@ -83,17 +83,17 @@ func RetryTokenPtr(tok string) *string {
 
 // CanReplay says why the interrupted create req cannot be replayed, or
 // returns nil: its inputs held a secret (state keeps only a digest of it),
-// it has no token, or it is older than RetryTokenLifetime. name is the
-// driver's, kind the object's ("endpoint", "model").
-func CanReplay(name, kind string, req resources.RecoverRequest) error {
+// it has no token, or it is older than RetryTokenLifetime. kind names the
+// object ("endpoint", "model").
+func CanReplay(kind string, req resources.RecoverRequest) error {
 	switch {
 	case len(req.Hidden) > 0:
-		return fmt.Errorf("%s: cannot replay the create: its inputs %s were secret, and state keeps no secret value", name, strings.Join(req.Hidden, ", "))
+		return fmt.Errorf("cannot replay the create: its inputs %s were secret, and state keeps no secret value", strings.Join(req.Hidden, ", "))
 	case req.Token == "":
-		return fmt.Errorf("%s: cannot replay the create: it has no retry token", name)
+		return errors.New("cannot replay the create: it has no retry token")
 	case !req.Time.IsZero() && time.Since(req.Time) > RetryTokenLifetime-time.Hour:
-		return fmt.Errorf("%s: cannot replay the create of %s: OCI keeps retry tokens for %s, so a replay could make a second %s",
-			name, req.Time.UTC().Format(time.RFC3339), RetryTokenLifetime, kind)
+		return fmt.Errorf("cannot replay the create of %s: OCI keeps retry tokens for %s, so a replay could make a second %s",
+			req.Time.UTC().Format(time.RFC3339), RetryTokenLifetime, kind)
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func CanReplay(name, kind string, req resources.RecoverRequest) error {
 // error. Other failures without an id (401, 403: the credentials or
 // permissions changed since; an outage) say nothing of the first create:
 // they come back as errors. With an id, the create's answer is returned.
-func Replayed(name, id string, got resources.Attrs, err error) (string, resources.Attrs, error) {
+func Replayed(id string, got resources.Attrs, err error) (string, resources.Attrs, error) {
 	var ae *resources.APIError
 	if id == "" && errors.As(err, &ae) {
 		switch {
@@ -116,7 +116,7 @@ func Replayed(name, id string, got resources.Attrs, err error) (string, resource
 		}
 	}
 	if id == "" && err != nil {
-		return "", nil, fmt.Errorf("%s: replay the create: %w", name, err)
+		return "", nil, fmt.Errorf("replay the create: %w", err)
 	}
 	return id, got, err
 }

@@ -29,7 +29,7 @@ func TestKeyParsedOnce(t *testing.T) {
 	keys := &countingKeys{ConfigurationProvider: common.CustomProfileConfigProvider(env.Config.ConfigFile, "DEFAULT")}
 	cfg := env.Config
 	cfg.ConfigFile, cfg.Provider = "", keys
-	sdk, err := ailanguage.NewClient("test", cfg).SDK()
+	sdk, err := ailanguage.NewClient(cfg).SDK()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,10 @@ import (
 // so that a path to a FIFO or to /dev/zero fails at once instead of
 // hanging or filling memory; a key file that is not there is left to the
 // SDK, which may not need it.
-func checkConfigFiles(name, file, profile string) error {
+func checkConfigFiles(file, profile string) error {
 	raw, err := boundedfile.Read(file, maxConfigFile)
 	if err != nil {
-		return fmt.Errorf("%s: OCI config file: %w", name, err)
+		return fmt.Errorf("OCI config file: %w", err)
 	}
 	profiles := []string{profile}
 	if profile != "DEFAULT" {
@@ -29,12 +29,12 @@ func checkConfigFiles(name, file, profile string) error {
 	}
 	for _, p := range profiles {
 		if err := checkIfThere(expandHome(keyFileOf(raw, p)), maxKeyFile); err != nil {
-			return fmt.Errorf("%s: OCI config %q profile %q: key_file: %w", name, file, p, err)
+			return fmt.Errorf("OCI config %q profile %q: key_file: %w", file, p, err)
 		}
 	}
 	if key := os.Getenv("TF_VAR_private_key_path"); key != "" {
 		if err := checkIfThere(expandHome(key), maxKeyFile); err != nil {
-			return fmt.Errorf("%s: TF_VAR_private_key_path: %w", name, err)
+			return fmt.Errorf("TF_VAR_private_key_path: %w", err)
 		}
 	}
 	return nil
@@ -58,7 +58,7 @@ func checkIfThere(path string, limit int64) error {
 // ($OCI_DEVELOPER_TOOL_CONFIGURATION_FILE_PATH, else
 // ~/.oci/developer-tool-configuration.json) and its region metadata
 // (~/.oci/regions-config.json).
-func checkSDKFiles(name string) error {
+func checkSDKFiles() error {
 	dir := filepath.Join(sdkHome(), ".oci")
 	devTool := os.Getenv("OCI_DEVELOPER_TOOL_CONFIGURATION_FILE_PATH")
 	if devTool == "" {
@@ -66,7 +66,7 @@ func checkSDKFiles(name string) error {
 	}
 	for _, f := range []string{devTool, filepath.Join(dir, "regions-config.json")} {
 		if err := checkIfThere(f, maxConfigFile); err != nil {
-			return fmt.Errorf("%s: OCI SDK configuration: %w", name, err)
+			return fmt.Errorf("OCI SDK configuration: %w", err)
 		}
 	}
 	return nil

@@ -23,7 +23,6 @@ type Live struct {
 // each kind.
 type Object struct {
 	Client *Client
-	Name   string // the driver's name, which starts its errors: "aiproject"
 	Kind   string // the object's name in messages: "project"
 	// Timeout is the default of options.customTimeouts.
 	Timeout time.Duration
@@ -49,7 +48,7 @@ func (o *Object) Read(ctx context.Context, id string) (resources.Attrs, error) {
 		err = fmt.Errorf("%s is DELETED: %w", o.Kind, resources.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: read %q: %w", o.Name, id, err)
+		return nil, err
 	}
 	return live.Attrs, nil
 }
@@ -79,7 +78,7 @@ func (o *Object) WaitFor(ctx context.Context, id, target, workRequest string, st
 func (o *Object) Created(ctx context.Context, id, workRequest string, start time.Time) (string, resources.Attrs, error) {
 	live, err := o.WaitFor(ctx, id, StateActive, workRequest, start)
 	if err != nil {
-		return id, live.Attrs, fmt.Errorf("%s: create %q: %w", o.Name, id, err)
+		return id, live.Attrs, err
 	}
 	return id, live.Attrs, nil
 }
@@ -93,7 +92,7 @@ func (o *Object) Created(ctx context.Context, id, workRequest string, start time
 func (o *Object) UpdateObject(ctx context.Context, id string, prior, want resources.Attrs) (resources.Attrs, error) {
 	want, prior = o.Normalize(want), o.Normalize(prior)
 	if _, _, err := CreateCommon(want); err != nil {
-		return nil, fmt.Errorf("%s: update %q: %w", o.Name, id, err)
+		return nil, err
 	}
 	if _, err := o.Client.SDK(); err != nil {
 		return nil, err
@@ -102,7 +101,7 @@ func (o *Object) UpdateObject(ctx context.Context, id string, prior, want resour
 	defer cancel()
 	live, err := o.update(ctx, id, prior, want)
 	if err != nil {
-		return nil, fmt.Errorf("%s: update %q: %w", o.Name, id, err)
+		return nil, err
 	}
 	return live.Attrs, nil
 }
@@ -178,10 +177,10 @@ func (o *Object) DeleteObject(ctx context.Context, id string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: delete %q: %w", o.Name, id, err)
+		return err
 	}
 	if _, err := o.WaitFor(ctx, id, StateDeleted, wr, start); err != nil {
-		return fmt.Errorf("%s: delete %q: %w", o.Name, id, err)
+		return err
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package aiproject
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
@@ -18,8 +17,6 @@ const Token = "oci:AiLanguage:Project"
 // carries no deadline: the default of options.customTimeouts, as in the
 // Terraform provider.
 const DefaultTimeout = 60 * time.Minute
-
-const name = "aiproject"
 
 // Driver manages oci:AiLanguage:Project resources. It connects on first
 // use and is safe for concurrent use.
@@ -38,8 +35,8 @@ var (
 // New returns a driver for cfg. It reads no file and makes no request until
 // the first call.
 func New(cfg ailanguage.Config) *Driver {
-	d := &Driver{c: ailanguage.NewClient(name, cfg)}
-	d.obj = &ailanguage.Object{Client: d.c, Name: name, Kind: "project", Timeout: DefaultTimeout, Normalize: d.Normalize,
+	d := &Driver{c: ailanguage.NewClient(cfg)}
+	d.obj = &ailanguage.Object{Client: d.c, Kind: "project", Timeout: DefaultTimeout, Normalize: d.Normalize,
 		Get: d.get,
 		Move: func(ctx context.Context, id, comp string, ifMatch *string) error {
 			c, _ := d.c.SDK()
@@ -109,7 +106,7 @@ func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
 	comp, u, err := ailanguage.CreateCommon(d.Normalize(want))
 	if err != nil {
-		return "", nil, fmt.Errorf("aiproject: create: %w", err)
+		return "", nil, err
 	}
 	c, err := d.c.SDK()
 	if err != nil {
@@ -124,7 +121,7 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 		OpcRetryToken: ailanguage.RetryTokenPtr(resources.IdempotencyToken(ctx)),
 	})
 	if err != nil {
-		return "", nil, fmt.Errorf("aiproject: create: %w", ailanguage.Refusal(ailanguage.APIErr(err)))
+		return "", nil, ailanguage.Refusal(ailanguage.APIErr(err))
 	}
 	return d.obj.Created(ctx, ailanguage.Deref(resp.Id), ailanguage.Deref(resp.OpcWorkRequestId), start)
 }
@@ -135,11 +132,11 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 // OCI, the replay makes it now. See aiendpoint.Driver.Recover, which it
 // follows in every case.
 func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
-	if err := ailanguage.CanReplay(name, "project", req); err != nil {
+	if err := ailanguage.CanReplay("project", req); err != nil {
 		return "", nil, err
 	}
 	id, got, err := d.Create(resources.WithIdempotencyToken(ctx, req.Token), req.Want)
-	return ailanguage.Replayed(name, id, got, err)
+	return ailanguage.Replayed(id, got, err)
 }
 
 // Update changes the project in place (see ailanguage.Object.UpdateObject).

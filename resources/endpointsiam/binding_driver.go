@@ -37,12 +37,12 @@ var (
 
 // NewServiceBinding returns the gcp:endpoints:ServiceIamBinding driver.
 func NewServiceBinding(cl *Client) *BindingDriver {
-	return &BindingDriver{base{cl: cl, scope: serviceScope, name: "ServiceIamBinding"}}
+	return &BindingDriver{base{cl: cl, scope: serviceScope}}
 }
 
 // NewConsumersBinding returns the gcp:endpoints:ConsumersIamBinding driver.
 func NewConsumersBinding(cl *Client) *BindingDriver {
-	return &BindingDriver{base{cl: cl, scope: consumersScope, name: "ConsumersIamBinding"}}
+	return &BindingDriver{base{cl: cl, scope: consumersScope}}
 }
 
 // bindingInputs are the inputs of a binding.
@@ -80,18 +80,18 @@ func (in bindingInputs) id() string {
 func (d *BindingDriver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 	bid, err := d.scope.parseID(id, 2)
 	if err != nil {
-		return nil, d.wrap("read", id, resources.Refused(err))
+		return nil, resources.Refused(err)
 	}
 	p, err := d.cl.get(ctx, bid.target)
 	if err != nil {
-		return nil, d.wrap("read", id, err)
+		return nil, err
 	}
 	b, ok, err := findBinding(p.doc, bid.role, bid.title)
 	if err != nil {
-		return nil, d.wrap("read", id, err)
+		return nil, err
 	}
 	if !ok {
-		return nil, d.wrap("read", id, fmt.Errorf("%w: the policy of %q has no binding of %s%s", resources.ErrNotFound, bid.resource(), bid.role, conditionText(bid.title)))
+		return nil, fmt.Errorf("%w: the policy of %q has no binding of %s%s", resources.ErrNotFound, bid.resource(), bid.role, conditionText(bid.title))
 	}
 	return d.attrs(bid.target, b, p.etag), nil
 }
@@ -155,7 +155,7 @@ func (d *BindingDriver) Create(ctx context.Context, want resources.Attrs) (strin
 	}
 	got, err := d.write(ctx, in)
 	if err != nil {
-		return "", nil, d.wrap("create", in.id(), err)
+		return "", nil, err
 	}
 	return in.id(), got, nil
 }
@@ -175,7 +175,7 @@ func (d *BindingDriver) Update(ctx context.Context, id string, _, want resources
 	}
 	got, err := d.write(ctx, in)
 	if err != nil {
-		return nil, d.wrap("update", id, err)
+		return nil, err
 	}
 	return got, nil
 }
@@ -186,7 +186,7 @@ func (d *BindingDriver) Update(ctx context.Context, id string, _, want resources
 func (d *BindingDriver) Delete(ctx context.Context, id string) error {
 	bid, err := d.scope.parseID(id, 2)
 	if err != nil {
-		return d.wrap("delete", id, resources.Refused(err))
+		return resources.Refused(err)
 	}
 	_, _, err = d.cl.modify(ctx, bid.target, "", func(doc *gcpiam.Policy) (bool, error) {
 		b, ok, err := findBinding(*doc, bid.role, bid.title)
@@ -204,7 +204,7 @@ func (d *BindingDriver) Delete(ctx context.Context, id string) error {
 		return true, nil
 	})
 	if err != nil {
-		return d.wrap("delete", id, err)
+		return err
 	}
 	return nil
 }
@@ -229,12 +229,12 @@ func (d *BindingDriver) Normalize(want resources.Attrs) resources.Attrs {
 // made nothing: the next plan writes the binding again, which is
 // idempotent. It needs the inputs in clear.
 func (d *BindingDriver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
-	if err := hiddenInputs(d.name, req, "serviceName", "consumerProject", "role", "members", "condition"); err != nil {
+	if err := hiddenInputs(req, "serviceName", "consumerProject", "role", "members", "condition"); err != nil {
 		return "", nil, err
 	}
 	in, err := d.inputs(req.Want)
 	if err != nil {
-		return "", nil, fmt.Errorf("endpointsiam: %s: recover: %w", d.name, err)
+		return "", nil, err
 	}
 	got, err := d.Read(ctx, in.id())
 	if errors.Is(err, resources.ErrNotFound) {

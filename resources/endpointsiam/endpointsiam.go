@@ -85,13 +85,13 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 		ts = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.cfg.AccessToken, TokenType: "Bearer"})
 	} else {
 		if err := checkCredentialsFile(); err != nil {
-			return nil, resources.Refused(fmt.Errorf("endpointsiam: find Google Application Default Credentials: %w", err))
+			return nil, resources.Refused(fmt.Errorf("find Google Application Default Credentials: %w", err))
 		}
 		// The token source outlives this call: refreshes must not fail
 		// because the first Invoke's context has ended.
 		creds, err := google.FindDefaultCredentials(context.WithoutCancel(ctx), scopeCloudPlatform)
 		if err != nil {
-			return nil, resources.Refused(fmt.Errorf("endpointsiam: find Google Application Default Credentials: %w", err))
+			return nil, resources.Refused(fmt.Errorf("find Google Application Default Credentials: %w", err))
 		}
 		ts, credsJSON = creds.TokenSource, creds.JSON
 		if quotaProject == "" {
@@ -123,7 +123,7 @@ func (c *conn) service(ctx context.Context) (*servicemanagement.APIService, erro
 	}
 	svc, err := servicemanagement.NewService(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("endpointsiam: create Service Management client: %w", err)
+		return nil, fmt.Errorf("create Service Management client: %w", err)
 	}
 	c.svc, c.ts, c.credsJSON, c.plain = svc, ts, credsJSON, &plain
 	return svc, nil
@@ -389,11 +389,11 @@ func policyV3() *servicemanagement.GetIamPolicyRequest {
 // lookup's result: id, etag and policyData.
 func policyResult(id string, p *servicemanagement.Policy, err error) (resources.Attrs, error) {
 	if err != nil {
-		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, apiError(err))
+		return nil, fmt.Errorf("get IAM policy of %q: %w", id, apiError(err))
 	}
 	data, err := policyData(p)
 	if err != nil {
-		return nil, fmt.Errorf("endpointsiam: get IAM policy of %q: %w", id, err)
+		return nil, fmt.Errorf("get IAM policy of %q: %w", id, err)
 	}
 	return resources.Attrs{"id": id, "etag": p.Etag, "policyData": data}, nil
 }

@@ -25,12 +25,6 @@ const (
 type base struct {
 	cl    *Client
 	scope scope
-	name  string // the driver's name in errors, e.g. "ServiceIamMember"
-}
-
-// wrap says which driver, operation and object an error is about.
-func (b base) wrap(op, id string, err error) error {
-	return fmt.Errorf("endpointsiam: %s %s %q: %w", b.name, op, id, err)
 }
 
 // canonTarget writes the canonical spelling of the target into out, when
@@ -168,10 +162,10 @@ func checkTitle(doc gcpiam.Policy, key gcpiam.Key) error {
 // hiddenInputs returns an error when the interrupted create's inputs hold
 // a secret among names: state keeps no secret value, so what the create
 // wrote cannot be told.
-func hiddenInputs(name string, req resources.RecoverRequest, names ...string) error {
+func hiddenInputs(req resources.RecoverRequest, names ...string) error {
 	for _, n := range names {
 		if slices.Contains(req.Hidden, n) {
-			return fmt.Errorf("endpointsiam: %s: cannot tell what the interrupted create wrote: its %s was secret, and state keeps no secret value", name, n)
+			return fmt.Errorf("cannot tell what the interrupted create wrote: its %s was secret, and state keeps no secret value", n)
 		}
 	}
 	return nil

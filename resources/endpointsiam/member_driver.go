@@ -34,12 +34,12 @@ var (
 
 // NewServiceMember returns the gcp:endpoints:ServiceIamMember driver.
 func NewServiceMember(cl *Client) *MemberDriver {
-	return &MemberDriver{base{cl: cl, scope: serviceScope, name: "ServiceIamMember"}}
+	return &MemberDriver{base{cl: cl, scope: serviceScope}}
 }
 
 // NewConsumersMember returns the gcp:endpoints:ConsumersIamMember driver.
 func NewConsumersMember(cl *Client) *MemberDriver {
-	return &MemberDriver{base{cl: cl, scope: consumersScope, name: "ConsumersIamMember"}}
+	return &MemberDriver{base{cl: cl, scope: consumersScope}}
 }
 
 type memberInputs struct {
@@ -74,19 +74,19 @@ func (in memberInputs) id() string {
 func (d *MemberDriver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 	mid, err := d.scope.parseID(id, 3)
 	if err != nil {
-		return nil, d.wrap("read", id, resources.Refused(err))
+		return nil, resources.Refused(err)
 	}
 	p, err := d.cl.get(ctx, mid.target)
 	if err != nil {
-		return nil, d.wrap("read", id, err)
+		return nil, err
 	}
 	b, ok, err := findBinding(p.doc, mid.role, mid.title)
 	if err != nil {
-		return nil, d.wrap("read", id, err)
+		return nil, err
 	}
 	if !ok || !slices.Contains(b.Members, mid.member) {
-		return nil, d.wrap("read", id, fmt.Errorf("%w: the policy of %q does not grant %s to %s%s",
-			resources.ErrNotFound, mid.resource(), mid.role, mid.member, conditionText(mid.title)))
+		return nil, fmt.Errorf("%w: the policy of %q does not grant %s to %s%s",
+			resources.ErrNotFound, mid.resource(), mid.role, mid.member, conditionText(mid.title))
 	}
 	return d.attrs(mid.target, b, mid.member, p.etag), nil
 }
@@ -126,11 +126,11 @@ func (d *MemberDriver) Create(ctx context.Context, want resources.Attrs) (string
 		return true, nil
 	})
 	if err != nil {
-		return "", nil, d.wrap("create", in.id(), err)
+		return "", nil, err
 	}
 	b, ok, err := findBinding(p.doc, in.role, titleOf(in.cond))
 	if err != nil || !ok || !slices.Contains(b.Members, in.member) {
-		return "", nil, d.wrap("create", in.id(), fmt.Errorf("the member written is not in the policy: %v", err))
+		return "", nil, fmt.Errorf("the member written is not in the policy: %v", err)
 	}
 	return in.id(), d.attrs(in.t, b, in.member, p.etag), nil
 }
@@ -156,7 +156,7 @@ func (d *MemberDriver) Update(ctx context.Context, id string, _, want resources.
 func (d *MemberDriver) Delete(ctx context.Context, id string) error {
 	mid, err := d.scope.parseID(id, 3)
 	if err != nil {
-		return d.wrap("delete", id, resources.Refused(err))
+		return resources.Refused(err)
 	}
 	_, _, err = d.cl.modify(ctx, mid.target, "", func(doc *gcpiam.Policy) (bool, error) {
 		b, ok, err := findBinding(*doc, mid.role, mid.title)
@@ -174,7 +174,7 @@ func (d *MemberDriver) Delete(ctx context.Context, id string) error {
 		return true, nil
 	})
 	if err != nil {
-		return d.wrap("delete", id, err)
+		return err
 	}
 	return nil
 }
@@ -195,12 +195,12 @@ func (d *MemberDriver) Normalize(want resources.Attrs) resources.Attrs {
 // otherwise the create made nothing that remains, and the next plan adds
 // the member again. It needs the inputs in clear.
 func (d *MemberDriver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
-	if err := hiddenInputs(d.name, req, "serviceName", "consumerProject", "role", "member", "condition"); err != nil {
+	if err := hiddenInputs(req, "serviceName", "consumerProject", "role", "member", "condition"); err != nil {
 		return "", nil, err
 	}
 	in, err := d.inputs(req.Want)
 	if err != nil {
-		return "", nil, fmt.Errorf("endpointsiam: %s: recover: %w", d.name, err)
+		return "", nil, err
 	}
 	got, err := d.Read(ctx, in.id())
 	if errors.Is(err, resources.ErrNotFound) {

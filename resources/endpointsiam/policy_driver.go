@@ -33,12 +33,12 @@ var (
 
 // NewServicePolicy returns the gcp:endpoints:ServiceIamPolicy driver.
 func NewServicePolicy(cl *Client) *PolicyDriver {
-	return &PolicyDriver{base: base{cl: cl, scope: serviceScope, name: "ServiceIamPolicy"}}
+	return &PolicyDriver{base: base{cl: cl, scope: serviceScope}}
 }
 
 // NewConsumersPolicy returns the gcp:endpoints:ConsumersIamPolicy driver.
 func NewConsumersPolicy(cl *Client) *PolicyDriver {
-	return &PolicyDriver{base: base{cl: cl, scope: consumersScope, name: "ConsumersIamPolicy"}}
+	return &PolicyDriver{base: base{cl: cl, scope: consumersScope}}
 }
 
 // Read returns the policy of the object id names ("services/S" or "S";
@@ -48,11 +48,11 @@ func NewConsumersPolicy(cl *Client) *PolicyDriver {
 func (d *PolicyDriver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 	pid, err := d.scope.parseID(id, 1)
 	if err != nil {
-		return nil, d.wrap("read", id, resources.Refused(err))
+		return nil, resources.Refused(err)
 	}
 	p, err := d.cl.get(ctx, pid.target)
 	if err != nil {
-		return nil, d.wrap("read", id, err)
+		return nil, err
 	}
 	return d.attrs(pid.target, p), nil
 }
@@ -115,7 +115,7 @@ func (d *PolicyDriver) Create(ctx context.Context, want resources.Attrs) (string
 	}
 	got, err := d.write(ctx, t, doc)
 	if err != nil {
-		return "", nil, d.wrap("create", t.resource(), err)
+		return "", nil, err
 	}
 	return t.resource(), got, nil
 }
@@ -133,7 +133,7 @@ func (d *PolicyDriver) Update(ctx context.Context, id string, _, want resources.
 	}
 	got, err := d.write(ctx, t, doc)
 	if err != nil {
-		return nil, d.wrap("update", id, err)
+		return nil, err
 	}
 	return got, nil
 }
@@ -143,10 +143,10 @@ func (d *PolicyDriver) Update(ctx context.Context, id string, _, want resources.
 func (d *PolicyDriver) Delete(ctx context.Context, id string) error {
 	pid, err := d.scope.parseID(id, 1)
 	if err != nil {
-		return d.wrap("delete", id, resources.Refused(err))
+		return resources.Refused(err)
 	}
 	if _, err := d.write(ctx, pid.target, gcpiam.Policy{}); err != nil {
-		return d.wrap("delete", id, err)
+		return err
 	}
 	return nil
 }
@@ -173,12 +173,12 @@ func (d *PolicyDriver) Normalize(want resources.Attrs) resources.Attrs {
 // nothing, for the next plan to write the policy again. It needs the
 // inputs in clear.
 func (d *PolicyDriver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
-	if err := hiddenInputs(d.name, req, "serviceName", "consumerProject", "policyData"); err != nil {
+	if err := hiddenInputs(req, "serviceName", "consumerProject", "policyData"); err != nil {
 		return "", nil, err
 	}
 	t, doc, err := d.inputs(req.Want)
 	if err != nil {
-		return "", nil, fmt.Errorf("endpointsiam: %s: recover: %w", d.name, err)
+		return "", nil, err
 	}
 	got, err := d.Read(ctx, t.resource())
 	if err != nil {

@@ -2,7 +2,6 @@ package restrictionpolicy
 
 import (
 	"context"
-	"fmt"
 
 	"reconcile/resources"
 )
@@ -27,7 +26,7 @@ func NewCurrentUser(cfg Config) resources.Function {
 func (f *CurrentUser) Invoke(ctx context.Context, _ resources.Attrs) (resources.Attrs, error) {
 	u, err := f.c.GetCurrentUser(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("restrictionpolicy: get current user: %w", err)
+		return nil, err // the engine names the function
 	}
 	return resources.Attrs{
 		"id":     u.ID,

@@ -53,10 +53,10 @@ func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 		err = fmt.Errorf("%w: %w", resources.ErrNotFound, err)
 	}
 	if err != nil {
-		return nil, wrap("read", id, err)
+		return nil, err
 	}
 	if len(p.Bindings) == 0 {
-		return nil, wrap("read", id, fmt.Errorf("%w: the resource has no bindings, so no restriction policy", resources.ErrNotFound))
+		return nil, fmt.Errorf("%w: the resource has no bindings, so no restriction policy", resources.ErrNotFound)
 	}
 	return attrsOf(p), nil
 }
@@ -80,16 +80,16 @@ func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, reso
 	}
 	cur, err := d.c.GetRestrictionPolicy(ctx, rid)
 	if err != nil {
-		return "", nil, resources.Refused(wrap("create", rid, fmt.Errorf("read the current policy: %w", err)))
+		return "", nil, resources.Refused(fmt.Errorf("read the current policy: %w", err))
 	}
 	if len(cur.Bindings) > 0 {
 		// The engine says what to do about it (adopt it, or declare
 		// another object).
-		return "", nil, wrap("create", rid, &resources.ExistsError{Type: Token, ID: rid})
+		return "", nil, &resources.ExistsError{Type: Token, ID: rid}
 	}
 	p, err := d.c.UpdateRestrictionPolicy(ctx, rid, bindings)
 	if err != nil {
-		return "", nil, wrap("create", rid, refusal(selfLockoutHint(err)))
+		return "", nil, refusal(selfLockoutHint(err))
 	}
 	return p.ResourceID, attrsOf(p), nil
 }
@@ -131,14 +131,14 @@ func refusal(err error) error {
 // in clear.
 func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (string, resources.Attrs, error) {
 	if slices.Contains(req.Hidden, "resourceId") {
-		return "", nil, errors.New("restrictionpolicy: cannot look up the policy: its resourceId was secret, and state keeps no secret value")
+		return "", nil, errors.New("cannot look up the policy: its resourceId was secret, and state keeps no secret value")
 	}
 	rid, _ := req.Want["resourceId"].(string)
 	if rid == "" {
-		return "", nil, errors.New("restrictionpolicy: cannot look up the policy: the create had no resourceId")
+		return "", nil, errors.New("cannot look up the policy: the create had no resourceId")
 	}
 	if slices.Contains(req.Hidden, "bindings") {
-		return "", nil, fmt.Errorf("restrictionpolicy: recover %q: cannot tell a policy found there from the create's: its bindings were secret, and state keeps no secret value", rid)
+		return "", nil, fmt.Errorf("cannot tell a policy found on %q from the create's: its bindings were secret, and state keeps no secret value", rid)
 	}
 	got, err := d.Read(ctx, rid)
 	if errors.Is(err, resources.ErrNotFound) {
@@ -150,7 +150,7 @@ func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (str
 	want, _ := d.Normalize(req.Want)["bindings"].([]any)
 	have, _ := got["bindings"].([]any)
 	if !resources.SetEqual(want, have) {
-		return "", nil, fmt.Errorf("restrictionpolicy: recover %q: a restriction policy exists there with other bindings than the interrupted create would have written, "+
+		return "", nil, fmt.Errorf("a restriction policy exists on %q with other bindings than the interrupted create would have written, "+
 			"so it cannot tell whether the create made it (someone else may have written it, before or after): not adopting it; "+
 			"import it to manage it here, or delete it and apply again", rid)
 	}
@@ -174,7 +174,7 @@ func (d *Driver) Update(ctx context.Context, id string, prior, want resources.At
 	}
 	p, err := d.c.UpdateRestrictionPolicy(ctx, id, bindings)
 	if err != nil {
-		return nil, wrap("update", id, selfLockoutHint(err))
+		return nil, selfLockoutHint(err)
 	}
 	return attrsOf(p), nil
 }
@@ -190,7 +190,7 @@ func (d *Driver) IDFor(want resources.Attrs) (string, bool) {
 // The API answers 204 even when no policy existed, and a 404 is tolerated.
 func (d *Driver) Delete(ctx context.Context, id string) error {
 	if err := d.c.DeleteRestrictionPolicy(ctx, id); err != nil && !isNotFound(err) {
-		return wrap("delete", id, err)
+		return err
 	}
 	return nil
 }
@@ -371,8 +371,4 @@ func parseBindings(v any) ([]Binding, error) {
 		out = append(out, b)
 	}
 	return out, nil
-}
-
-func wrap(op, id string, err error) error {
-	return fmt.Errorf("restrictionpolicy: %s %q: %w", op, id, err)
 }
