@@ -420,7 +420,7 @@ func TestCLIValidateDirectory(t *testing.T) {
 	t.Parallel()
 	// Every *.yaml and *.yml of the directory, merged; other files ignored.
 	code, out, errOut := runCLI(t, "validate", "-f", "testdata/split")
-	if code != 0 || !strings.Contains(out, "1 resources, 1 variables") {
+	if code != 0 || !strings.Contains(out, "The specs are valid: 1 resource, 1 variable, 0 outputs.") {
 		t.Errorf("validate -f testdata/split: exit %d\n%s%s", code, out, errOut)
 	}
 	// A name declared in two files: an error naming both places.

@@ -56,7 +56,8 @@ Exit status: 0 valid, 1 invalid.`,
 			fmt.Fprintf(c.stderr, "%d error(s) in the specs\n", countErrors(diags))
 			return exitError
 		}
-		fmt.Fprintf(c.stdout, "The specs are valid: %d resources, %d variables, %d outputs.\n", len(spec.Resources), len(spec.Variables), len(spec.Outputs))
+		fmt.Fprintf(c.stdout, "The specs are valid: %s, %s, %s.\n", render.Count(len(spec.Resources), "resource", "resources"),
+			render.Count(len(spec.Variables), "variable", "variables"), render.Count(len(spec.Outputs), "output", "outputs"))
 		return exitOK
 	},
 }

@@ -1171,7 +1171,7 @@ func TestE2ELockHeld(t *testing.T) {
 	// reported as they are, without a word of the lock or a wait for it.
 	w.write("main.yaml", spec(policySpec("pol", id, "", ""))+"  broken: {type: datadog:RestrictionPolicy, properties: {resourceId: 1}}\n")
 	r := w.must(1, "plan", "--lock-timeout", "10m")
-	wantStderr(t, r, "error(s) in the specs; nothing was done")
+	wantStderr(t, r, "2 errors in the specs; nothing was done")
 	if strings.Contains(r.stderr, "Waiting") || strings.Contains(r.stderr, "lock") || r.elapsed > 5*time.Minute {
 		t.Errorf("plan of specs with errors, the lock held: after %s, stderr:\n%s", r.elapsed, r.stderr)
 	}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"reconcile/engine/render"
 	"reconcile/resources/emulator/datadog"
 	"reconcile/resources/emulator/server"
 )
@@ -129,7 +130,7 @@ Other commands reach it with --emulator=http://ADDR.`,
 			return c.errorf("%v", err)
 		}
 		if o.seed != "" {
-			fmt.Fprintf(c.stdout, "Seeded from %s: %d objects added, %d already there (left as they are).\n", o.seed, srv.Seeded.Added, srv.Seeded.Kept)
+			fmt.Fprintf(c.stdout, "Seeded from %s: %s added, %d already there (left as they are).\n", o.seed, render.Count(srv.Seeded.Added, "object", "objects"), srv.Seeded.Kept)
 		}
 		fmt.Fprintf(c.stdout, "Emulator listening on %s (data in %s). Stop it with Ctrl-C.\nUse it from other commands with --emulator=%s\n", srv.URL, o.data, srv.URL)
 		<-c.ctx.Done()

@@ -27,7 +27,7 @@ func TestCLIEmulateSeed(t *testing.T) {
 	good := filepath.Join(dir, "good.json")
 	os.WriteFile(good, []byte(`{"datadog": {"policies": [{"resourceId": "dashboard:x", "bindings": [{"relation": "viewer", "principals": ["role:11111111-2222-4333-8444-555555555555"]}]}]}}`), 0o600)
 	code, out, errOut := runEmulate(t, "--seed", good)
-	if code != 0 || !strings.Contains(out, "Seeded from "+good+": 1 objects added, 0 already there") {
+	if code != 0 || !strings.Contains(out, "Seeded from "+good+": 1 object added, 0 already there") {
 		t.Errorf("emulate --seed %s: exit %d\nstdout: %s\nstderr: %s", good, code, out, errOut)
 	}
 

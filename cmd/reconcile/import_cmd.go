@@ -30,7 +30,7 @@ Exit status: 0 imported, 1 error.`,
 	},
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if len(args) != 2 {
-			return c.errorf("import takes NAME and ID, got %d argument(s); e.g. reconcile import sentiment ocid1.ailanguageendpoint.oc1... --type oci:AiLanguage:Endpoint", len(args))
+			return c.errorf("import takes NAME and ID, got %s; e.g. reconcile import sentiment ocid1.ailanguageendpoint.oc1... --type oci:AiLanguage:Endpoint", render.Count(len(args), "argument", "arguments"))
 		}
 		if o.typ == "" {
 			return c.errorf("import needs --type TYPE; run 'reconcile schema' for the types")

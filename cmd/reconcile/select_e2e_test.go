@@ -209,5 +209,5 @@ func TestE2EStateTaint(t *testing.T) {
 
 	wantStderr(t, w.must(1, "state", "taint", "me"), `"me" is a lookup`, "only managed resources can be tainted")
 	wantStderr(t, w.must(1, "state", "taint", "poll"), `no node named "poll" in state (did you mean "pol"?)`)
-	wantStderr(t, w.must(1, "state", "untaint"), "state untaint takes 1 argument(s), got 0")
+	wantStderr(t, w.must(1, "state", "untaint"), "state untaint takes 1 argument, got 0")
 }

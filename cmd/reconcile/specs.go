@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"reconcile/engine/diag"
+	"reconcile/engine/render"
 	"reconcile/engine/specs"
 	"reconcile/internal/boundedfile"
 	"reconcile/project"
@@ -175,7 +176,7 @@ func (c *cli) loadSpec() (*specs.Spec, bool) {
 	}
 	c.printDiags(diags)
 	if diags.HasErrors() {
-		fmt.Fprintf(c.stderr, "%d error(s) in the specs; nothing was done\n", countErrors(diags))
+		fmt.Fprintf(c.stderr, "%s in the specs; nothing was done\n", render.Count(countErrors(diags), "error", "errors"))
 		return nil, false
 	}
 	return spec, true

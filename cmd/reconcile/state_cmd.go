@@ -73,7 +73,7 @@ func runState(c *cli, o *cmdOpts, args []string) int {
 		return c.errorf("unknown state subcommand %q%s; use list, show, rm, mv, taint, untaint, history or migrate", name, didYouMean(name, sortedNames(stateSubs)))
 	}
 	if len(rest) != sub.args {
-		return c.errorf("state %s takes %d argument(s), got %d", name, sub.args, len(rest))
+		return c.errorf("state %s takes %s, got %d", name, render.Count(sub.args, "argument", "arguments"), len(rest))
 	}
 	c.cmd = "state " + name
 	if name == "migrate" {

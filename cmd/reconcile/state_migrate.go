@@ -41,7 +41,7 @@ func stateMigrate(c *cli, o *cmdOpts, _ store, _ []string) int {
 		if err != nil {
 			msg := fmt.Sprintf("migrate stack %s to %s: %v", stack, to.describe(stack), err)
 			if len(done) > 0 {
-				msg += fmt.Sprintf(" (%d stack(s) before it were copied; running the command again copies the rest)", len(done))
+				msg += fmt.Sprintf(" (%s before it copied; running the command again copies the rest)", render.Count(len(done), "stack was", "stacks were"))
 			}
 			return c.errorf("%s", msg)
 		}
@@ -51,8 +51,10 @@ func stateMigrate(c *cli, o *cmdOpts, _ store, _ []string) int {
 			if !m.Copied {
 				verb = "Already copied:"
 			}
-			fmt.Fprintf(c.stdout, "%s stack %s (lineage %s, serial %d: %d records, %d versions, %d history entries, %d interrupted creates) from %s to %s.\n",
-				verb, m.Stack, m.Lineage, m.Serial, m.Records, m.Versions, m.History, m.Intents, ws.backend.describe(stack), to.describe(stack))
+			fmt.Fprintf(c.stdout, "%s stack %s (lineage %s, serial %d: %s, %s, %s, %s) from %s to %s.\n",
+				verb, m.Stack, m.Lineage, m.Serial, render.Count(m.Records, "record", "records"), render.Count(m.Versions, "version", "versions"),
+				render.Count(m.History, "history entry", "history entries"), render.Count(m.Intents, "interrupted create", "interrupted creates"),
+				ws.backend.describe(stack), to.describe(stack))
 		}
 	}
 	if c.g.output == "json" {

@@ -39,7 +39,7 @@ func DriftSummary(r *report.Drift) string {
 		errs = fmt.Sprintf("; %d could not be read", len(r.Errors))
 	}
 	if !r.HasDrift() {
-		return fmt.Sprintf("No drift: %d resources and lookups match what was last applied%s.", r.Checked, errs)
+		return fmt.Sprintf("No drift: %s what was last applied%s.", Count(r.Checked, "resource or lookup matches", "resources and lookups match"), errs)
 	}
 	return fmt.Sprintf("Drift: %d changed, %d deleted, %d with new lookup results (%d checked)%s.", c, d, l, r.Checked, errs)
 }

@@ -300,7 +300,7 @@ func (s *EventStream) outputs(outputs map[string]any) {
 	for k, v := range outputs {
 		out[k] = jsonOutputOf(value.UnsealForDisplay(v))
 	}
-	s.write(EventOutputs, fmt.Sprintf("%d outputs", len(out)), func(h eventHeader) any {
+	s.write(EventOutputs, plural(len(out), "output"), func(h eventHeader) any {
 		return outputsEvent{eventHeader: h, Outputs: out}
 	})
 }

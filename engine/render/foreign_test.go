@@ -166,3 +166,29 @@ func TestDeclarationYAMLQuotesForeignText(t *testing.T) {
 		t.Errorf("the declaration does not read back as the inputs:\n%s", text)
 	}
 }
+
+// Counts agree with their nouns: "1 resource", never "1 resources".
+func TestCounts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ got, want string }{
+		{render.Count(0, "resource", "resources"), "0 resources"},
+		{render.Count(1, "history entry", "history entries"), "1 history entry"},
+		{render.Count(2, "history entry", "history entries"), "2 history entries"},
+		{render.DriftSummary(&report.Drift{Checked: 1}), "No drift: 1 resource or lookup matches what was last applied."},
+		{render.DriftSummary(&report.Drift{Checked: 2}), "No drift: 2 resources and lookups match what was last applied."},
+		{(&report.Apply{Stopped: "stopped", Interrupted: []report.NodeError{{Addr: "a"}}}).Err().Error(), "the apply was stopped: 1 operation was interrupted and 0 not started"},
+		{(&report.Apply{Deposed: []report.Deposed{{Addr: "a"}}}).Err().Error(), "the replaced objects of 1 resource were not deleted"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	var b bytes.Buffer
+	render.IntentsHeading(&b, []string{"a"})
+	render.IntentsWarning(&b, []string{"a"}, "plan")
+	for _, bad := range []string{"(s)", "1 creates"} {
+		if strings.Contains(b.String(), bad) {
+			t.Errorf("intents text holds %q:\n%s", bad, b.String())
+		}
+	}
+}

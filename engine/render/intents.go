@@ -13,7 +13,7 @@ import (
 // IntentsHeading announces the resolution of the creates named, which an
 // earlier run started but did not see to their end.
 func IntentsHeading(w io.Writer, names []string) {
-	fmt.Fprintf(w, "Resolving %d create(s) that an earlier run started but did not finish (%s), by their idempotency tokens:\n", len(names), joinNames(names))
+	fmt.Fprintf(w, "Resolving %s that an earlier run started but did not finish (%s), by their idempotency tokens:\n", plural(len(names), "create"), joinNames(names))
 }
 
 // IntentsText writes what resolving them did, one line per create to w; a
@@ -49,8 +49,8 @@ func IntentsText(w, warn io.Writer, rep *report.Intents) {
 // about the creates named, which an earlier run left unresolved and which it
 // cannot resolve.
 func IntentsWarning(w io.Writer, names []string, cmd string) {
-	fmt.Fprintf(w, "Warning: %d create(s) started by an earlier run did not finish (%s). The next apply or destroy resolves them before it plans, adopting what they made (found by their idempotency tokens); this %s is made without them.\n",
-		len(names), joinNames(names), cmd)
+	fmt.Fprintf(w, "Warning: %s started by an earlier run did not finish (%s). The next apply or destroy resolves them before it plans, adopting what they made (found by their idempotency tokens); this %s is made without them.\n",
+		plural(len(names), "create"), joinNames(names), cmd)
 }
 
 // joinNames joins names for a line of text, each as untrusted.Name shows it.

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"reconcile/engine/plan"
@@ -249,7 +250,7 @@ func mdOmitted(total, listed, detailed int) string {
 	}
 	s := fmt.Sprintf("> [!NOTE]\n> The details of %d of %s are omitted", total-detailed, plural(total, "change"))
 	if listed < total {
-		s += fmt.Sprintf(", and %d are not in the table,", total-listed)
+		s += fmt.Sprintf(", and %s not in the table,", Count(total-listed, "is", "are"))
 	}
 	return s + " to keep this comment under GitHub's size limit. Run `reconcile plan` for the full text.\n"
 }
@@ -314,10 +315,16 @@ func mdCode(s string) string {
 	return "<code>" + mdEscape(s) + "</code>"
 }
 
-// plural is "1 change" or "n changes".
-func plural(n int, noun string) string {
+// plural is "1 change" or "n changes": Count for a noun whose plural
+// takes an s.
+func plural(n int, noun string) string { return Count(n, noun, noun+"s") }
+
+// Count is n followed by one when n is 1 and by many otherwise: "1
+// resource", "0 resources", "2 history entries". Every count printed for
+// people goes through it.
+func Count(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + noun
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return strconv.Itoa(n) + " " + many
 }

@@ -89,13 +89,21 @@ type Deposed struct {
 func (r *Apply) Err() error {
 	switch {
 	case r.Stopped != "":
-		return fmt.Errorf("the apply was %s: %d operations were interrupted and %d not started", r.Stopped, len(r.Interrupted), len(r.NotStarted))
+		return fmt.Errorf("the apply was %s: %s interrupted and %d not started", r.Stopped, count(len(r.Interrupted), "operation was", "operations were"), len(r.NotStarted))
 	case len(r.Failed) > 0:
 		return fmt.Errorf("%d of the planned operations failed", len(r.Failed))
 	case len(r.Deposed) > 0:
-		return fmt.Errorf("the replaced objects of %d resources were not deleted", len(r.Deposed))
+		return fmt.Errorf("the replaced objects of %s not deleted", count(len(r.Deposed), "resource were", "resources were"))
 	}
 	return nil
+}
+
+// count is n followed by one when n is 1 and by many otherwise.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Complete reports whether every planned operation was carried out.
