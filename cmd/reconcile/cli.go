@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,7 +216,11 @@ func (c *cli) usage(w io.Writer) {
 	for _, cmd := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'reconcile COMMAND -h' for the flags of a command.\n")
+	fmt.Fprintf(w, "\nRun 'reconcile COMMAND -h' for what a command does and its flags.\n")
+	fmt.Fprintf(w, "\nGlobal flags, which every command takes:\n")
+	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
+	(&cli{}).globalFlags(fs)
+	printFlags(w, fs, nil)
 	fmt.Fprint(w, `
 Environment:
   RECONCILE_STATE    where state lives, as --state: a path, or etcd://HOST:PORT[,...]/PREFIX
@@ -227,54 +233,200 @@ Environment:
 `)
 }
 
-func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
-	fs := flag.NewFlagSet("reconcile "+cmd.name, flag.ContinueOnError)
-	o := &cmdOpts{}
-	c.g.config = configFlag{}
+// globalFlags declares the flags every command takes.
+func (c *cli) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.g.statePath, "state", defaultStatePath, "where state lives: a file path, or etcd://HOST:PORT[,HOST:PORT...]/PREFIX (also RECONCILE_STATE, or backend: url: in Pulumi.yaml)")
 	fs.StringVar(&c.g.stack, "stack", defaultStack, "the stack to work on; its config comes from Pulumi.<stack>.yaml (also RECONCILE_STACK)")
 	fs.DurationVar(&c.g.lockTimeout, "lock-timeout", 0, "how long to wait for another process holding the state (e.g. 30s)")
 	fs.DurationVar(&c.g.lockTTL, "lock-ttl", 15*time.Second, "on etcd: how long a lock outlives its holder's last sign of life (at least 5s); a run stalled longer loses the lock and stops")
 	fs.StringVar(&c.g.output, "output", "text", "output format: text, json or markdown; plan, apply and destroy also take jsonl, a stream of events (docs/events-jsonl.md)")
-	fs.Var(c.g.config, "config", "set a config value, KEY=VALUE (repeatable)")
+	fs.Var(c.g.config, "config", "set a config value, `KEY=VALUE` (repeatable)")
 	fs.BoolVar(&c.g.noColor, "no-color", false, "never colour the output (also NO_COLOR)")
 	fs.Var(emulatorFlag{&c.g.emulator}, "emulator", "use the built-in emulator of the cloud APIs, or with =URL a running 'reconcile emulate'")
+}
+
+// isGlobal reports whether name is a flag every command takes.
+func isGlobal(name string) bool {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	(&cli{}).globalFlags(fs)
+	return fs.Lookup(name) != nil
+}
+
+func (c *cli) flagSet(cmd *command) (*flag.FlagSet, *cmdOpts) {
+	fs := flag.NewFlagSet("reconcile "+cmd.name, flag.ContinueOnError)
+	o := &cmdOpts{}
+	c.g.config = configFlag{}
+	c.globalFlags(fs)
 	if cmd.spec {
 		fs.StringVar(&c.g.specPath, "f", ".", "spec file, or directory of *.yaml specs and Main.json (a Pulumi project: with main: in its Pulumi.yaml, the program is in that subdirectory)")
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs, c, o)
 	}
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("reconcile "+cmd.name+" "+cmd.args), cmd.summary)
-		if cmd.detail != "" {
-			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(cmd.detail))
-		}
-		fmt.Fprintf(w, "\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { commandUsage(fs.Output(), cmd) }
 	return fs, o
+}
+
+// commandUsage writes the help of cmd: its usage line, what it does, its
+// own flags, then the names of the global flags, which 'reconcile help'
+// describes. This is what kubectl and Terraform users find: a command's
+// help is about that command, and the flags every command takes are
+// described once, where the commands are listed.
+func commandUsage(w io.Writer, cmd *command) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("reconcile "+cmd.name+" "+cmd.args), cmd.summary)
+	if cmd.detail != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(cmd.detail))
+	}
+	// A new set, so that the defaults shown are the declared ones, not
+	// what flags given before -h set.
+	fs, _ := (&cli{}).flagSet(cmd)
+	var own, global []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if isGlobal(f.Name) {
+			global = append(global, dashed(f.Name))
+		} else {
+			own = append(own, f.Name)
+		}
+	})
+	if len(own) > 0 {
+		fmt.Fprintf(w, "\nFlags:\n")
+		printFlags(w, fs, func(f *flag.Flag) bool { return !isGlobal(f.Name) })
+	}
+	fmt.Fprintf(w, "\nGlobal flags (every command takes them; 'reconcile help' describes them):\n  %s\n", strings.Join(global, ", "))
+}
+
+// printFlags writes the flags of fs that keep selects (all when it is
+// nil), sorted by name, each as "--name TYPE" then its description and
+// default.
+func printFlags(w io.Writer, fs *flag.FlagSet, keep func(*flag.Flag) bool) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if keep != nil && !keep(f) {
+			return
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  " + dashed(f.Name)
+		if arg != "" {
+			line += " " + arg
+		}
+		fmt.Fprintf(w, "%s\n      %s", line, strings.ReplaceAll(usage, "\n", "\n      "))
+		if def := f.DefValue; def != "" && def != "0" && def != "0s" && def != "false" && def != "[]" {
+			if arg == "string" {
+				def = strconv.Quote(def)
+			}
+			fmt.Fprintf(w, " (default %s)", def)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// dashed is a flag's name as the command line spells it: -f, --output.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// flagError says in one line what is wrong with the flags given to cmd
+// (the flag package's error err), with a suggestion for an unknown flag,
+// and where the flags are described.
+func flagError(fs *flag.FlagSet, cmd *command, err error) string {
+	msg := err.Error()
+	help := fmt.Sprintf("'reconcile %s -h' lists its flags", cmd.name)
+	what := msg
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		what = "unknown flag " + untrusted.Text(dashed(name))
+		if s := diag.Suggest(name, names); s != "" {
+			what += " (did you mean " + dashed(s) + "?)"
+		} else if others := commandsTaking(name); len(others) > 0 {
+			what += " (a flag of " + strings.Join(others, " and ") + ")"
+		}
+	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		what = dashed(name) + " needs a value"
+		if f := fs.Lookup(name); f != nil {
+			if arg, _ := flag.UnquoteUsage(f); arg != "" && arg != "string" && arg != "value" {
+				what += ": " + dashed(name) + " " + arg
+			}
+		}
+	} else if m := badValue.FindStringSubmatch(msg); m != nil {
+		value, name, cause := m[1], m[2], m[3]
+		flagName := dashed(name)
+		switch {
+		case strings.HasPrefix(cause, flagName):
+			what = cause // the flag's own message names it
+		case cause == "parse error" || cause == "value out of range":
+			what = fmt.Sprintf("%s %s: %s", flagName, untrusted.Quote(mustUnquote(value)), wantOf(fs.Lookup(name), cause))
+		default:
+			what = flagName + ": " + cause
+		}
+	}
+	return fmt.Sprintf("reconcile %s: %s; %s", cmd.name, what, help)
+}
+
+// badValue matches the flag package's errors for a value a flag refuses:
+// the value (quoted), the flag's name and the cause.
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+
+// mustUnquote undoes the quoting of a value in the flag package's error.
+func mustUnquote(q string) string {
+	if s, err := strconv.Unquote(q); err == nil {
+		return s
+	}
+	return q
+}
+
+// wantOf says what flag f takes, for a value it could not parse.
+func wantOf(f *flag.Flag, cause string) string {
+	if cause == "value out of range" {
+		return "out of range"
+	}
+	if f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case bool:
+				return "want true or false"
+			case int, int64, uint, uint64:
+				return "want a whole number"
+			case float64:
+				return "want a number"
+			case time.Duration:
+				return "want a duration such as 30s or 5m"
+			}
+		}
+	}
+	return cause
+}
+
+// commandsTaking lists the commands that take the flag name.
+func commandsTaking(name string) []string {
+	var out []string
+	for _, cmd := range commands() {
+		if fs, _ := (&cli{}).flagSet(cmd); fs.Lookup(name) != nil {
+			out = append(out, cmd.name)
+		}
+	}
+	return out
 }
 
 // runCommand parses flags (which may come before or after positional
 // arguments) and runs cmd.
 func (c *cli) runCommand(cmd *command, args []string) int {
 	fs, o := c.flagSet(cmd)
-	fs.SetOutput(c.stderr)
-	// The flag package prints the usage on -h and on errors alike, to its
-	// output; help belongs on stdout, so print it ourselves.
-	usage := fs.Usage
+	// The flag package prints its error and the usage on -h and on errors
+	// alike, to its output: help belongs on stdout, and an error is one
+	// line of ours, so it prints nothing itself.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(c.stdout)
-				usage()
+				commandUsage(c.stdout, cmd)
 				return exitOK
 			}
-			usage()
+			fmt.Fprintln(c.stderr, flagError(fs, cmd, err))
 			return exitError
 		}
 		rest := fs.Args()

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,13 +39,36 @@ func TestCLIHelpForEveryCommand(t *testing.T) {
 			if !strings.HasPrefix(out, "Usage: reconcile "+cmd.name) {
 				t.Errorf("reconcile %v: stdout does not start with the usage line:\n%s", args, out)
 			}
-			if !strings.Contains(out, cmd.summary) || !strings.Contains(out, "-output") {
+			if !strings.Contains(out, cmd.summary) || !strings.Contains(out, "--output") {
 				t.Errorf("reconcile %v: usage lacks the summary or the global flags:\n%s", args, out)
+			}
+			// The command's own flags come first, described; the global
+			// ones after them, named only.
+			own, global := strings.Index(out, "\nFlags:\n"), strings.Index(out, "\nGlobal flags")
+			if global < 0 || own > global || strings.Contains(out[global:], "where state lives") {
+				t.Errorf("reconcile %v: want the command's flags, then the global ones named:\n%s", args, out)
 			}
 			if errOut != "" {
 				t.Errorf("reconcile %v: help wrote to stderr: %s", args, errOut)
 			}
 		}
+	}
+	// Every flag is described somewhere: a command's own in its help, the
+	// global ones in 'reconcile help'.
+	_, top, _ := runCLI(t, "help")
+	for _, cmd := range commands() {
+		_, help, _ := runCLI(t, cmd.name, "-h")
+		fs, _ := (&cli{}).flagSet(cmd)
+		fs.VisitAll(func(f *flag.Flag) {
+			where, text := "reconcile "+cmd.name+" -h", help[strings.Index(help, "\nFlags:\n")+1:]
+			if isGlobal(f.Name) {
+				where, text = "reconcile help", top
+			}
+			_, usage := flag.UnquoteUsage(f)
+			if !strings.Contains(text, "  "+dashed(f.Name)) || !strings.Contains(text, usage) {
+				t.Errorf("%s does not describe %s of %s (%q)", where, dashed(f.Name), cmd.name, usage)
+			}
+		})
 	}
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
 		code, out, _ := runCLI(t, args...)
@@ -122,6 +146,36 @@ func TestCLIBadFlag(t *testing.T) {
 		}
 		if out != "" {
 			t.Errorf("reconcile %v wrote to stdout: %q", args, out)
+		}
+		if strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "Usage:") {
+			t.Errorf("reconcile %v: want one line on stderr, got:\n%s", args, errOut)
+		}
+	}
+}
+
+// A flag the command does not take, or a value a flag refuses, is one line:
+// what is wrong, a suggestion for a near miss, and where the flags are.
+func TestCLIFlagErrorsAreOneLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--detailed-exit-code"}, "reconcile plan: unknown flag --detailed-exit-code (did you mean --detailed-exitcode?); 'reconcile plan -h' lists its flags"},
+		{[]string{"apply", "--auto-aprove"}, "reconcile apply: unknown flag --auto-aprove (did you mean --auto-approve?); 'reconcile apply -h' lists its flags"},
+		{[]string{"plan", "-detailed-exit-code=true"}, "unknown flag --detailed-exit-code (did you mean --detailed-exitcode?)"},
+		{[]string{"drift", "--auto-approve"}, "reconcile drift: unknown flag --auto-approve (a flag of apply and destroy); 'reconcile drift -h' lists its flags"},
+		{[]string{"plan", "--nope"}, "reconcile plan: unknown flag --nope; 'reconcile plan -h' lists its flags"},
+		{[]string{"apply", "--parallelism", "many"}, `reconcile apply: --parallelism "many": want a whole number; 'reconcile apply -h' lists its flags`},
+		{[]string{"plan", "--lock-timeout", "soon"}, `--lock-timeout "soon": want a duration such as 30s or 5m`},
+		{[]string{"plan", "--refresh=maybe"}, `--refresh "maybe": want true or false`},
+		{[]string{"plan", "--out"}, "reconcile plan: --out needs a value; 'reconcile plan -h' lists its flags"},
+		{[]string{"validate", "--config", "novalue"}, `reconcile validate: --config: want KEY=VALUE, got "novalue"`},
+		{[]string{"plan", "--emulator=http://10.1.2.3:8080"}, "reconcile plan: --emulator=http://10.1.2.3:8080: the emulator must be on this machine"},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("reconcile %v: exit %d, stdout %q, stderr %q; want exit 1 and one line holding %q", tc.args, code, out, errOut, tc.want)
 		}
 	}
 }
