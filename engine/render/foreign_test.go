@@ -89,6 +89,8 @@ func TestRenderForeignText(t *testing.T) {
 			{Addr: "gone", Type: policyType, Kind: kind.Resource, Action: plan.Create, DeletedOutside: true, DeletedID: foreign, After: obj{"a": foreign}},
 		},
 		Outputs: obj{"::add-mask::out": foreign, "No changes.": "v"},
+		// --target NAME: a name with spaces, which the note wraps.
+		Targets: []string{strings.Repeat("t", 50) + " ::error::wrapped"},
 	}
 	for format, r := range renderers {
 		var b bytes.Buffer

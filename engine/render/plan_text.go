@@ -245,7 +245,7 @@ const (
 func PlanText(w io.Writer, p *plan.Plan, opts Options) error {
 	t := &textWriter{color: opts.Color}
 	visible := visibleChanges(p)
-	if title, note := targetNote(p, value.Quote); title != "" {
+	if title, note := targetNote(p, unbreakable); title != "" {
 		t.b.WriteString(t.paint(ansiBold, wrapText(title+" "+note, 80)) + "\n\n")
 	}
 	if !p.RefreshOnly {
@@ -382,6 +382,12 @@ func (t *textWriter) driftItem(it report.DriftItem) {
 		t.line(l, 6)
 	}
 	t.b.WriteString("    }\n\n")
+}
+
+// unbreakable quotes a name for text that wrapText breaks into lines, its
+// spaces escaped too, so that no part of it can begin a line.
+func unbreakable(name string) string {
+	return strings.ReplaceAll(value.Quote(name), " ", `\u0020`)
 }
 
 // wrapText breaks s into lines of at most width characters, at spaces.
