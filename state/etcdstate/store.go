@@ -201,23 +201,32 @@ func (s *Store) open(ctx context.Context) error {
 
 // ensureStack checks that the stack exists, and creates it if it does not
 // and Create is set.
+//
+// A stack is made in one transaction, all its meta values at once, so no
+// reader ever sees it half made. What ensureStack reads to tell a missing
+// stack from a damaged one, it reads in one transaction too, at one
+// revision: read apart, the meta values could be missing from the first
+// read and present in the second, made meanwhile by another process
+// starting the same new stack, which would look like a stack whose meta
+// values were lost.
 func (s *Store) ensureStack(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
-	resp, err := s.cli.Get(ctx, s.k.format(), clientv3.WithCountOnly())
+	resp, err := s.cli.Txn(ctx).Then(
+		clientv3.OpGet(s.k.format(), clientv3.WithCountOnly()),
+		clientv3.OpGet(s.k.base, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(2)),
+	).Commit()
 	if err != nil {
 		return s.errorf("open state %s: %w", s.location, err)
 	}
-	if resp.Count > 0 {
+	if resp.Responses[0].GetResponseRange().Count > 0 {
 		return nil
 	}
-	// No meta: nothing else may be there either.
-	other, err := s.cli.Get(ctx, s.k.base, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(1))
-	if err != nil {
-		return s.errorf("open state %s: %w", s.location, err)
-	}
-	if len(other.Kvs) > 0 {
-		if key := string(other.Kvs[0].Key); key != s.k.lock() {
+	// No meta: nothing else may be there either, but the lock key (a
+	// writer of the stack's first Open takes it once the stack is made,
+	// and a lock outlives a stack removed under it).
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		if key := string(kv.Key); key != s.k.lock() {
 			return fmt.Errorf("open state %s: %w: no meta values, but %q", s.location, state.ErrCorrupt, key)
 		}
 	}

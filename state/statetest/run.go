@@ -36,6 +36,7 @@ func Run(t *testing.T, open Opener) {
 		"SecretKey":             testSecretKey,
 		"Damage":                testDamage,
 		"CreateAndNoState":      testCreateAndNoState,
+		"ConcurrentCreate":      testConcurrentCreate,
 		"ReadOnlyRefusesWrites": testReadOnlyRefusesWrites,
 		"Closed":                testClosed,
 		"Coalesced":             testCoalesced,
