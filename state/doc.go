@@ -30,6 +30,13 @@
 // reconcile buckets is corrupt, never a new state. Open tightens the mode
 // of a file it writes to owner-only (a new state is made so).
 //
+// A state made to receive a copy (Options.Copy, as reconcile state
+// migrate opens its target) is no state until the copy is written: it is
+// made marked incomplete, and Load removes the mark in the transaction
+// that writes the copy. Every Open without Options.Copy refuses a state so
+// marked with an *IncompleteError naming the copy to run again, so that a
+// copy interrupted before its end is never taken for a new, empty state.
+//
 // # Durability
 //
 // Every write method commits its own bbolt transaction and returns only once
@@ -66,6 +73,8 @@
 //	          "key"         the 32-byte secret key, then its check
 //	          "outputs"     JSON Outputs: the stack outputs last recorded,
 //	                        then its check (absent until an apply records them)
+//	          "incomplete"  JSON CopyMark, then its check: present only while
+//	                        a copy is written into the state
 //	records   name                                → JSON Record, then its check
 //	versions  name, 0x00, 8-byte big-endian serial → JSON Record, or nothing
 //	                                                 for a delete (a tombstone),

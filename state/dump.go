@@ -99,7 +99,9 @@ func dumpTx(tx *bolt.Tx) (Snapshot, error) {
 // replaced). Load of a snapshot into an identical copy of it does nothing
 // and succeeds, so a copy can be retried. Into any other state, Load writes
 // nothing and returns an error wrapping ErrNotEmpty; see CheckLoad. It
-// returns an error wrapping ErrReadOnly for a read-only Store.
+// returns an error wrapping ErrReadOnly for a read-only Store. Load is one
+// transaction, which also removes the mark of a state created for the
+// copy (see Options.Copy), and calls Options.OnLoad once it is made.
 func (s *Store) Load(snap Snapshot) error {
 	if s.readOnly {
 		return fmt.Errorf("load state %q: %w", s.path, ErrReadOnly)
@@ -110,13 +112,20 @@ func (s *Store) Load(snap Snapshot) error {
 			return err
 		}
 		write, err := CheckLoad(cur, snap)
-		if err != nil || !write {
+		if err == nil && write {
+			err = loadTx(tx, snap)
+		}
+		if err != nil {
 			return err
 		}
-		return loadTx(tx, snap)
+		// Complete now, or an identical copy already.
+		return tx.Bucket(bucketMeta).Delete(keyIncomplete)
 	})
 	if err != nil {
 		return fmt.Errorf("load state %q: %w", s.path, err)
+	}
+	if s.onLoad != nil {
+		s.onLoad(1, 1)
 	}
 	return nil
 }

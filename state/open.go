@@ -28,6 +28,10 @@ const checkLimit = 64 << 20
 // process ever sees it half made; it gets mode 0600 and any missing parent
 // directories mode 0700.
 //
+// With opts.Copy, a state Open creates is marked incomplete until Load
+// has written into it, and Open accepts a state so marked; without it,
+// Open refuses one with an *IncompleteError.
+//
 // Open checks the whole file, including the check of every value stored. A
 // format 1 file is upgraded to the current format in place: by a writer at
 // once, by a reader under the write lock, which it takes for the upgrade
@@ -42,7 +46,7 @@ const checkLimit = 64 << 20
 // to.
 func Open(path string, opts Options) (*Store, error) {
 	deadline := time.Now().Add(max(opts.LockTimeout, 0))
-	s := &Store{path: path, readOnly: opts.ReadOnly, onWait: opts.OnWait}
+	s := &Store{path: path, readOnly: opts.ReadOnly, onWait: opts.OnWait, copying: opts.Copy, onLoad: opts.OnLoad}
 
 	fi, err := os.Stat(path)
 	switch {
@@ -156,7 +160,7 @@ func (s *Store) create() error {
 	tmp := f.Name()
 	err = f.Close()
 	if err == nil {
-		err = initFile(tmp)
+		err = initFile(tmp, s.copying)
 	}
 	if err == nil {
 		err = os.Link(tmp, s.path)
@@ -172,8 +176,10 @@ func (s *Store) create() error {
 	return nil
 }
 
-// initFile makes the empty file at path a new state and syncs it.
-func initFile(path string) error {
+// initFile makes the empty file at path a new state and syncs it. A state
+// made for a copy (mark is not nil) is marked incomplete in the same
+// transaction.
+func initFile(path string, mark *CopyMark) error {
 	lineage, err := newLineage()
 	if err != nil {
 		return err
@@ -190,6 +196,11 @@ func initFile(path string) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return fmt.Errorf("create bucket %q: %w", name, err)
+			}
+		}
+		if mark != nil {
+			if err := tx.Bucket(bucketMeta).Put(keyIncomplete, EncodeCopyMark(*mark)); err != nil {
+				return err
 			}
 		}
 		return putMeta(tx, Meta{Lineage: lineage}, key)
@@ -341,10 +352,29 @@ func (s *Store) validate(db *database) (format int, err error) {
 				return s.corrupt(first)
 			}
 		}
-		format, err = s.checkLayout(tx)
-		return err
+		if format, err = s.checkLayout(tx); err != nil {
+			return err
+		}
+		return s.checkComplete(tx, format)
 	})
 	return format, err
+}
+
+// checkComplete refuses the state in tx if a copy into it has not
+// finished, unless s is opened for that copy.
+func (s *Store) checkComplete(tx *bolt.Tx, format int) error {
+	if format != FormatVersion || s.copying != nil {
+		return nil
+	}
+	v := tx.Bucket(bucketMeta).Get(keyIncomplete)
+	if v == nil {
+		return nil
+	}
+	m, err := DecodeCopyMark(v)
+	if err != nil {
+		return s.corrupt(err)
+	}
+	return &IncompleteError{Location: fmt.Sprintf("%q", s.path), Mark: m}
 }
 
 // checkLayout checks the buckets and the meta values of the state in tx,

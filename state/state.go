@@ -64,6 +64,13 @@ var (
 	// already holds something that is not part of the snapshot: another
 	// state, or a later one of the same lineage.
 	ErrNotEmpty = errors.New("state is not empty")
+
+	// ErrIncomplete is returned by Open for a state that a copy (Load,
+	// as reconcile state migrate runs it) has begun to write and not
+	// finished: it holds part of another state, and using it as a state
+	// would create again every object whose record is not copied yet. It
+	// is wrapped by an *IncompleteError that names the copy to run again.
+	ErrIncomplete = errors.New("state is an incomplete copy")
 )
 
 // Record is one node in state: a managed resource, a resource read with get,
@@ -159,6 +166,18 @@ type Options struct {
 	// with what is known of the holder, so that a command can say why it
 	// waits.
 	OnWait func(Holder)
+	// Copy, when set, opens the state as the target of a copy (Load) of
+	// the state it describes. A state Open creates is marked incomplete,
+	// with Copy, in the same write that creates it, and Open accepts a
+	// state so marked, to complete an interrupted copy. Load removes the
+	// mark in its last write. Every Open without Copy refuses a state so
+	// marked with an *IncompleteError (wrapping ErrIncomplete), whatever
+	// its other options.
+	Copy *CopyMark
+	// OnLoad, when set, is called by Load after each write it commits,
+	// with the number of writes made and their total: a copy too large
+	// for one transaction of the backend (etcd) takes several.
+	OnLoad func(done, total int)
 }
 
 // Store is an open state file. Its methods are safe for concurrent use. A
@@ -170,6 +189,8 @@ type Store struct {
 	lockFile string // path of the holder file this Store wrote, if any
 	closed   atomic.Bool
 	onWait   func(Holder) // Options.OnWait until called, during Open
+	copying  *CopyMark    // Options.Copy
+	onLoad   func(done, total int)
 
 	mu         sync.Mutex // guards queue and committing
 	queue      []*call    // callers of commit waiting for the next commit

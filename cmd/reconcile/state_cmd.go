@@ -31,6 +31,8 @@ migrate   copy the stack's state, whole (lineage, serial, history, versions,
           --to etcd://HOST:PORT/PREFIX, or a file path. --all-stacks copies
           every stack. The target stack must not exist yet, or be an identical
           copy (a migrate can be run again); the source is left as it was.
+          Until its last write the copy is marked incomplete: every other
+          command refuses it, naming the migrate to run again to complete it.
 
 rm, mv, taint, untaint and migrate take the state lock like apply does, and every
 change but migrate is recorded in the history. With --output json, list, show,

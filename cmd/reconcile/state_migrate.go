@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"reconcile/engine/render"
 	"reconcile/state"
@@ -78,7 +79,21 @@ func (c *cli) migrateStack(from, to backend, stack string) (migrated, error) {
 	if err != nil {
 		return migrated{}, fmt.Errorf("read %s: %w", from.describe(stack), err)
 	}
+	// Until its last write, the copy is marked incomplete, naming this
+	// command: no other command takes it for a state meanwhile, and one
+	// that meets it after an interruption says to run this again.
 	so.Create = true
+	source := from
+	if abs, err := filepath.Abs(from.local); err == nil && from.etcd == nil {
+		source.local = abs // the mark is read from anywhere
+	}
+	so.Copy = &state.CopyMark{From: source.describe(stack),
+		Command: fmt.Sprintf("reconcile state migrate --state %s --stack %s --to %s", from.url(), stack, to.url())}
+	so.OnLoad = func(done, total int) {
+		if done == 1 && total > 1 {
+			c.say(fmt.Sprintf("Copying stack %s in %d writes; until the last, %s is marked incomplete and no command uses it.\n", stack, total, to.describe(stack)))
+		}
+	}
 	dst, err := c.openBackend(to, stack, so, c.say)
 	if err != nil {
 		return migrated{}, err

@@ -17,6 +17,7 @@
 //	meta/serial                         serial: 8 bytes big-endian, then its check
 //	meta/lineage                        lineage id, then its check
 //	meta/key                            the 32-byte secret key, then its check
+//	meta/incomplete                     JSON state.CopyMark, then its check: only while a copy is written
 //	records/<name>                      JSON Record, then its check
 //	versions/<name>\x00<serial>         JSON Record, or nothing for a tombstone, then its check
 //	history/<serial>/<seq>              JSON HistoryEntry, then its check
@@ -34,6 +35,26 @@
 // (reading every value of a large stack at every Open would cost every CI
 // run a full download), and a write that reads a damaged value writes
 // nothing.
+//
+// # Creating and copying
+//
+// A stack is made in one transaction that writes all its meta values, and
+// only if meta/format is not there yet: of runners starting one new stack
+// at once, one makes it and the others open it. Open tells a missing stack
+// from a damaged one by what it reads at one revision, so it never takes a
+// stack another process made meanwhile for one that lost its meta values.
+// Whatever removes a stack must do it in one transaction too (one delete
+// of its prefix), or readers would meet it half removed.
+//
+// A copy into a stack (Load) that one transaction cannot hold is written
+// in several. The stack is marked incomplete (meta/incomplete) from the
+// first, or from its making when Open made it for the copy
+// (Options.Copy), and the last writes the meta values and removes the
+// mark, all at once. Until then every Open but the copier's refuses the
+// stack with a *state.IncompleteError naming the copy to run again, so
+// that a copy interrupted part way, with some of the records, is never
+// taken for a state: an apply on it would create again every object whose
+// record is missing. A reconcile older than the mark does not know it.
 //
 // # Locking and fencing
 //

@@ -195,9 +195,12 @@ func (s *Store) dump(ctx context.Context, rev int64) (state.Snapshot, error) {
 // stack that holds nothing but what snap holds, at serial 0, and it does
 // nothing to an identical copy; into any other it writes nothing and
 // returns an error wrapping state.ErrNotEmpty. A snapshot too large for
-// one transaction is written in several, each conditional on the lock,
-// with the meta values (lineage, key, serial) last: a Load interrupted
-// between them leaves a stack that a Load of the same snapshot finishes.
+// one transaction is written in several, each conditional on the lock:
+// the first marks the stack incomplete (as Open does a stack it creates
+// with Options.Copy), and the last writes the meta values (lineage, key,
+// serial) and removes the mark. Until then every Open but one for the
+// copy refuses the stack, and a Load of the same snapshot completes it.
+// Options.OnLoad is called after each transaction.
 func (s *Store) Load(snap state.Snapshot) error {
 	if err := s.checkWrite(); err != nil {
 		return fmt.Errorf("load state %s: %w", s.location, err)
@@ -220,11 +223,28 @@ func (s *Store) load(snap state.Snapshot) error {
 		return err
 	}
 	write, err := state.CheckLoad(cur, snap)
-	if err != nil || !write {
+	if err != nil {
 		return err
 	}
+	if !write {
+		// An identical copy: complete, if it is still marked so.
+		t := &txn{serial: s.serial}
+		t.del(s.k.incomplete())
+		return s.commit(t)
+	}
+	// The first transaction marks the stack incomplete, as Open does a
+	// stack it creates for a copy; the last removes the mark. In one
+	// transaction, the copy needs no mark: the put is taken out below.
+	mark := state.CopyMark{}
+	if s.opts.Copy != nil {
+		mark = *s.opts.Copy
+	}
+	markValue := state.EncodeCopyMark(mark)
 	var chunks []*txn
 	t := &txn{serial: s.serial}
+	t.put(s.k.incomplete(), markValue)
+	// add adds the put of value at key to the transaction being built,
+	// or to a new one if it would not fit.
 	add := func(key string, value []byte) error {
 		t.put(key, value)
 		if s.fits(t) {
@@ -287,18 +307,31 @@ func (s *Store) load(snap state.Snapshot) error {
 			return err
 		}
 	}
-	// The meta values last, in the last transaction, with the serial.
-	if err := add(s.k.lineage(), state.EncodeLineage(snap.Meta.Lineage)); err != nil {
-		return err
+	// The meta values and the serial last, in the last transaction, with
+	// the end of the mark.
+	last := func(t *txn) {
+		t.put(s.k.lineage(), state.EncodeLineage(snap.Meta.Lineage))
+		t.put(s.k.secret(), state.EncodeSecretKey(snap.Key))
+		t.del(s.k.incomplete())
 	}
-	if err := add(s.k.secret(), state.EncodeSecretKey(snap.Key)); err != nil {
-		return err
+	ops, size := len(t.ops), t.size
+	if last(t); !s.fits(t) {
+		t.ops, t.size = t.ops[:ops], size
+		chunks = append(chunks, t)
+		t = &txn{}
+		last(t)
 	}
 	t.serial = snap.Meta.Serial
 	chunks = append(chunks, t)
-	for _, t := range chunks {
+	if len(chunks) == 1 {
+		t.ops, t.size = t.ops[1:], t.size-len(s.k.incomplete())-len(markValue)-opOverhead
+	}
+	for i, t := range chunks {
 		if err := s.commit(t); err != nil {
 			return err
+		}
+		if s.opts.OnLoad != nil {
+			s.opts.OnLoad(i+1, len(chunks))
 		}
 	}
 	s.historySeq = uint64(len(snap.History))

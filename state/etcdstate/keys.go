@@ -15,6 +15,9 @@ func (k keys) format() string  { return k.base + "meta/format" }
 func (k keys) serial() string  { return k.base + "meta/serial" }
 func (k keys) lineage() string { return k.base + "meta/lineage" }
 func (k keys) secret() string  { return k.base + "meta/key" }
+func (k keys) incomplete() string {
+	return k.base + "meta/incomplete"
+}
 func (k keys) lock() string    { return k.base + "lock" }
 func (k keys) outputs() string { return k.base + "outputs" }
 

@@ -87,6 +87,11 @@ type commitHooks struct {
 // holder. A read-only Store takes no lock: it reads at the revision of
 // its Open, one consistent snapshot, however the stack changes meanwhile.
 //
+// With opts.Copy, a stack Open creates is marked incomplete, in the
+// transaction that creates it, until Load's last write, and Open accepts a
+// stack so marked; without it, Open refuses one with a
+// *state.IncompleteError.
+//
 // Open checks the meta values; a damaged one yields an error wrapping
 // state.ErrCorrupt, a stack of a newer format one wrapping
 // state.ErrNewerFormat. Other values are checked as they are read. ctx
@@ -175,13 +180,15 @@ func (s *Store) open(ctx context.Context) error {
 	if err := s.ensureStack(ctx); err != nil {
 		return err
 	}
+	// The meta values, checked: also a writer's, before it waits for the
+	// lock of a stack that is no state yet (a copy into it has not
+	// finished; its copier may hold the lock).
+	_, rev, err := s.readMeta(ctx, 0)
+	if err != nil {
+		return err
+	}
 	if s.readOnly {
-		// One consistent snapshot: the revision of a fresh read of the
-		// meta values, checked.
-		_, rev, err := s.readMeta(ctx, 0)
-		if err != nil {
-			return err
-		}
+		// One consistent snapshot: the revision of that read.
 		s.rev = rev
 		return nil
 	}
@@ -190,7 +197,7 @@ func (s *Store) open(ctx context.Context) error {
 	}
 	// The stack may have changed while Open waited for the lock.
 	s.txMu.Lock()
-	err := s.refresh(ctx)
+	err = s.refresh(ctx)
 	s.txMu.Unlock()
 	if err != nil {
 		s.Close()
@@ -241,14 +248,20 @@ func (s *Store) ensureStack(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ops := []clientv3.Op{
+		clientv3.OpPut(s.k.format(), string(state.EncodeFormat())),
+		clientv3.OpPut(s.k.serial(), string(state.EncodeSerial(0))),
+		clientv3.OpPut(s.k.lineage(), string(state.EncodeLineage(lineage))),
+		clientv3.OpPut(s.k.secret(), string(state.EncodeSecretKey(key))),
+	}
+	if s.opts.Copy != nil {
+		// Made for a copy: incomplete from the start, until Load's last
+		// write.
+		ops = append(ops, clientv3.OpPut(s.k.incomplete(), string(state.EncodeCopyMark(*s.opts.Copy))))
+	}
 	_, err = s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.k.format()), "=", 0)).
-		Then(
-			clientv3.OpPut(s.k.format(), string(state.EncodeFormat())),
-			clientv3.OpPut(s.k.serial(), string(state.EncodeSerial(0))),
-			clientv3.OpPut(s.k.lineage(), string(state.EncodeLineage(lineage))),
-			clientv3.OpPut(s.k.secret(), string(state.EncodeSecretKey(key))),
-		).Commit()
+		Then(ops...).Commit()
 	// Not Succeeded: another process created it first; open theirs.
 	if err != nil {
 		return s.errorf("create state %s: %w", s.location, err)
@@ -330,6 +343,13 @@ func (s *Store) readMetaFull(ctx context.Context, rev int64) (m state.Meta, key 
 	}
 	if err != nil {
 		return m, nil, 0, 0, wrap(err)
+	}
+	if kv := values[s.k.incomplete()]; kv != nil && s.opts.Copy == nil {
+		mark, err := state.DecodeCopyMark(kv.Value)
+		if err != nil {
+			return m, nil, 0, 0, wrap(err)
+		}
+		return m, nil, 0, 0, &state.IncompleteError{Location: s.location, Mark: mark}
 	}
 	if rev == 0 {
 		rev = resp.Header.Revision

@@ -1,7 +1,9 @@
 package statetest
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,4 +61,70 @@ func testConcurrentCreate(t *testing.T, open Opener) {
 			}
 		})
 	}
+}
+
+// testIncompleteCopy: a state made to receive a copy is no state until the
+// copy's last write. Every Open but the copy's refuses it meanwhile,
+// naming the copy to run again, and running it again completes it: when
+// the copy never began, and when it stopped part way (on a backend that
+// writes a large copy in several transactions).
+func testIncompleteCopy(t *testing.T, open Opener) {
+	mark := &state.CopyMark{From: "the source (stack test)", Command: "reconcile state migrate --to the-target"}
+	snap := BenchSnapshot("3f1c0a52-6b8e-4c8e-9d4f-0c1e2a3b4c5d", make([]byte, 32), 150)
+	snap.History = []state.HistoryEntry{{Serial: 150, Time: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), Command: "apply", Counts: state.Counts{Create: 150}}}
+
+	t.Run("target", func(t *testing.T) {
+		refused := func(when string) {
+			t.Helper()
+			for _, opts := range []state.Options{{ReadOnly: true}, {ReadOnly: true, Create: true}, {}, {Create: true}} {
+				s, err := open(t, opts)
+				if err == nil {
+					s.Close()
+					t.Errorf("open %+v %s = a store, want ErrIncomplete", opts, when)
+					continue
+				}
+				var ie *state.IncompleteError
+				if !errors.Is(err, state.ErrIncomplete) || !errors.As(err, &ie) || !strings.Contains(err.Error(), mark.Command) || !strings.Contains(err.Error(), mark.From) {
+					t.Errorf("open %+v %s = %v, want ErrIncomplete naming the copy to run again", opts, when, err)
+				}
+			}
+		}
+		dst := mustOpen(t, open, state.Options{Create: true, Copy: mark})
+		dst.Close()
+		refused("of a state made for a copy that never began")
+
+		// A copy that stops after its first write, where it takes several.
+		var total int
+		dst = mustOpen(t, open, state.Options{Copy: mark, OnLoad: func(done, n int) {
+			total = n
+			if done == 1 && n > 1 {
+				dst.Close() // the rest is never written
+			}
+		}})
+		err := dst.Load(snap)
+		if total > 1 {
+			if err == nil {
+				t.Fatalf("Load through a store closed after its first of %d writes = nil, want an error", total)
+			}
+			refused("after a copy stopped part way")
+			dst = mustOpen(t, open, state.Options{Copy: mark})
+			if err := dst.Load(snap); err != nil {
+				t.Fatalf("Load again, to complete the copy = %v", err)
+			}
+		} else if err != nil {
+			t.Fatalf("Load = %v", err)
+		}
+		dst.Close()
+
+		s := mustOpen(t, open, state.Options{ReadOnly: true})
+		if got, err := s.Dump(); err != nil || !got.Equal(snap) {
+			t.Errorf("Dump() of the completed copy = %v, %v, want %v", got, err, snap)
+		}
+		s.Close()
+		// A copy run again over a complete one changes nothing.
+		w := mustOpen(t, open, state.Options{Copy: mark})
+		if err := w.Load(snap); err != nil {
+			t.Errorf("Load of the same snapshot into the complete copy = %v", err)
+		}
+	})
 }

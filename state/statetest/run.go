@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 		"Damage":                testDamage,
 		"CreateAndNoState":      testCreateAndNoState,
 		"ConcurrentCreate":      testConcurrentCreate,
+		"IncompleteCopy":        testIncompleteCopy,
 		"ReadOnlyRefusesWrites": testReadOnlyRefusesWrites,
 		"Closed":                testClosed,
 		"Coalesced":             testCoalesced,
