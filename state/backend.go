@@ -48,6 +48,12 @@ type Backend interface {
 	// expired, or another holder took it); every write fails from then
 	// on. A local file's lock is never lost.
 	Lost() <-chan struct{}
+	// RecordLimit returns the largest record the backend can write in one
+	// Put or PutAndClearIntent, which write it in one transaction with
+	// its version. A larger one is refused with an error wrapping
+	// ErrTooLarge: callers check with CheckRecordSize before they make in
+	// the cloud what they could not record.
+	RecordLimit() RecordLimit
 	// Held returns nil while the lock is surely still this store's, and an
 	// error wrapping ErrLockLost once it is lost or may have lapsed. Apply
 	// checks it right before each request that changes the cloud (each

@@ -150,6 +150,15 @@
 // together. The file holds every version of every record, so on a state
 // that has seen many applies it is several times the size of its records.
 //
+// # Limits
+//
+// Every backend says how large a record it can write (RecordLimit): the
+// bbolt store's is bbolt's limit on a value, about 2 GiB; an etcd stack's
+// is half of one etcd request. CheckRecordSize tells whether a record
+// fits, without encoding one that surely does, so that the engine refuses
+// to create in the cloud what state could not record. A write of a record
+// too large is refused whole with an error wrapping ErrTooLarge.
+//
 // # Outputs
 //
 // PutOutputs records the stack outputs an apply computed, replacing those

@@ -71,6 +71,11 @@ var (
 	// would create again every object whose record is not copied yet. It
 	// is wrapped by an *IncompleteError that names the copy to run again.
 	ErrIncomplete = errors.New("state is an incomplete copy")
+
+	// ErrTooLarge is returned by a write of a record larger than its
+	// backend can write at once (see Backend.RecordLimit), wrapped by a
+	// *TooLargeError where the sizes are known. Nothing was written.
+	ErrTooLarge = errors.New("record too large for the state backend")
 )
 
 // Record is one node in state: a managed resource, a resource read with get,

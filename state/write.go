@@ -164,6 +164,10 @@ func putVersion(tx *bolt.Tx, r Record) error {
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
+	if n := len(data) + checkSize; n > boltRecordLimit {
+		// bbolt would panic at commit on a value near its limit.
+		return &TooLargeError{Name: r.Name, Size: n, Limit: RecordLimit{Bytes: boltRecordLimit, Why: "bbolt stores a value of up to 2 GiB"}}
+	}
 	if err := putValue(tx, bucketRecords, []byte(r.Name), data); err != nil {
 		return err
 	}

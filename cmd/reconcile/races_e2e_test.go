@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -140,4 +141,118 @@ func TestE2EEtcdMigrateKilled(t *testing.T) {
 	}
 	onEtcd.must(0, "plan", "--detailed-exitcode")
 	onEtcd.must(0, "drift")
+}
+
+// bigPrincipals returns n principals of users, each a valid id.
+func bigPrincipals(n int) []string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = fmt.Sprintf("user:%08x-0000-4000-8000-%012x", i, i)
+	}
+	return ps
+}
+
+// bigPolicySpec is a policy named name on rid whose viewers are ps: with
+// 20,000 of them its record is about 860 KiB, more than a record on etcd
+// can take (764 KiB), and its request to Datadog less than the 1 MiB the
+// API takes.
+func bigPolicySpec(name, rid string, ps []string) string {
+	return policySpec(name, rid, "        - relation: viewer\n          principals: [\""+strings.Join(ps, `", "`)+"\"]\n", "")
+}
+
+// TestE2EEtcdRecordTooLarge: a resource whose record etcd could not hold
+// in one transaction is refused at plan, naming it, its size and the
+// limit, and never created; an apply refuses it too, and creates the rest.
+func TestE2EEtcdRecordTooLarge(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	eps := etcdtest.Start(t)
+	e := startEmulator(t)
+	big := rid(t, "big")
+	src := spec(policySpec("small", rid(t, "small"), "", ""), bigPolicySpec("big", big, bigPrincipals(20000)))
+	w := runner(t, e, eps, "/reconcile/large", "prod", src)
+
+	r := w.run("plan")
+	if r.code != 1 {
+		t.Errorf("plan of a resource too large to record: want exit 1, got:\n%s", r)
+	}
+	wantStderr(t, r, `main.yaml:`, `datadog:RestrictionPolicy "big" cannot be recorded in state: its record would be`, "more than the 764 KiB a record can take",
+		"--max-request-bytes", "Make its inputs smaller")
+	mark := e.mark()
+	r = w.run("apply", "--auto-approve")
+	if r.code != 1 {
+		t.Errorf("apply of a resource too large to record: want exit 1, got:\n%s", r)
+	}
+	wantStderr(t, r, `"big" cannot be recorded in state`)
+	if calls := e.callsSince(mark, "restriction_policy/"+big); len(calls) > 0 {
+		t.Errorf("the apply called Datadog for the policy it cannot record: %+v", calls)
+	}
+	if got := e.policy(big); len(got) > 0 {
+		t.Errorf("the policy too large to record exists: %d bindings", len(got))
+	}
+
+	// Made smaller, it is created and recorded.
+	w.write("main.yaml", spec(policySpec("small", rid(t, "small"), "", ""), bigPolicySpec("big", big, bigPrincipals(5000))))
+	w.must(0, "apply", "--auto-approve")
+	w.must(0, "plan", "--detailed-exitcode")
+}
+
+// TestE2EEtcdRecordTooLargeLeftBehind: a create that an earlier reconcile
+// made although its record could not be written left an intent and an
+// object: the next apply and the next destroy record the object by its id
+// (they cannot record it whole) instead of failing on it for ever, and
+// delete it.
+func TestE2EEtcdRecordTooLargeLeftBehind(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	eps := etcdtest.Start(t)
+	e := startEmulator(t)
+	const prefix = "/reconcile/leftover"
+	ps := bigPrincipals(20000)
+	for _, cmd := range []string{"apply", "destroy"} {
+		t.Run(cmd, func(t *testing.T) {
+			big := rid(t, "big")
+			// What was left: the object, made, and the intent of its create.
+			bindings := []binding{{Relation: "viewer", Principals: ps}}
+			e.setPolicy(big, bindings)
+			st, err := etcdstate.Open(t.Context(), etcdstate.Options{Endpoints: eps, Prefix: prefix, Stack: cmd, Options: state.Options{Create: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs := map[string]any{"resourceId": big, "bindings": []any{map[string]any{"relation": "viewer", "principals": anySlice(ps)}}}
+			err = st.PutIntent(state.Intent{Name: "big", Type: "datadog:RestrictionPolicy", Token: "t-" + cmd, Inputs: inputs, Time: time.Now().Add(-time.Hour).UTC()})
+			st.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			w := runner(t, e, eps, prefix, cmd, spec(policySpec("small", rid(t, "small"), "", "")))
+			if cmd == "apply" {
+				// The specs no longer declare it: the apply deletes it.
+				r := w.must(0, "apply", "--auto-approve")
+				wantStdout(t, r, "1 created", "1 destroyed")
+			} else {
+				w.must(0, "destroy", "--auto-approve")
+			}
+			if got := e.policy(big); len(got) > 0 {
+				t.Errorf("after %s, the policy left behind still exists: %d bindings", cmd, len(got))
+			}
+			got := w.stateList()
+			if _, ok := got["big"]; ok {
+				t.Errorf("state after %s still records big: %+v", cmd, got)
+			}
+			if _, ok := got["small"]; ok != (cmd == "apply") {
+				t.Errorf("state after %s = %+v, want small recorded only after the apply", cmd, got)
+			}
+		})
+	}
+}
+
+// anySlice returns ss as a []any.
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

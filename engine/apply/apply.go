@@ -790,11 +790,15 @@ func (a *applier) putOver(addr string, pos diag.Pos, rec, old state.Record, ok b
 	if ok && sameRecord(old, rec) {
 		return nil
 	}
-	if _, err := a.st.Put(rec); err != nil {
+	rec, cut, err := putFitted(a.st, a.st.Put, rec)
+	if err != nil {
 		return a.fail(addr, pos, fmt.Errorf("write state: %w", err))
 	}
 	if err := a.sealPast(rec, old, ok); err != nil {
 		return a.fail(addr, pos, err)
+	}
+	if cut != nil {
+		return a.fail(addr, pos, fmt.Errorf("write state: %w", cut))
 	}
 	return nil
 }

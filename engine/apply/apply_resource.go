@@ -155,6 +155,9 @@ func (a *applier) keepResource(ctx context.Context, o *resourceOp) error {
 // updateResource updates a resource in place.
 func (a *applier) updateResource(ctx context.Context, o *resourceOp) error {
 	r, id := o.r, o.prior.ID
+	if err := a.checkSize(o, o.rec, value.Seal(o.desired, a.sealer(r.Name)).(map[string]any), o.prior.Outputs, "update"); err != nil {
+		return err
+	}
 	got, err := a.update(ctx, o.c, o.d, id, o.prior.Inputs, o.want, o.timeout("update"))
 	if err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("update %s %q: %w", r.Type, id, err))
@@ -180,8 +183,8 @@ func (a *applier) importResource(ctx context.Context, o *resourceOp) error {
 	sl := a.sealer(r.Name)
 	rec.Inputs = value.SealLike(live, o.desired, sl).(map[string]any)
 	rec.Outputs = value.Seal(value.SealLike(eval.SecretOutputs(r, map[string]any(got), false), o.desired, sl), sl).(map[string]any)
-	if _, err := a.st.Put(rec); err != nil {
-		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
+	if _, cut, err := putFitted(a.st, a.st.Put, rec); err != nil || cut != nil {
+		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", errors.Join(err, cut)))
 	}
 	a.count(plan.Import)
 	if changed := eval.DiffInputs(r.Schema, eval.ManagedInputs(r.Schema, live, o.desired, nil), o.desired, nil, a.sealer(r.Name)); len(changed) > 0 {
@@ -318,6 +321,9 @@ func (a *applier) deleteDeposed(ctx context.Context, r *specs.Resource, c *plan.
 func (a *applier) create(ctx context.Context, o *resourceOp, rec state.Record) error {
 	r, c, d, want, timeout := o.r, o.c, o.d, o.want, o.timeout("create")
 	sealed := value.Seal(o.desired, a.sealer(r.Name)).(map[string]any)
+	if err := a.checkSize(o, rec, sealed, nil, "create"); err != nil {
+		return err
+	}
 	token := newToken()
 	if in, ok := a.intents[r.Name]; ok {
 		if in.Type != r.Type || !value.Same(in.Inputs, sealed) {
@@ -463,13 +469,18 @@ func (a *applier) record(o *resourceOp, rec state.Record, id string, got resourc
 	if clearIntent {
 		put = a.st.PutAndClearIntent
 	}
-	if _, err := put(rec); err != nil {
+	rec, cut, err := putFitted(a.st, put, rec)
+	if err != nil {
 		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", err))
 	}
 	if err := a.sealPast(rec, o.prior, o.hasPrior); err != nil {
 		return a.fail(r.Name, r.Pos, err)
 	}
 	a.setValue(r.Name, view)
+	if cut != nil {
+		// Recorded, so that it can be managed and deleted, but not whole.
+		return a.fail(r.Name, r.Pos, fmt.Errorf("write state: %w", cut))
+	}
 	if act >= 0 {
 		a.count(act)
 	}

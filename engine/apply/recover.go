@@ -204,7 +204,7 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 		// (cancelled, timed out, the API unreachable): record the object,
 		// keep the intent to check again how it ended.
 		res.ID = id
-		if _, werr := st.Put(adoptedRecord(s, in, rec, hasRec, id, got, "")); werr != nil {
+		if _, _, werr := putFitted(st, st.Put, adoptedRecord(s, in, rec, hasRec, id, got, "")); werr != nil {
 			return res, fmt.Errorf("write state: %w", werr)
 		}
 		in.ID = id
@@ -217,9 +217,14 @@ func resolveIntent(ctx context.Context, st state.Backend, reg resources.Registry
 	if err != nil {
 		res.Tainted = err.Error()
 	}
-	if _, werr := st.Put(adoptedRecord(s, in, rec, hasRec, id, got, res.Tainted)); werr != nil {
+	// An object state cannot record whole is recorded smaller (see
+	// fitRecord): by its id, at least, so that apply can replace it and
+	// destroy delete it.
+	adopted, _, werr := putFitted(st, st.Put, adoptedRecord(s, in, rec, hasRec, id, got, res.Tainted))
+	if werr != nil {
 		return res, fmt.Errorf("write state: %w", werr)
 	}
+	res.Tainted = adopted.Tainted
 	if hasRec && rec.ID == id {
 		return clear(report.IntentRecorded)
 	}

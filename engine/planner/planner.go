@@ -94,7 +94,8 @@ type planner struct {
 	records []state.LazyRecord           // read from state
 	prior   map[string]*state.LazyRecord // into records, by name
 	lineage string
-	key     []byte // the state's key for digests of secrets
+	key     []byte        // the state's key for digests of secrets
+	st      state.Backend // for the size of the records the apply writes
 	env     eval.Env
 	invoke  func(inv *specs.Invoke, args map[string]any) (map[string]any, error)
 
@@ -230,7 +231,7 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	meta, records, key := v.Meta, v.Records, v.Key
 	g := spec.Graph()
 	p := &planner{ctx: ctx, spec: spec, reg: reg, opts: opts, records: records, prior: make(map[string]*state.LazyRecord, len(records)),
-		results: make(map[string]*nodeResult, len(g.Order())), lineage: meta.Lineage, key: key}
+		results: make(map[string]*nodeResult, len(g.Order())), lineage: meta.Lineage, key: key, st: st}
 	for i := range records {
 		p.prior[records[i].Head.Name] = &records[i]
 	}
@@ -690,6 +691,9 @@ func (p *planner) stays(ref *specs.Ref) bool {
 // planCreate plans the create of r.
 func (p *planner) planCreate(r *specs.Resource, c *plan.Change, desired map[string]any) error {
 	c.Action = plan.Create
+	if err := p.checkRecordSize(r, c, desired, nil); err != nil {
+		return err
+	}
 	c.After = eval.CreatedView(r.Schema, desired)
 	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
 	p.pack(c)
@@ -788,6 +792,11 @@ func (p *planner) planChange(r *specs.Resource, c *plan.Change, prior state.Reco
 	default:
 		c.Action = plan.Update
 	}
+	if c.Action == plan.Update {
+		if err := p.checkRecordSize(r, c, desired, prior.Outputs); err != nil {
+			return err
+		}
+	}
 	// References see the desired inputs (secrets wrapped, not sealed as in
 	// state) with the prior outputs.
 	view := before // a no-op keeps one copy of the same values, not two
@@ -873,6 +882,9 @@ func (p *planner) finishReplace(r *specs.Resource, c *plan.Change, opts eval.Opt
 			}
 		}
 	}
+	if err := p.checkRecordSize(r, c, desired, nil); err != nil {
+		return err
+	}
 	c.After = eval.CreatedView(r.Schema, desired)
 	p.set(r.Name, &nodeResult{value: eval.CreatedRefView(r.Schema, c.After), change: c})
 	return nil
@@ -880,6 +892,9 @@ func (p *planner) finishReplace(r *specs.Resource, c *plan.Change, opts eval.Opt
 
 func (p *planner) planImport(ctx context.Context, r *specs.Resource, c *plan.Change, desired map[string]any) error {
 	c.Action, c.ImportID = plan.Import, r.Options.Import
+	if err := p.checkRecordSize(r, c, desired, nil); err != nil {
+		return err
+	}
 	if owner, ok := refresh.ManagedBy(p.priorHeads(), r.Type, r.Options.Import); ok && owner != r.Name {
 		return p.failDetail(r.Options.ImportPos, fmt.Sprintf("two names would own one object; to rename it, run 'reconcile state mv %s %s' and remove options.import", owner, r.Name),
 			"import %q: %s %q is already managed in this state as %q", r.Name, r.Type, r.Options.Import, owner)

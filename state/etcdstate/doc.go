@@ -86,7 +86,9 @@
 // Delete, PutIntent and ClearIntent calls share transactions, as the bbolt
 // store's calls share commits, in groups split to stay within the server's
 // limits (Options.MaxTxnOps, 128 operations, and Options.MaxRequestBytes,
-// 1.5 MiB, by default); the serial grows by one per change. While the
+// 1.5 MiB, by default); the serial grows by one per change. A record is
+// written with its version in one transaction, so RecordLimit, the
+// largest record, is a little under half of MaxRequestBytes. While the
 // cluster elects a new leader, a write is tried again, up to
 // Options.RequestTimeout, and an attempt that was made is told from one
 // that was not by the value it wrote, so that no write is made twice.

@@ -60,10 +60,30 @@ func (s *Store) fits(t *txn) bool {
 // errTooLarge is the cause of a write that no transaction can hold.
 var errTooLarge = errors.New("too large for one etcd transaction")
 
-// tooLarge returns the error for t, which does not fit.
+// tooLarge returns the error for t, which does not fit. It wraps
+// state.ErrTooLarge.
 func (s *Store) tooLarge(t *txn) error {
-	return fmt.Errorf("%w: %d operations of %d bytes, the server takes %d operations and %d bytes (raise its --max-txn-ops, --max-request-bytes and Options.MaxTxnOps, MaxRequestBytes)",
-		errTooLarge, len(t.ops)+1, t.size, s.opts.MaxTxnOps, s.opts.MaxRequestBytes)
+	return fmt.Errorf("%w: %w: %d operations of %d bytes, the server takes %d operations and %d bytes (raise its --max-txn-ops, --max-request-bytes and Options.MaxTxnOps, MaxRequestBytes)",
+		state.ErrTooLarge, errTooLarge, len(t.ops)+1, t.size, s.opts.MaxTxnOps, s.opts.MaxRequestBytes)
+}
+
+// keyReserve is the room RecordLimit leaves in a transaction for what a
+// record's write holds besides the record and its version: their keys
+// (with names of up to 1 KiB), the intent's delete, the serial and the
+// record count, and what each operation adds.
+const keyReserve = 4096
+
+// RecordLimit returns the largest record the Store can write: a record's
+// write is one transaction holding the record and its version, so half of
+// what the server takes in one request (Options.MaxRequestBytes, etcd's
+// --max-request-bytes, 1.5 MiB by default) less what the transaction holds
+// besides: about 764 KiB by default.
+func (s *Store) RecordLimit() state.RecordLimit {
+	return state.RecordLimit{
+		Bytes: (s.opts.MaxRequestBytes - 4096 - keyReserve) / 2,
+		Why: fmt.Sprintf("each write stores a record twice, as the record and as its version, in one etcd transaction, and etcd takes requests of up to %s (its --max-request-bytes)",
+			state.FormatSize(s.opts.MaxRequestBytes)),
+	}
 }
 
 // errStale says that the serial changed under the Store, which read it
@@ -125,6 +145,11 @@ func (s *Store) commit(t *txn) error {
 	backoff := 25 * time.Millisecond
 	for {
 		resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(elseOps...).Commit()
+		if err != nil && (errors.Is(err, rpctypes.ErrRequestTooLarge) || rpctypes.Error(err) == rpctypes.ErrRequestTooLarge) {
+			// Refused whole: nothing was written.
+			return fmt.Errorf("write state %s: %w: the server refused %d bytes (%v): its --max-request-bytes is below the %s this client writes up to; raise it",
+				s.location, state.ErrTooLarge, t.size, err, state.FormatSize(s.opts.MaxRequestBytes))
+		}
 		if err != nil {
 			if ctx.Err() != nil || !retryable(err) {
 				s.unsure = true

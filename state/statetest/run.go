@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		"CreateAndNoState":      testCreateAndNoState,
 		"ConcurrentCreate":      testConcurrentCreate,
 		"IncompleteCopy":        testIncompleteCopy,
+		"RecordLimit":           testRecordLimit,
 		"ReadOnlyRefusesWrites": testReadOnlyRefusesWrites,
 		"Closed":                testClosed,
 		"Coalesced":             testCoalesced,

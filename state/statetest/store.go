@@ -14,6 +14,7 @@ type Store interface {
 	ReadOnly() bool
 	Lost() <-chan struct{}
 	Held() error
+	RecordLimit() state.RecordLimit
 
 	Meta() (state.Meta, error)
 	SecretKey() ([]byte, error)
