@@ -23,6 +23,20 @@ func (s boltStore) DamageRecord(t *testing.T, name string) {
 	}
 }
 
+func (s boltStore) DeleteRecordKey(t *testing.T, name string) {
+	t.Helper()
+	if err := state.DeleteRecordKey(s.Store, name); err != nil {
+		t.Fatalf("delete record %q: %v", name, err)
+	}
+}
+
+func (s boltStore) DeleteRecordCount(t *testing.T) {
+	t.Helper()
+	if err := state.DeleteRecordCount(s.Store); err != nil {
+		t.Fatalf("delete the record count: %v", err)
+	}
+}
+
 func (s boltStore) ObserveCommits(queued func(n int), commit func(calls int)) {
 	state.SetCommitHooks(s.Store, queued, commit)
 }

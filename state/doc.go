@@ -75,6 +75,8 @@
 //	                        then its check (absent until an apply records them)
 //	          "incomplete"  JSON CopyMark, then its check: present only while
 //	                        a copy is written into the state
+//	          "count"       the number of records and the serial it was
+//	                        counted at, 8 bytes big-endian each, then its check
 //	records   name                                → JSON Record, then its check
 //	versions  name, 0x00, 8-byte big-endian serial → JSON Record, or nothing
 //	                                                 for a delete (a tombstone),
@@ -101,9 +103,18 @@
 // Open runs bbolt's consistency check and verifies every value; every read
 // verifies what it reads again. A damaged value is reported with an error
 // wrapping ErrCorrupt that names it, e.g. `record "ep01": checksum
-// mismatch`, and a state found damaged is never written to. The checks
-// guard against accidental and hand damage, not against an attacker, who
-// could recompute them.
+// mismatch`, and a state found damaged is never written to.
+//
+// Every write that changes the serial writes the record count at the new
+// serial in the same transaction, so that a record deleted outside
+// reconcile, which no checksum can catch, is found when the records are
+// read whole: Open (which reads them all) and, on etcd, List, ListLazy and
+// Dump return a *CountError wrapping ErrCorrupt that names each record
+// whose last version says it exists but that is gone. A count left at
+// another serial, by a reconcile that did not keep it, is not checked, and
+// the next write counts the records again. The checks guard against
+// accidental and hand damage, not against an attacker with write access,
+// who could recompute them.
 //
 // The encoders and decoders of stored values are exported (EncodeRecord,
 // DecodeRecord and the like) for the other backends of this model, such as

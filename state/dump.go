@@ -132,9 +132,6 @@ func (s *Store) Load(snap Snapshot) error {
 
 // loadTx writes snap into tx, over a state that CheckLoad allowed.
 func loadTx(tx *bolt.Tx, snap Snapshot) error {
-	if err := putMeta(tx, snap.Meta, snap.Key); err != nil {
-		return err
-	}
 	for _, r := range snap.Records {
 		v, err := EncodeRecord(r)
 		if err != nil {
@@ -200,5 +197,6 @@ func loadTx(tx *bolt.Tx, snap Snapshot) error {
 			return err
 		}
 	}
-	return nil
+	// The meta values last: the record count counts what is written.
+	return putMeta(tx, snap.Meta, snap.Key)
 }

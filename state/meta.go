@@ -148,7 +148,8 @@ func putCheckedInt(b *bolt.Bucket, key, checkKey []byte, n uint64) error {
 }
 
 // putMeta writes every meta value of a state of the current format in tx:
-// the format version, m's lineage and serial, and key.
+// the format version, m's lineage and serial, key, and the count of
+// records, which are in tx already.
 func putMeta(tx *bolt.Tx, m Meta, key []byte) error {
 	b := tx.Bucket(bucketMeta)
 	return errors.Join(
@@ -156,6 +157,7 @@ func putMeta(tx *bolt.Tx, m Meta, key []byte) error {
 		putCheckedInt(b, keySerial, keySerialCheck, uint64(m.Serial)),
 		putValue(tx, bucketMeta, keyLineage, []byte(m.Lineage)),
 		putValue(tx, bucketMeta, keySecret, key),
+		b.Put(keyCount, EncodeCount(countRecords(tx), m.Serial)),
 	)
 }
 

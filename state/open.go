@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -410,6 +411,11 @@ func (s *Store) checkLayout(tx *bolt.Tx) (format int, err error) {
 	} else {
 		err = checkValues(tx)
 	}
+	var ce *CountError
+	if errors.As(err, &ce) {
+		ce.Location = fmt.Sprintf("%q", s.path)
+		return 0, ce
+	}
 	if err != nil {
 		return 0, s.corrupt(err)
 	}
@@ -426,6 +432,7 @@ func checkValues(tx *bolt.Tx) error {
 	if _, err := readSecretKey(meta); err != nil {
 		return err
 	}
+	var records int64
 	for _, name := range allBuckets {
 		err := tx.Bucket(name).ForEach(func(k, v []byte) error {
 			switch {
@@ -434,6 +441,8 @@ func checkValues(tx *bolt.Tx) error {
 			case bytes.Equal(name, bucketMeta) && (bytes.Equal(k, keyFormat) || bytes.Equal(k, keyFormatCheck) ||
 				bytes.Equal(k, keySerial) || bytes.Equal(k, keySerialCheck)):
 				return nil // checked by readMeta
+			case bytes.Equal(name, bucketRecords):
+				records++
 			}
 			_, err := openValue(name, k, v)
 			return err
@@ -442,7 +451,40 @@ func checkValues(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return nil
+	return checkCount(tx, records)
+}
+
+// checkCount returns a *CountError if the state in tx, which holds have
+// records, does not hold as many as its record count says. A count left
+// at another serial (by a reconcile that did not keep it) is not checked.
+func checkCount(tx *bolt.Tx, have int64) error {
+	meta := tx.Bucket(bucketMeta)
+	v := meta.Get(keyCount)
+	if v == nil {
+		return nil
+	}
+	want, at, err := DecodeCount(v)
+	if err != nil {
+		return err
+	}
+	m, err := readMeta(meta)
+	if err != nil || at != m.Serial || want == have {
+		return err
+	}
+	records := tx.Bucket(bucketRecords)
+	missing, err := FindMissing(func(name string) bool { return records.Get([]byte(name)) != nil },
+		func(yield func(name string, serial int64, live bool) bool) error {
+			return tx.Bucket(bucketVersions).ForEach(func(k, v []byte) error {
+				if n := len(k) - 9; n >= 0 && k[n] == 0 {
+					yield(string(k[:n]), int64(binary.BigEndian.Uint64(k[n+1:])), len(v) > checkSize)
+				}
+				return nil
+			})
+		})
+	if err != nil {
+		return err
+	}
+	return &CountError{Have: have, Want: want, Missing: missing, Restore: "Restore the state file from a backup"}
 }
 
 // corruptData marks err, from decoding something stored, as corruption. It

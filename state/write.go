@@ -148,14 +148,50 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 }
 
 // bumpSerial increments the state serial in tx and returns the new value.
-func bumpSerial(tx *bolt.Tx) (int64, error) {
+// It writes the record count at the new serial too: delta more records
+// than before (the caller's write adds or removes them after the call).
+func bumpSerial(tx *bolt.Tx, delta int64) (int64, error) {
 	meta := tx.Bucket(bucketMeta)
 	m, err := readMeta(meta)
 	if err != nil {
 		return 0, corruptData(err)
 	}
+	count, err := recordCount(tx, m.Serial)
+	if err != nil {
+		return 0, err
+	}
 	m.Serial++
-	return m.Serial, putCheckedInt(meta, keySerial, keySerialCheck, uint64(m.Serial))
+	if err := putCheckedInt(meta, keySerial, keySerialCheck, uint64(m.Serial)); err != nil {
+		return 0, err
+	}
+	return m.Serial, meta.Put(keyCount, EncodeCount(count+delta, m.Serial))
+}
+
+// recordCount returns the number of records in tx, a state at serial: the
+// count stored, when it was counted at serial, or else counted now (a
+// reconcile that did not keep the count wrote since).
+func recordCount(tx *bolt.Tx, serial int64) (int64, error) {
+	if v := tx.Bucket(bucketMeta).Get(keyCount); v != nil {
+		count, at, err := DecodeCount(v)
+		if err != nil {
+			return 0, err
+		}
+		if at == serial {
+			return count, nil
+		}
+	}
+	return countRecords(tx), nil
+}
+
+// countRecords counts the records in tx, with what tx wrote (which
+// bbolt's Stats leave out until it commits).
+func countRecords(tx *bolt.Tx) int64 {
+	var n int64
+	c := tx.Bucket(bucketRecords).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	return n
 }
 
 // putVersion stores r as the current record and as its version at r.Serial.
@@ -216,7 +252,11 @@ func (s *Store) put(r Record, clearIntent bool) (Record, error) {
 	}
 	var out Record
 	err := s.commit(func(tx *bolt.Tx) error {
-		serial, err := bumpSerial(tx)
+		var added int64
+		if tx.Bucket(bucketRecords).Get([]byte(r.Name)) == nil {
+			added = 1
+		}
+		serial, err := bumpSerial(tx, added)
 		if err != nil {
 			return err
 		}
@@ -264,7 +304,7 @@ func (s *Store) Delete(name string) error {
 		case v == nil:
 			return ErrNoRecord
 		}
-		serial, err := bumpSerial(tx)
+		serial, err := bumpSerial(tx, -1)
 		if err != nil {
 			return err
 		}
@@ -320,7 +360,7 @@ func (s *Store) Rename(oldName, newName string) error {
 		if err != nil {
 			return err
 		}
-		serial, err := bumpSerial(tx)
+		serial, err := bumpSerial(tx, 0)
 		if err != nil {
 			return err
 		}

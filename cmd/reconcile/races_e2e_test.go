@@ -256,3 +256,40 @@ func anySlice(ss []string) []any {
 	}
 	return out
 }
+
+// TestE2EEtcdRecordDeletedOutside: a record key deleted with etcdctl (by
+// anyone with write access) is found missing by the record count: plan
+// and apply refuse the stack, naming the record, and create nothing a
+// second time.
+func TestE2EEtcdRecordDeletedOutside(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	eps := etcdtest.Start(t)
+	e := startEmulator(t)
+	const prefix = "/reconcile/deleted"
+	src := spec(policySpec("pol", rid(t, "a"), "", ""), policySpec("other", rid(t, "b"), "", ""))
+	w := runner(t, e, eps, prefix, "prod", src)
+	w.must(0, "apply", "--auto-approve")
+	pol := w.stateShow("pol")
+
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if resp, err := cli.Delete(t.Context(), prefix+"/prod/records/pol"); err != nil || resp.Deleted != 1 {
+		t.Fatalf("etcdctl del of the record pol: %v, %v", resp, err)
+	}
+
+	mark := e.mark()
+	for _, args := range [][]string{{"plan"}, {"apply", "--auto-approve"}, {"drift"}} {
+		r := w.run(args...)
+		if r.code != 1 {
+			t.Errorf("with a record deleted outside: want exit 1, got:\n%s", r)
+		}
+		wantStderr(t, r, "not a valid reconcile state", `missing: "pol"`, fmt.Sprintf("at serial %d", pol.Serial), "Restore the deleted keys")
+	}
+	if calls := e.callsSince(mark, "restriction_policy/"+rid(t, "a")); len(calls) > 0 {
+		t.Errorf("with its record deleted, pol's policy was written again: %+v", calls)
+	}
+}

@@ -58,6 +58,20 @@ func (s etcdStore) DamageRecord(t *testing.T, name string) {
 	}
 }
 
+func (s etcdStore) DeleteRecordKey(t *testing.T, name string) {
+	t.Helper()
+	if _, err := s.cli.Delete(t.Context(), etcdstate.RecordKey(s.Store, name)); err != nil {
+		t.Fatalf("delete record %q: %v", name, err)
+	}
+}
+
+func (s etcdStore) DeleteRecordCount(t *testing.T) {
+	t.Helper()
+	if _, err := s.cli.Delete(t.Context(), etcdstate.CountKey(s.Store)); err != nil {
+		t.Fatalf("delete the record count: %v", err)
+	}
+}
+
 func (s etcdStore) ObserveCommits(queued func(n int), commit func(calls int)) {
 	etcdstate.SetCommitHooks(s.Store, queued, commit)
 }

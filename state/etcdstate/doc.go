@@ -18,6 +18,7 @@
 //	meta/lineage                        lineage id, then its check
 //	meta/key                            the 32-byte secret key, then its check
 //	meta/incomplete                     JSON state.CopyMark, then its check: only while a copy is written
+//	meta/count                          record count and the serial it was counted at, 8 bytes big-endian each, then its check
 //	records/<name>                      JSON Record, then its check
 //	versions/<name>\x00<serial>         JSON Record, or nothing for a tombstone, then its check
 //	history/<serial>/<seq>              JSON HistoryEntry, then its check
@@ -34,7 +35,11 @@
 // Open checks the meta values; other values are checked as they are read
 // (reading every value of a large stack at every Open would cost every CI
 // run a full download), and a write that reads a damaged value writes
-// nothing.
+// nothing. Every transaction that changes the serial writes the record
+// count too (see count.go for how a writer knows what a Put adds), and
+// List, ListLazy and Dump compare the records they read with the count at
+// the same revision: a record key deleted with etcdctl is reported, with a
+// *state.CountError, rather than planned as a create.
 //
 // # Creating and copying
 //

@@ -133,12 +133,14 @@ func (s *Store) Dump() (state.Snapshot, error) {
 // dump reads the whole state at rev (0: the latest).
 func (s *Store) dump(ctx context.Context, rev int64) (state.Snapshot, error) {
 	var snap state.Snapshot
-	m, key, rev, _, err := s.readMetaFull(ctx, rev)
+	mr, err := s.readMetaFull(ctx, rev)
 	if err != nil {
 		return snap, err
 	}
-	snap.Meta, snap.Key = m, key
+	rev = mr.rev
+	snap.Meta, snap.Key = mr.Meta, mr.key
 	records, intents := s.k.records(), s.k.intents()
+	checked := false // the records against the count
 	for _, part := range []struct {
 		prefix string
 		read   func(key string, value []byte) error
@@ -174,6 +176,12 @@ func (s *Store) dump(ctx context.Context, rev int64) (state.Snapshot, error) {
 	} {
 		if err := s.scanAt(ctx, part.prefix, rev, false, part.read); err != nil {
 			return state.Snapshot{}, s.wrapRead(err)
+		}
+		if !checked {
+			checked = true
+			if err := s.checkCount(ctx, mr, int64(len(snap.Records))); err != nil {
+				return state.Snapshot{}, err
+			}
 		}
 	}
 	outputs := s.k.outputs()
@@ -243,6 +251,8 @@ func (s *Store) load(snap state.Snapshot) error {
 	var chunks []*txn
 	t := &txn{serial: s.serial}
 	t.put(s.k.incomplete(), markValue)
+	// Nor is the record count right until the last.
+	t.del(s.k.count())
 	// add adds the put of value at key to the transaction being built,
 	// or to a new one if it would not fit.
 	add := func(key string, value []byte) error {
@@ -322,9 +332,11 @@ func (s *Store) load(snap state.Snapshot) error {
 		last(t)
 	}
 	t.serial = snap.Meta.Serial
+	t.count, t.countSet = int64(len(snap.Records)), true
 	chunks = append(chunks, t)
 	if len(chunks) == 1 {
-		t.ops, t.size = t.ops[1:], t.size-len(s.k.incomplete())-len(markValue)-opOverhead
+		// The mark and the count's delete, taken out again.
+		t.ops, t.size = t.ops[2:], t.size-len(s.k.incomplete())-len(markValue)-len(s.k.count())-2*opOverhead
 	}
 	for i, t := range chunks {
 		if err := s.commit(t); err != nil {
@@ -335,6 +347,12 @@ func (s *Store) load(snap state.Snapshot) error {
 		}
 	}
 	s.historySeq = uint64(len(snap.History))
+	// The stack holds the snapshot's records now, and only them.
+	names := make(map[string]bool, len(snap.Records))
+	for _, r := range snap.Records {
+		names[r.Name] = true
+	}
+	s.knowAll(names)
 	return nil
 }
 

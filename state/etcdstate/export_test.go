@@ -14,6 +14,9 @@ func LockKey(s *Store) string { return s.k.lock() }
 // RecordKey returns the key of the record name of s.
 func RecordKey(s *Store, name string) string { return s.k.record(name) }
 
+// CountKey returns the key of the record count of s.
+func CountKey(s *Store) string { return s.k.count() }
+
 // Lease returns the id of s's lease.
 func Lease(s *Store) int64 { return int64(s.lease) }
 

@@ -15,6 +15,7 @@ func (k keys) format() string  { return k.base + "meta/format" }
 func (k keys) serial() string  { return k.base + "meta/serial" }
 func (k keys) lineage() string { return k.base + "meta/lineage" }
 func (k keys) secret() string  { return k.base + "meta/key" }
+func (k keys) count() string   { return k.base + "meta/count" }
 func (k keys) incomplete() string {
 	return k.base + "meta/incomplete"
 }

@@ -147,10 +147,11 @@ func (s *Store) dropLease() {
 // refresh reads the meta values and the highest history sequence number
 // into the Store, checking them. The caller holds txMu.
 func (s *Store) refresh(ctx context.Context) error {
-	m, _, rev, serialRev, err := s.readMetaFull(ctx, 0)
+	mr, err := s.readMetaFull(ctx, 0)
 	if err != nil {
 		return err
 	}
+	m, rev, serialRev := mr.Meta, mr.rev, mr.serialRev
 	var seq uint64
 	err = s.scanAt(ctx, s.k.history(), rev, true, func(key string, _ []byte) error {
 		_, q, ok := s.k.parseHistory(key)
@@ -164,6 +165,8 @@ func (s *Store) refresh(ctx context.Context) error {
 		return fmt.Errorf("read state history %s: %w", s.location, s.wrapRead(err))
 	}
 	s.serial, s.serialRev, s.historySeq, s.unsure = m.Serial, serialRev, seq, false
+	s.count, s.countKnown = mr.count, mr.countOK
+	s.forget()
 	return nil
 }
 

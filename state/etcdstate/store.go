@@ -56,6 +56,13 @@ type Store struct {
 	serialRev  int64  // mod revision of the serial key
 	historySeq uint64 // highest history sequence number in use
 	unsure     bool   // a write failed without knowing whether it was made
+	// count is the record count, when countKnown: a writer's as its last
+	// transaction left it, a reader's at its revision (see count.go).
+	count      int64
+	countKnown bool
+
+	knownMu sync.Mutex
+	kn      knowledge // a writer's, of which records exist (see count.go)
 
 	mu         sync.Mutex // guards queue and committing
 	queue      []*call    // callers of commit waiting for the next commit
@@ -183,13 +190,13 @@ func (s *Store) open(ctx context.Context) error {
 	// The meta values, checked: also a writer's, before it waits for the
 	// lock of a stack that is no state yet (a copy into it has not
 	// finished; its copier may hold the lock).
-	_, rev, err := s.readMeta(ctx, 0)
+	mr, err := s.readMetaFull(ctx, 0)
 	if err != nil {
 		return err
 	}
 	if s.readOnly {
 		// One consistent snapshot: the revision of that read.
-		s.rev = rev
+		s.rev, s.count, s.countKnown = mr.rev, mr.count, mr.countOK
 		return nil
 	}
 	if err := s.takeLock(ctx); err != nil {
@@ -251,6 +258,7 @@ func (s *Store) ensureStack(ctx context.Context) error {
 	ops := []clientv3.Op{
 		clientv3.OpPut(s.k.format(), string(state.EncodeFormat())),
 		clientv3.OpPut(s.k.serial(), string(state.EncodeSerial(0))),
+		clientv3.OpPut(s.k.count(), string(state.EncodeCount(0, 0))),
 		clientv3.OpPut(s.k.lineage(), string(state.EncodeLineage(lineage))),
 		clientv3.OpPut(s.k.secret(), string(state.EncodeSecretKey(key))),
 	}
@@ -282,16 +290,29 @@ func (s *Store) errorf(format string, args ...any) error {
 }
 
 // readMeta reads and checks the meta values at rev (0: the latest) and
-// returns them with the revision read at and the serial key's mod
-// revision.
+// returns them with the revision read at.
 func (s *Store) readMeta(ctx context.Context, rev int64) (state.Meta, int64, error) {
-	m, _, rev, _, err := s.readMetaFull(ctx, rev)
-	return m, rev, err
+	mr, err := s.readMetaFull(ctx, rev)
+	return mr.Meta, mr.rev, err
 }
 
-// readMetaFull is readMeta, also returning the secret key and the serial
-// key's mod revision.
-func (s *Store) readMetaFull(ctx context.Context, rev int64) (m state.Meta, key []byte, atRev, serialRev int64, err error) {
+// metaRead is what readMetaFull reads.
+type metaRead struct {
+	state.Meta
+	key       []byte
+	rev       int64 // the revision read at
+	serialRev int64 // the serial key's mod revision
+	// count is the record count, when countOK: it was counted at the
+	// serial (see state.EncodeCount).
+	count   int64
+	countOK bool
+}
+
+// readMetaFull reads and checks the meta values at rev (0: the latest):
+// lineage, serial, format, secret key and record count. A stack marked
+// incomplete yields a *state.IncompleteError, unless the Store is opened
+// for the copy.
+func (s *Store) readMetaFull(ctx context.Context, rev int64) (mr metaRead, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
 	opts := []clientv3.OpOption{clientv3.WithPrefix()}
@@ -300,7 +321,7 @@ func (s *Store) readMetaFull(ctx context.Context, rev int64) (m state.Meta, key 
 	}
 	resp, err := s.cli.Get(ctx, s.k.base+"meta/", opts...)
 	if err != nil {
-		return m, nil, 0, 0, s.readErr("read state meta", err)
+		return mr, s.readErr("read state meta", err)
 	}
 	values := map[string]*mvccpb.KeyValue{}
 	for _, kv := range resp.Kvs {
@@ -321,40 +342,49 @@ func (s *Store) readMetaFull(ctx context.Context, rev int64) (m state.Meta, key 
 	}
 	v, err := get(s.k.format())
 	if err == nil {
-		m.FormatVersion, err = state.DecodeFormat(v)
+		mr.FormatVersion, err = state.DecodeFormat(v)
 	}
 	if err != nil {
-		return m, nil, 0, 0, wrap(err)
+		return mr, wrap(err)
 	}
 	if v, err = get(s.k.serial()); err == nil {
-		m.Serial, err = state.DecodeSerial(v)
+		mr.Serial, err = state.DecodeSerial(v)
 	}
 	if err != nil {
-		return m, nil, 0, 0, wrap(err)
+		return mr, wrap(err)
 	}
 	if v, err = get(s.k.lineage()); err == nil {
-		m.Lineage, err = state.DecodeLineage(v)
+		mr.Lineage, err = state.DecodeLineage(v)
 	}
 	if err != nil {
-		return m, nil, 0, 0, wrap(err)
+		return mr, wrap(err)
 	}
 	if v, err = get(s.k.secret()); err == nil {
-		key, err = state.DecodeSecretKey(v)
+		mr.key, err = state.DecodeSecretKey(v)
 	}
 	if err != nil {
-		return m, nil, 0, 0, wrap(err)
+		return mr, wrap(err)
+	}
+	if kv := values[s.k.count()]; kv != nil {
+		var at int64
+		if mr.count, at, err = state.DecodeCount(kv.Value); err != nil {
+			return mr, wrap(err)
+		}
+		mr.countOK = at == mr.Serial
 	}
 	if kv := values[s.k.incomplete()]; kv != nil && s.opts.Copy == nil {
 		mark, err := state.DecodeCopyMark(kv.Value)
 		if err != nil {
-			return m, nil, 0, 0, wrap(err)
+			return mr, wrap(err)
 		}
-		return m, nil, 0, 0, &state.IncompleteError{Location: s.location, Mark: mark}
+		return mr, &state.IncompleteError{Location: s.location, Mark: mark}
 	}
+	mr.rev = rev
 	if rev == 0 {
-		rev = resp.Header.Revision
+		mr.rev = resp.Header.Revision
 	}
-	return m, key, rev, values[s.k.serial()].ModRevision, nil
+	mr.serialRev = values[s.k.serial()].ModRevision
+	return mr, nil
 }
 
 // readErr wraps err, from a read, with what was read and the location,
@@ -472,19 +502,25 @@ func (s *Store) readOpts(opts ...clientv3.OpOption) []clientv3.OpOption {
 
 // get returns the value of key, or nil if there is none.
 func (s *Store) get(key string) ([]byte, error) {
+	v, _, err := s.getAt(key)
+	return v, err
+}
+
+// getAt is get, also returning the revision read at.
+func (s *Store) getAt(key string) ([]byte, int64, error) {
 	if s.closed.Load() {
-		return nil, s.errClosed()
+		return nil, 0, s.errClosed()
 	}
 	ctx, cancel := s.readCtx()
 	defer cancel()
 	resp, err := s.cli.Get(ctx, key, s.readOpts()...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(resp.Kvs) == 0 {
-		return nil, nil
+		return nil, resp.Header.Revision, nil
 	}
-	return resp.Kvs[0].Value, nil
+	return resp.Kvs[0].Value, resp.Header.Revision, nil
 }
 
 // scan calls fn with every key and value under prefix, in key order, a
@@ -539,10 +575,11 @@ func (s *Store) SecretKey() ([]byte, error) {
 // It returns an error wrapping state.ErrCorrupt if the record fails its
 // check or cannot be decoded.
 func (s *Store) Get(name string) (state.Record, bool, error) {
-	v, err := s.get(s.k.record(name))
+	v, rev, err := s.getAt(s.k.record(name))
 	if err != nil {
 		return state.Record{}, false, fmt.Errorf("get %q: %w", name, s.readErr("read", err))
 	}
+	s.noteRead(rev, name, v != nil)
 	if v == nil {
 		return state.Record{}, false, nil
 	}
@@ -566,21 +603,49 @@ func (s *Store) ListLazy() ([]state.LazyRecord, error) {
 	return scanRecords(s, state.DecodeLazyRecord)
 }
 
-// scanRecords decodes every record with decode, in order of name.
+// scanRecords decodes every record with decode, in order of name, all at
+// one revision, and checks that they are as many as the record count
+// there says.
 func scanRecords[T any](s *Store, decode func(name string, value []byte) (T, error)) ([]T, error) {
-	var rs []T
+	if s.closed.Load() {
+		return nil, s.errClosed()
+	}
+	ctx := context.Background()
+	mr := metaRead{rev: s.rev, count: s.count, countOK: s.countKnown}
+	if mr.rev == 0 {
+		// A writer reads at the latest revision, with the count there.
+		var err error
+		if mr, err = s.readMetaFull(ctx, 0); err != nil {
+			return nil, fmt.Errorf("list state: %w", err)
+		}
+	}
+	var (
+		rs    []T
+		names map[string]bool
+	)
+	if !s.readOnly {
+		names = map[string]bool{}
+	}
 	prefix := s.k.records()
-	err := s.scan(prefix, false, func(key string, value []byte) error {
-		r, err := decode(key[len(prefix):], value)
+	err := s.scanAt(ctx, prefix, mr.rev, false, func(key string, value []byte) error {
+		name := key[len(prefix):]
+		r, err := decode(name, value)
 		if err != nil {
 			return err
 		}
 		rs = append(rs, r)
+		if names != nil {
+			names[name] = true
+		}
 		return nil
 	})
+	if err == nil {
+		err = s.checkCount(ctx, mr, int64(len(rs)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list state: %w", s.wrapRead(err))
 	}
+	s.noteList(mr.rev, names)
 	return rs, nil
 }
 

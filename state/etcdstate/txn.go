@@ -37,6 +37,25 @@ type txn struct {
 	markerValue []byte
 	// after, if set, runs once the write is made, under txMu.
 	after func()
+
+	// delta is how many records the write adds, less those it removes;
+	// when countSet, count is how many records the stack holds after it,
+	// whatever it held before (a Load). A write that changes the serial,
+	// or sets the count, writes the record count (state.EncodeCount).
+	delta    int64
+	count    int64
+	countSet bool
+	// exists says, of the records the write puts or deletes, whether they
+	// exist after it.
+	exists map[string]bool
+}
+
+// setExists notes in t that the record name exists after it, or not.
+func (t *txn) setExists(name string, ok bool) {
+	if t.exists == nil {
+		t.exists = map[string]bool{}
+	}
+	t.exists[name] = ok
 }
 
 // put adds a put of value at key.
@@ -54,7 +73,7 @@ func (t *txn) del(key string) {
 // fits reports whether t, with the serial put it may add, is within the
 // server's limits.
 func (s *Store) fits(t *txn) bool {
-	return len(t.ops)+1 <= s.opts.MaxTxnOps && t.size+len(s.k.serial())+16+opOverhead <= s.opts.MaxRequestBytes-4096
+	return len(t.ops)+2 <= s.opts.MaxTxnOps && t.size+len(s.k.serial())+len(s.k.count())+36+2*opOverhead <= s.opts.MaxRequestBytes-4096
 }
 
 // errTooLarge is the cause of a write that no transaction can hold.
@@ -129,9 +148,18 @@ func (s *Store) commit(t *txn) error {
 		clientv3.Compare(clientv3.LeaseValue(s.k.lock()), "=", s.lease),
 	}, t.cmps...)
 	marker, markerValue := t.marker, t.markerValue
+	if t.serial != s.serial || t.countSet {
+		// The record count, in the write that changes the records.
+		count, err := s.countAfter(t)
+		if err != nil {
+			return err
+		}
+		ops = append(ops[:len(ops):len(ops)], clientv3.OpPut(s.k.count(), string(state.EncodeCount(count, t.serial))))
+		t.count, t.countSet = count, true
+	}
 	if t.serial != s.serial {
 		v := state.EncodeSerial(t.serial)
-		ops = append(ops[:len(ops):len(ops)], clientv3.OpPut(s.k.serial(), string(v)))
+		ops = append(ops, clientv3.OpPut(s.k.serial(), string(v)))
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.k.serial()), "=", s.serialRev))
 		marker, markerValue = s.k.serial(), v
 	}
@@ -202,6 +230,10 @@ func (s *Store) done(t *txn, rev int64) {
 	if t.serial != s.serial {
 		s.serial, s.serialRev = t.serial, rev
 	}
+	if t.countSet {
+		s.count, s.countKnown = t.count, true
+	}
+	s.noteWrite(rev, t.exists)
 	if t.after != nil {
 		t.after()
 	}

@@ -12,30 +12,56 @@ import (
 	"reconcile/state"
 )
 
-// batch is a transaction being built from the calls of a group.
+// batch is a transaction being built from the calls of a group. Its
+// txn.exists says, for records the calls so far put or deleted, whether
+// they exist after them.
 type batch struct {
 	txn
-	// exists says, for records the calls so far put or deleted, whether
-	// they exist after them.
-	exists map[string]bool
+	undo []undoExists // what setExists changed, for restore
+}
+
+// undoExists is a change setExists made.
+type undoExists struct {
+	name    string
+	was, ok bool // was: whether exists held name; ok: its value then
+}
+
+// setExists notes that the record name exists after the calls so far, or
+// not.
+func (b *batch) setExists(name string, ok bool) {
+	was, wasOK := b.exists[name]
+	b.undo = append(b.undo, undoExists{name: name, was: wasOK, ok: was})
+	b.txn.setExists(name, ok)
 }
 
 // checkpoint is what batch.restore needs to undo the calls added after it.
 type checkpoint struct {
-	ops, size int
-	serial    int64
+	ops, size, undo int
+	serial, delta   int64
 }
 
 func (b *batch) checkpoint() checkpoint {
-	return checkpoint{ops: len(b.ops), size: b.size, serial: b.serial}
+	return checkpoint{ops: len(b.ops), size: b.size, serial: b.serial, delta: b.delta, undo: len(b.undo)}
 }
 
 func (b *batch) restore(c checkpoint) {
-	b.ops, b.size, b.serial = b.ops[:c.ops], c.size, c.serial
+	b.ops, b.size, b.serial, b.delta = b.ops[:c.ops], c.size, c.serial, c.delta
+	for i := len(b.undo) - 1; i >= c.undo; i-- {
+		u := b.undo[i]
+		if u.was {
+			b.exists[u.name] = u.ok
+		} else {
+			delete(b.exists, u.name)
+		}
+	}
+	b.undo = b.undo[:c.undo]
 }
 
 // call is one caller of group waiting for its result.
 type call struct {
+	// record names the record the call puts, if any: whether it exists
+	// already decides the record count the batch writes.
+	record string
 	// build adds the call's writes to b, or returns an error and leaves
 	// b as it was. It may run more than once (when a batch is built
 	// again), so it must set its results only through b.
@@ -51,11 +77,11 @@ var errLead = errors.New("lead the next commit")
 // callers arriving while a commit runs queue up, and when it ends one of
 // them commits the whole queue, in as few transactions as the server's
 // limits allow. A lone caller never waits for company.
-func (s *Store) group(build func(b *batch) error) error {
+func (s *Store) group(record string, build func(b *batch) error) error {
 	if err := s.checkWrite(); err != nil {
 		return err
 	}
-	c := &call{build: build, done: make(chan error, 1)}
+	c := &call{record: record, build: build, done: make(chan error, 1)}
 	s.mu.Lock()
 	s.queue = append(s.queue, c)
 	if s.committing {
@@ -97,13 +123,22 @@ func (s *Store) runGroup(group []*call) {
 	defer s.txMu.Unlock()
 	stale := 0
 	for len(group) > 0 {
-		if err := s.prepare(); err != nil {
+		err := s.prepare()
+		if err == nil {
+			// Whether the records the calls put exist already.
+			names := make([]string, len(group))
+			for i, c := range group {
+				names[i] = c.record
+			}
+			err = s.learn(names)
+		}
+		if err != nil {
 			for _, c := range group {
 				c.done <- err
 			}
 			return
 		}
-		b := &batch{txn: txn{serial: s.serial}, exists: map[string]bool{}}
+		b := &batch{txn: txn{serial: s.serial, exists: map[string]bool{}}}
 		var in, rest []*call
 		for i, c := range group {
 			cp := b.checkpoint()
@@ -165,10 +200,11 @@ func (s *Store) recordExists(b *batch, name string) (bool, error) {
 	if ok, known := b.exists[name]; known {
 		return ok, nil
 	}
-	v, err := s.get(s.k.record(name))
+	v, rev, err := s.getAt(s.k.record(name))
 	if err != nil {
 		return false, s.readErr("read", err)
 	}
+	s.noteRead(rev, name, v != nil)
 	if v == nil {
 		return false, nil
 	}
@@ -240,7 +276,7 @@ func (s *Store) put(r state.Record, clearIntent bool) (state.Record, error) {
 		return state.Record{}, fmt.Errorf("encode: %w", err)
 	}
 	var out state.Record
-	err := s.group(func(b *batch) error {
+	err := s.group(r.Name, func(b *batch) error {
 		w := r
 		w.Serial, w.UpdatedAt = b.serial+1, now()
 		if err := s.putVersion(&b.txn, w); err != nil {
@@ -250,7 +286,14 @@ func (s *Store) put(r state.Record, clearIntent bool) (state.Record, error) {
 			b.del(s.k.intent(r.Name))
 		}
 		b.serial++
-		b.exists[r.Name] = true
+		exists, known := b.exists[r.Name]
+		if !known {
+			exists, _ = s.knows(r.Name) // learnt before the batch
+		}
+		if !exists {
+			b.delta++
+		}
+		b.setExists(r.Name, true)
 		out = w
 		return nil
 	})
@@ -260,7 +303,7 @@ func (s *Store) put(r state.Record, clearIntent bool) (state.Record, error) {
 // Delete removes the record name, as state.Store.Delete does. It returns
 // an error wrapping state.ErrNoRecord if there is no such record.
 func (s *Store) Delete(name string) error {
-	err := s.group(func(b *batch) error {
+	err := s.group("", func(b *batch) error {
 		ok, err := s.recordExists(b, name)
 		switch {
 		case err != nil:
@@ -270,7 +313,8 @@ func (s *Store) Delete(name string) error {
 		}
 		b.serial++
 		s.deleteVersion(&b.txn, name, b.serial)
-		b.exists[name] = false
+		b.delta--
+		b.setExists(name, false)
 		return nil
 	})
 	if err != nil {
@@ -295,7 +339,7 @@ func (s *Store) PutIntent(in state.Intent) error {
 	if err != nil {
 		return fmt.Errorf("put intent %q: %w", in.Name, err)
 	}
-	err = s.group(func(b *batch) error {
+	err = s.group("", func(b *batch) error {
 		b.put(s.k.intent(in.Name), v)
 		return nil
 	})
@@ -323,7 +367,7 @@ func (s *Store) ClearIntent(name string) error {
 	if v == nil {
 		return nil
 	}
-	err = s.group(func(b *batch) error {
+	err = s.group("", func(b *batch) error {
 		b.del(s.k.intent(name))
 		return nil
 	})
@@ -392,6 +436,8 @@ func (s *Store) Rename(oldName, newName string) error {
 				return nil, err
 			}
 		}
+		t.setExists(oldName, false)
+		t.setExists(newName, true)
 		return t, nil
 	})
 	if err != nil {

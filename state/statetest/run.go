@@ -39,6 +39,8 @@ func Run(t *testing.T, open Opener) {
 		"ConcurrentCreate":      testConcurrentCreate,
 		"IncompleteCopy":        testIncompleteCopy,
 		"RecordLimit":           testRecordLimit,
+		"DeletedOutside":        testDeletedOutside,
+		"NoRecordCount":         testNoRecordCount,
 		"ReadOnlyRefusesWrites": testReadOnlyRefusesWrites,
 		"Closed":                testClosed,
 		"Coalesced":             testCoalesced,

@@ -52,6 +52,18 @@ type Damager interface {
 	DamageRecord(t *testing.T, name string)
 }
 
+// KeyDeleter is implemented by a Store whose test can delete a record
+// behind its back.
+type KeyDeleter interface {
+	// DeleteRecordKey deletes the stored current record name, and only
+	// it, under the open Store, as someone with write access to the store
+	// (etcdctl del, bbolt's tools) might.
+	DeleteRecordKey(t *testing.T, name string)
+	// DeleteRecordCount deletes the record count, as a state written by a
+	// reconcile that predates it is.
+	DeleteRecordCount(t *testing.T)
+}
+
 // CommitObserver is implemented by a Store whose test can watch how it
 // coalesces writes.
 type CommitObserver interface {
