@@ -167,6 +167,10 @@ func (s *Store) refresh(ctx context.Context) error {
 	s.serial, s.serialRev, s.historySeq, s.unsure = m.Serial, serialRev, seq, false
 	s.count, s.countKnown = mr.count, mr.countOK
 	s.forget()
+	if mr.countOK && mr.count == 0 {
+		// No records: none to learn of (a new stack's first apply).
+		s.noteList(rev, map[string]bool{})
+	}
 	return nil
 }
 
