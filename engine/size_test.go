@@ -122,6 +122,18 @@ func TestRecordTooLarge(t *testing.T) {
 			if r.Inputs == nil || r.Tainted != "" {
 				t.Errorf("record %+v: want its inputs kept, untainted", r)
 			}
+			// The next apply does not fail on it again: with refresh, the
+			// object is as the specs want it.
+			p2, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Refresh: true})
+			if diags.HasErrors() {
+				t.Fatal(diags.Err())
+			}
+			if res, err := apply.Apply(t.Context(), p2, spec, st, h.reg, apply.Options{Command: "apply"}); err != nil || res.Err() != nil {
+				t.Errorf("the apply after: %v, %v (%+v)", err, res.Err(), res.Failed)
+			}
+			if ids := h.cloud.ids(); len(ids) != 1 {
+				t.Errorf("after the apply after, the cloud holds %v, want the one object", ids)
+			}
 			// A destroy deletes it.
 			dp, diags := planner.Plan(t.Context(), spec, st, h.reg, planner.Options{Destroy: true})
 			if diags.HasErrors() {

@@ -785,20 +785,22 @@ func (a *applier) put(addr string, pos diag.Pos, rec state.Record) error {
 }
 
 // putOver is put for a caller that has decoded the prior record, old (ok
-// when state holds one), already.
+// when state holds one), already. It writes nothing to the cloud: a
+// record too large for the backend is written smaller (see fitRecord).
 func (a *applier) putOver(addr string, pos diag.Pos, rec, old state.Record, ok bool) error {
+	// A record too large for the backend is written smaller (fitRecord),
+	// without failing: nothing changed in the cloud, and the node's next
+	// read gives what it leaves out.
+	rec, _ = fitRecord(a.st, rec)
 	if ok && sameRecord(old, rec) {
 		return nil
 	}
-	rec, cut, err := putFitted(a.st, a.st.Put, rec)
+	rec, err := a.st.Put(rec)
 	if err != nil {
 		return a.fail(addr, pos, fmt.Errorf("write state: %w", err))
 	}
 	if err := a.sealPast(rec, old, ok); err != nil {
 		return a.fail(addr, pos, err)
-	}
-	if cut != nil {
-		return a.fail(addr, pos, fmt.Errorf("write state: %w", cut))
 	}
 	return nil
 }
