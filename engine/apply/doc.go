@@ -53,6 +53,15 @@
 // looked again; without a Recoverer it replays the create with the same
 // token. With other inputs the node fails, saying how to adopt or forget.
 //
+// Record size. Before a create or an update calls the driver, the record
+// it would write (its inputs, and the outputs known so far) is checked
+// against what state can write (state.Backend.RecordLimit): one that does
+// not fit is refused and nothing is sent. A record that outgrows the limit
+// anyway (the cloud's outputs, an object an older run made and could not
+// record) is written smaller rather than not at all: without its outputs
+// but the id, or by its id alone, tainted (fitRecord), so that the object
+// stays known to state, and a destroy deletes it.
+//
 // Sealing. What the specs mark secret is written sealed (value.Seal under
 // the state's key): inputs, intents, and the cloud's echo of a secret input
 // among the outputs. Drivers get the values in clear, in memory only. A

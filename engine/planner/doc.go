@@ -23,7 +23,10 @@
 //     then compared with what state records (or, with Refresh, with the
 //     live object: what the bulk read found, else what the driver's Read
 //     returns, and Read again if the bulk read shows drift): Create,
-//     Update, Replace, Import or NoOp.
+//     Update, Replace, Import or NoOp. A create, update, replace or import
+//     whose record state could not write (state.CheckRecordSize) is an
+//     error at the resource: the apply would change the cloud and fail to
+//     record it.
 //
 // Memory. The records of state are read lazily (state.LazyRecord): each
 // node decodes its record's inputs and outputs when it is planned, and a
