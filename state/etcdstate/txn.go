@@ -70,8 +70,8 @@ func (t *txn) del(key string) {
 	t.size += len(key) + opOverhead
 }
 
-// fits reports whether t, with the serial put it may add, is within the
-// server's limits.
+// fits reports whether t, with the puts of the serial and the record count
+// it may add, is within the server's limits.
 func (s *Store) fits(t *txn) bool {
 	return len(t.ops)+2 <= s.opts.MaxTxnOps && t.size+len(s.k.serial())+len(s.k.count())+36+2*opOverhead <= s.opts.MaxRequestBytes-4096
 }
@@ -83,7 +83,7 @@ var errTooLarge = errors.New("too large for one etcd transaction")
 // state.ErrTooLarge.
 func (s *Store) tooLarge(t *txn) error {
 	return fmt.Errorf("%w: %w: %d operations of %d bytes, the server takes %d operations and %d bytes (raise its --max-txn-ops, --max-request-bytes and Options.MaxTxnOps, MaxRequestBytes)",
-		state.ErrTooLarge, errTooLarge, len(t.ops)+1, t.size, s.opts.MaxTxnOps, s.opts.MaxRequestBytes)
+		state.ErrTooLarge, errTooLarge, len(t.ops)+2, t.size, s.opts.MaxTxnOps, s.opts.MaxRequestBytes)
 }
 
 // keyReserve is the room RecordLimit leaves in a transaction for what a

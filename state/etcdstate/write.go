@@ -20,17 +20,18 @@ type batch struct {
 	undo []undoExists // what setExists changed, for restore
 }
 
-// undoExists is a change setExists made.
+// undoExists is a change setExists made: before it, exists held value
+// for name if had.
 type undoExists struct {
-	name    string
-	was, ok bool // was: whether exists held name; ok: its value then
+	name       string
+	had, value bool
 }
 
 // setExists notes that the record name exists after the calls so far, or
 // not.
 func (b *batch) setExists(name string, ok bool) {
-	was, wasOK := b.exists[name]
-	b.undo = append(b.undo, undoExists{name: name, was: wasOK, ok: was})
+	value, had := b.exists[name]
+	b.undo = append(b.undo, undoExists{name: name, had: had, value: value})
 	b.txn.setExists(name, ok)
 }
 
@@ -48,8 +49,8 @@ func (b *batch) restore(c checkpoint) {
 	b.ops, b.size, b.serial, b.delta = b.ops[:c.ops], c.size, c.serial, c.delta
 	for i := len(b.undo) - 1; i >= c.undo; i-- {
 		u := b.undo[i]
-		if u.was {
-			b.exists[u.name] = u.ok
+		if u.had {
+			b.exists[u.name] = u.value
 		} else {
 			delete(b.exists, u.name)
 		}
