@@ -1,4 +1,4 @@
-module reconcile
+module github.com/reconcile-dev/reconcile
 
 go 1.26.8
 

@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // indexOf returns the position of the first call in log equal to call, or -1.

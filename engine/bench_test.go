@@ -19,19 +19,19 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/render"
-	"reconcile/engine/specs"
-	"reconcile/internal/benchspec"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/schemas"
-	"reconcile/state"
-	"reconcile/state/etcdstate"
-	"reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/internal/benchspec"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
 )
 
 // chainDepth is how many resources each generated chain holds.

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/report"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // bulkCloud is a fake cloud that also reads in bulk: ReadMany returns

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/planner"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // describingCloud is the fake cloud whose driver describes the drift of

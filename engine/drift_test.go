@@ -7,14 +7,14 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/refresh"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/refresh"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // drift runs refresh.Drift for src against the state file.

@@ -15,16 +15,16 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/report"
-	"reconcile/engine/specs"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/resources/endpointsiam"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // fakeCloud is a test driver: objects live in a map; each operation can be

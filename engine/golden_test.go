@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
-	"reconcile/internal/golden"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/internal/golden"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // The golden tests of this file run the real planner (and refresh.Drift)

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/outputs"
-	"reconcile/engine/planner"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/outputs"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // outputsSpec has a secret config value, a resource with a secret input,

@@ -13,16 +13,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/render"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/internal/golden"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/golden"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // comparable strips what legitimately differs between two plans of the same

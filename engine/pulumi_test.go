@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/planner"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // Pulumi YAML allows a resource's properties to be one expression giving

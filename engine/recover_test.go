@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/planner"
-	"reconcile/engine/report"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // tokenCloud is a fakeCloud whose creates honour idempotency tokens, as

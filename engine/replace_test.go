@@ -8,11 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
 )
 
 // Replacements that create the new object first delete the old one only

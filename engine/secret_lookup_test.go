@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/refresh"
-	"reconcile/engine/render"
-	"reconcile/engine/value"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/refresh"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // lookupTok is the secret config value of the tests below.

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/planner"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // limited is a state whose records may be no larger than limit bytes, as

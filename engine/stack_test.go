@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // A stack's settings give config values: typed by the declaration (a wrong

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/refresh"
-	"reconcile/engine/report"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/refresh"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // chain is a spec of endpoints, each depending on the one before.

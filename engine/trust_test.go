@@ -14,17 +14,17 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/refresh"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/refresh"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Regression tests of the trust issue: each names the defect it guards.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/planner"
 )
 
 // planViolationsHead declares the config entries, a created endpoint and

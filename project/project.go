@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
 )
 
 // FileName is the project file of a Pulumi project.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // Attrs holds the attributes of one object, keyed by their lowerCamelCase

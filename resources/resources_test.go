@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 func TestOutcomeErrors(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 func TestCanonShared(t *testing.T) {

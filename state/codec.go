@@ -14,7 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/internal/intern"
 )
 
 // Bucket names. They are part of the file format: never rename them.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 func TestConcurrentPut(t *testing.T) {

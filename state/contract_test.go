@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/state"
-	"reconcile/state/statetest"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/statetest"
 )
 
 // Both stores have one method set: pin it.

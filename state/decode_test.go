@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/internal/intern"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // benchRecord is a record as a plan of the engine's benchmarks reads it.

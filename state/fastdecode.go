@@ -3,9 +3,9 @@ package state
 import (
 	"strconv"
 
-	"reconcile/internal/intern"
-	"reconcile/internal/jsonfast"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/internal/jsonfast"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // A record is decoded many times over: every plan, apply and drift lists

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/internal/intern"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // FuzzStateDecode feeds arbitrary bytes to the readers of what the state

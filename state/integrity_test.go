@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/kind"
 
 	bolt "go.etcd.io/bbolt"
 )

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"reconcile/internal/intern"
-	"reconcile/internal/jsonfast"
+	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/internal/jsonfast"
 )
 
 // A LazyRecord is a record whose inputs and outputs are decoded only when

@@ -12,7 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // mappedRSS returns how many bytes of path this process has resident

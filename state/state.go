@@ -11,8 +11,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"reconcile/internal/intern"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // FormatVersion is the version of the file layout this package writes. Open

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/kind"
 
 	bolt "go.etcd.io/bbolt"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // TestEncodeMatchesFile checks that the exported encoders produce the very

@@ -28,7 +28,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 const (
@@ -76,7 +76,7 @@ func build(out string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	b, err := exec.CommandContext(ctx, gocmd, "build", "-o", out, "reconcile/cmd/reconcile").CombinedOutput()
+	b, err := exec.CommandContext(ctx, gocmd, "build", "-o", out, "github.com/reconcile-dev/reconcile/cmd/reconcile").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, b)
 	}

@@ -17,11 +17,11 @@ import (
 
 	"golang.org/x/term"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/diag"
-	"reconcile/engine/render"
-	"reconcile/engine/specs"
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/internal/benchspec"
+	"github.com/reconcile-dev/reconcile/internal/benchspec"
 )
 
 // BenchmarkCLI runs the reconcile binary as a user does, a fresh process
@@ -48,7 +48,7 @@ func BenchmarkCLI(b *testing.B) {
 		b.Fatalf("building the reconcile binary failed: %v", buildErr)
 	}
 	floorBin := filepath.Join(b.TempDir(), "planfloor")
-	if out, err := exec.Command(goTool(), "build", "-o", floorBin, "reconcile/internal/planfloor").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goTool(), "build", "-o", floorBin, "github.com/reconcile-dev/reconcile/internal/planfloor").CombinedOutput(); err != nil {
 		b.Fatalf("go build planfloor: %v\n%s", err, out)
 	}
 	for _, n := range []int{10000, 20000} {

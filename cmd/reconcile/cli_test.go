@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/plan"
 )
 
 // runCLI runs reconcile in-process with no stdin.

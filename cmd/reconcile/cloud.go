@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/engine/plan"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // cloudOf returns where a plan touching vendors runs: the emulator, if the

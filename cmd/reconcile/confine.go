@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"reconcile/internal/boundedfile"
-	"reconcile/project"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/project"
 )
 
 // The files reconcile reads on the specs' say-so (the spec files, Pulumi.yaml,

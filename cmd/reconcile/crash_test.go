@@ -30,8 +30,8 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources/emulator/server"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Shape of the crash specs: endpoints and policies, half of the policies

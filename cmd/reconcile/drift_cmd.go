@@ -3,8 +3,8 @@ package main
 import (
 	"flag"
 
-	"reconcile/engine/refresh"
-	"reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/refresh"
+	"github.com/reconcile-dev/reconcile/engine/render"
 )
 
 var driftCmd = &command{

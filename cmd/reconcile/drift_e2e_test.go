@@ -18,8 +18,8 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/engine/render"
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 // ociClient is an OCI AI Language client of the official SDK pointed at the

@@ -32,9 +32,9 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/resources/emulator/server"
-	"reconcile/state"
-	"reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
 )
 
 // binPath is the reconcile binary built by TestMain; "" when the e2e tests

@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 
-	"reconcile/engine/render"
-	"reconcile/resources/emulator/datadog"
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/resources/emulator/datadog"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 var emulateCmd = &command{

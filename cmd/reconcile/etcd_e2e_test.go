@@ -17,10 +17,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"reconcile/resources/emulator/server"
-	"reconcile/state"
-	"reconcile/state/etcdstate"
-	"reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
 )
 
 // etcdStateURL is the state URL of the cluster at endpoints, under prefix.

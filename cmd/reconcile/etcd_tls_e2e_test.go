@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
 )
 
 // useTLS gives w etcd's TLS files as etcdctl's variables, "" leaving one

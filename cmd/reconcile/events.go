@@ -3,9 +3,9 @@ package main
 import (
 	"time"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/render"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // streams reports whether the command takes --output jsonl.

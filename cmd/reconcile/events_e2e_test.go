@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 // event is one line of an event stream, decoded: the keys most checks

@@ -6,9 +6,9 @@ import (
 	"maps"
 	"slices"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/render"
-	"reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/specs"
 )
 
 var graphCmd = &command{

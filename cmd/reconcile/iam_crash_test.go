@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 // Shape of the IAM crash specs: members of one consumer policy (writing

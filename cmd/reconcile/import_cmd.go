@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/render"
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 var importCmd = &command{

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // resolveIntents resolves, before anything else, the creates that an

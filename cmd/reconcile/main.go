@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"reconcile/engine/apply"
-	"reconcile/internal/untrusted"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // exitInterrupted is the exit status of a run stopped at once by a second

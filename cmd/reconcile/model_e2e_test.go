@@ -15,7 +15,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 // modelSpec declares a project, a model trained in it and an endpoint

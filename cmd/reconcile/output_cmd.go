@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/engine/outputs"
-	"reconcile/engine/render"
-	"reconcile/engine/value"
-	"reconcile/internal/untrusted"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/outputs"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 var outputCmd = &command{

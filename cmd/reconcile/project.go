@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
-	"reconcile/project"
-	"reconcile/state"
-	"reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/project"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
 )
 
 // defaultStatePath is the state file of the default stack when neither

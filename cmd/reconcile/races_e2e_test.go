@@ -18,9 +18,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"reconcile/state"
-	"reconcile/state/etcdstate"
-	"reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
 )
 
 // fullPipe returns a pipe whose write end is full: a process given it as

@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // redactor writes to w with the secrets of the specs redacted (see

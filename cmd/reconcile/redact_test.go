@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // redactTo returns a redactor of secrets writing to b, as a command with

@@ -13,16 +13,16 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources"
-	"reconcile/resources/aiendpoint"
-	"reconcile/resources/ailanguage"
-	"reconcile/resources/aimodel"
-	"reconcile/resources/aiproject"
-	"reconcile/resources/emulator/server"
-	"reconcile/resources/endpointsiam"
-	"reconcile/resources/gcpiam"
-	"reconcile/resources/httpretry"
-	"reconcile/resources/restrictionpolicy"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/aiendpoint"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage"
+	"github.com/reconcile-dev/reconcile/resources/aimodel"
+	"github.com/reconcile-dev/reconcile/resources/aiproject"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources/httpretry"
+	"github.com/reconcile-dev/reconcile/resources/restrictionpolicy"
 )
 
 // builtinEmulatorDir is where --emulator keeps the in-process emulator's data.

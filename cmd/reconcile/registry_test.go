@@ -13,13 +13,13 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/internal/conntest"
-	"reconcile/resources"
-	"reconcile/resources/aiendpoint"
-	"reconcile/resources/emulator/server"
-	"reconcile/resources/endpointsiam"
-	"reconcile/resources/restrictionpolicy"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/internal/conntest"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/aiendpoint"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/resources/restrictionpolicy"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // realRegistry returns the registry the binary builds, pointed at the real
@@ -92,7 +92,7 @@ var capabilities = map[string]reflect.Type{
 // included): `var _ resources.Recoverer = (*Driver)(nil)`.
 func TestCapabilitiesAsserted(t *testing.T) {
 	t.Parallel()
-	declared := parsePackage(t, "reconcile/resources")
+	declared := parsePackage(t, "github.com/reconcile-dev/reconcile/resources")
 	for name := range declared.interfaces {
 		if capabilities[name] == nil {
 			t.Errorf("package resources declares the interface %s; add it to capabilities", name)
@@ -137,7 +137,7 @@ type parsedPackage struct {
 // with the import path importPath.
 func parsePackage(t *testing.T, importPath string) parsedPackage {
 	t.Helper()
-	rel, ok := strings.CutPrefix(importPath, "reconcile/")
+	rel, ok := strings.CutPrefix(importPath, "github.com/reconcile-dev/reconcile/")
 	if !ok {
 		t.Fatalf("%s is not a package of this module", importPath)
 	}

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/resources"
-	"reconcile/resources/emulator/gcp"
-	"reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
 )
 
 // iamPolicyResult is what gcp:organizations:getIAMPolicy gives for bindings

@@ -18,8 +18,8 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/engine/value"
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 func randHex(t *testing.T, n int) string {

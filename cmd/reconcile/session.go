@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"sync"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/specs"
-	"reconcile/internal/untrusted"
-	"reconcile/resources"
-	"reconcile/state"
-	"reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
 )
 
 // session is what plan, apply, destroy and drift work on: the loaded specs,

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"reconcile/engine/plan"
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 var showCmd = &command{

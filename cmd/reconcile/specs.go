@@ -8,11 +8,11 @@ import (
 	"sort"
 	"strings"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/render"
-	"reconcile/engine/specs"
-	"reconcile/internal/boundedfile"
-	"reconcile/project"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/project"
 )
 
 // maxSpecFiles bounds how many files one -f directory may hold.

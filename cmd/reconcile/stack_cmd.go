@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/engine/render"
-	"reconcile/project"
-	"reconcile/state"
-	"reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/project"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
 )
 
 var stackCmd = &command{

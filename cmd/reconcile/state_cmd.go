@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"reconcile/engine/render"
-	"reconcile/internal/untrusted"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 var stateCmd = &command{

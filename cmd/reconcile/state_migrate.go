@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"reconcile/engine/render"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // migrated is what state migrate did with one stack.

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/engine/plan"
-	"reconcile/internal/untrusted"
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // stateTaint marks a managed resource tainted: the next plan replaces it,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/diag"
 )
 
 // stateSchemes are the schemes of state locations this build reads;

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
 )
 
 // noFile fails the test if the working directory holds name.

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/engine/eval"
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/schemas"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Refresh-only plans and their apply: accept the cloud's values into state

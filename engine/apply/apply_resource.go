@@ -7,13 +7,13 @@ import (
 	"slices"
 	"time"
 
-	"reconcile/engine/eval"
-	"reconcile/engine/plan"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // resourceOp is what every action on a resource needs: the node, its

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/specs"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // ErrStalePlan is matched (with errors.Is) by the error CheckPlan returns

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/eval"
-	"reconcile/engine/refresh"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/schemas"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/refresh"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Import reads the object id of type typ and records it in state under

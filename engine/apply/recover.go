@@ -9,14 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/engine/dag"
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/schemas"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/dag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // intentCounts is what history records of resolved intents.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // checkSize refuses a create or an update whose record state could not

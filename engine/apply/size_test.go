@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // smallState is a state whose records may be no larger than limit bytes.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/specs"
 )
 
 // TestValuesLetGo checks that an apply lets go of a node's value once

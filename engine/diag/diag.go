@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // Pos is a position in a spec file. Line and Col are 1-based; a zero Pos

@@ -17,11 +17,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/internal/boundedfile"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/schemas"
 
 	"github.com/rivo/uniseg"
 )

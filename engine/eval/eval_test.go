@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/eval"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // load loads one spec file from text, written into a fresh project

@@ -5,9 +5,9 @@ import (
 	"maps"
 	"slices"
 
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Inputs evaluates the inputs of the resource r (not a get) and returns

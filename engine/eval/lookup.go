@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // Lookup calls the lookup function with args, in clear, and returns its

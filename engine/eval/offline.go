@@ -4,9 +4,9 @@ import (
 	"errors"
 	"slices"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // Offline evaluates what the specs alone give, with no cloud and no state,

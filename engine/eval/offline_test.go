@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/eval"
 )
 
 // Offline evaluates every variable, used or not, every output, and the

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/eval"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // secretTok is the secret config value of the tests below: longer than the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // TestQuickSize checks the walk that measures a small value as a tree

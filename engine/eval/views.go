@@ -4,10 +4,10 @@ import (
 	"sort"
 	"strings"
 
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/resources"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Outputs is what state keeps as a resource's outputs: every attribute

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/eval"
-	"reconcile/engine/value"
-	"reconcile/resources"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // TestDiffManaged checks DiffManaged against DiffInputs of ManagedInputs

@@ -26,11 +26,11 @@ import (
 	"fmt"
 	"maps"
 
-	"reconcile/engine/eval"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Record writes evaluated, the outputs an apply computed (secrets as

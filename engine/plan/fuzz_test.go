@@ -5,10 +5,10 @@ import (
 	"reflect"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/value"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // FuzzReadPlanFile feeds arbitrary bytes to the plan-file reader, as a

@@ -3,9 +3,9 @@ package plan
 import (
 	"fmt"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // Action is what apply does to one node.

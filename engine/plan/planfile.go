@@ -17,10 +17,10 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/internal/jsonfast"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/jsonfast"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // FileVersion is the format version of saved plans.

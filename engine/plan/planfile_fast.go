@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 
-	"reconcile/engine/diag"
-	"reconcile/internal/jsonfast"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/internal/jsonfast"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // readFast reads a plan file as WriteFile writes it, several times faster

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // fastTestFile is a plan file with every field WriteFile writes.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // bigPlanFile is a signed plan file over mappedMin bytes.

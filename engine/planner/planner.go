@@ -9,19 +9,19 @@ import (
 	"strconv"
 	"sync"
 
-	"reconcile/engine/dag"
-	"reconcile/engine/eval"
-	"reconcile/engine/plan"
-	"reconcile/engine/refresh"
-	"reconcile/engine/specs"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/dag"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/refresh"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/kind"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/internal/intern"
-	"reconcile/resources"
-	"reconcile/schemas"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Options control planning.

@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"reconcile/engine/diag"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // selection is what Options.Targets and Options.Replace select, once

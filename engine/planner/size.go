@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // checkRecordSize refuses the change c of the resource r, which writes

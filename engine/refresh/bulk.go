@@ -4,10 +4,10 @@ import (
 	"context"
 	"sync"
 
-	"reconcile/engine/eval"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Bulk is what the bulk reads of a refresh found (resources.BulkReader):

@@ -7,17 +7,17 @@ import (
 	"slices"
 	"sort"
 
-	"reconcile/engine/dag"
-	"reconcile/engine/diag"
-	"reconcile/engine/eval"
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
-	"reconcile/kind"
-	"reconcile/resources"
-	"reconcile/schemas"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/dag"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/eval"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Drift reads every managed resource, get and lookup recorded in state from

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // ApplyJSONVersion is the format version of ApplyJSON, documented in

@@ -7,7 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // DeclarationYAML returns the spec text that declares the resource name of

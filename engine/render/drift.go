@@ -6,11 +6,11 @@ import (
 	"io"
 	"strings"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/internal/untrusted"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // DriftJSONVersion is the format version of DriftJSON.

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // EventsVersion is the format version of the event stream (--output

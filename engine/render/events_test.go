@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // clock is a fake time source: each call is one step later than the last.

@@ -9,10 +9,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/render"
-	"reconcile/engine/report"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // DriftText shows each node as the plan's drift section does, from one

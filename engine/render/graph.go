@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/plan"
 )
 
 // Graph is the dependency graph of a spec, as GraphDOT and GraphMermaid

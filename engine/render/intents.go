@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/engine/report"
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // IntentsHeading announces the resolution of the creates named, which an

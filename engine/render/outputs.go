@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // OutputsJSONVersion is the version of the document OutputsJSON writes,

@@ -5,11 +5,11 @@ import (
 	"maps"
 	"slices"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/internal/untrusted"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // Body lines.

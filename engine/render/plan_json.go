@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/value"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // PlanJSONVersion is the version of the document PlanJSON writes,

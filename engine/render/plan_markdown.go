@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/engine/plan"
-	"reconcile/internal/untrusted"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // mdLimit is the size, in bytes, PlanMarkdown keeps its output under.

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/engine/value"
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // Options control rendering.

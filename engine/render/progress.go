@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/engine/plan"
-	"reconcile/engine/report"
-	"reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/report"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
 // Progress writes apply events as lines, as they come from the apply's

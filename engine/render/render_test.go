@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/engine/render"
-	"reconcile/engine/value"
-	"reconcile/internal/golden"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/golden"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // obj and list shorten the literals of hand-built plans.

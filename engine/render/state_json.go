@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // The format versions of the documents of docs/state-json.md. Additive

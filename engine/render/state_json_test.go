@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/render"
-	"reconcile/engine/value"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/render"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // The models of the examples in docs/state-json.md and
@@ -213,8 +213,8 @@ func TestRenderImports(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		// The renderers read the models (plan, report, value and their
 		// own), never the stages that make them, nor state or the network.
-		stage := strings.HasPrefix(dep, "reconcile/engine/") && !slices.Contains([]string{"reconcile/engine/diag", "reconcile/engine/value", "reconcile/engine/plan", "reconcile/engine/report", "reconcile/engine/render"}, dep)
-		if stage || dep == "reconcile/state" || strings.HasPrefix(dep, "reconcile/state/") || dep == "net/http" ||
+		stage := strings.HasPrefix(dep, "github.com/reconcile-dev/reconcile/engine/") && !slices.Contains([]string{"github.com/reconcile-dev/reconcile/engine/diag", "github.com/reconcile-dev/reconcile/engine/value", "github.com/reconcile-dev/reconcile/engine/plan", "github.com/reconcile-dev/reconcile/engine/report", "github.com/reconcile-dev/reconcile/engine/render"}, dep)
+		if stage || dep == "github.com/reconcile-dev/reconcile/state" || strings.HasPrefix(dep, "github.com/reconcile-dev/reconcile/state/") || dep == "net/http" ||
 			strings.Contains(dep, "bbolt") || strings.Contains(dep, "etcd") {
 			t.Errorf("engine/render depends on %s", dep)
 		}

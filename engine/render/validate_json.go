@@ -3,7 +3,7 @@ package render
 import (
 	"io"
 
-	"reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/diag"
 )
 
 // ValidateJSONVersion is the format version of ValidateJSON, documented in

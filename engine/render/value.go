@@ -1,6 +1,6 @@
 package render
 
-import "reconcile/engine/value"
+import "github.com/reconcile-dev/reconcile/engine/value"
 
 // JSONValue returns v in JSON shape with every Unknown and Secret replaced
 // by null, for machine-readable output.

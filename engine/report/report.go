@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/plan"
-	"reconcile/kind"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/kind"
 )
 
 // Phase of an Event.

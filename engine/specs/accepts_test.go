@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // TestAcceptsTree checks the quick check of a spec's literals where they

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/engine/diag"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // check resolves references, validates inputs against the schemas and builds

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 const configNameSpec = `

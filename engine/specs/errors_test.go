@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/specs"
 )
 
 // errorsDir holds the diagnostics fixtures: one case per file, or per

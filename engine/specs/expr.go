@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Expr is an expression of the spec language: a literal, a reference, an

@@ -3,8 +3,8 @@ package specs
 import (
 	"slices"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // Const is a list or an object of literals alone, which Load folds into

@@ -14,8 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/specs"
 )
 
 // fuzzSeeds are small valid specs, beside the fixtures of testdata.

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"reconcile/engine/dag"
-	"reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/dag"
+	"github.com/reconcile-dev/reconcile/engine/diag"
 )
 
 // buildGraph returns the dependency graph of the config entries, variables

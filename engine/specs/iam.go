@@ -7,10 +7,10 @@ import (
 	"strings"
 	"sync"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/resources"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // iamClaim is what one resource writes of an IAM policy, as far as its

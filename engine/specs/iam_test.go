@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // pairwiseConflicts is the rule of iamConflicts said plainly: each claim,

@@ -16,11 +16,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/internal/boundedfile"
-	"reconcile/internal/intern"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Limits that keep hostile input within bounded time and memory.

@@ -6,13 +6,14 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/schemas"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // loadConfig loads the config section n; release as for forSection.

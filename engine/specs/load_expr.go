@@ -5,15 +5,16 @@ package specs
 
 import (
 	"fmt"
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/schemas"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // expr parses a YAML value into an expression. prop, when not nil, is the

@@ -1,13 +1,14 @@
 package specs
 
 import (
-	"reconcile/engine/diag"
-	"reconcile/schemas"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Loading resources, their get blocks and their options.

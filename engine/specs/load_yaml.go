@@ -2,13 +2,14 @@ package specs
 
 import (
 	"bytes"
-	"reconcile/engine/diag"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reconcile-dev/reconcile/engine/diag"
 )
 
 // YAML-level helpers of the loader: syntax errors with positions, the

@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/diag"
 )
 
 // The project's name is LoadOptions.Project (name: of Pulumi.yaml) when

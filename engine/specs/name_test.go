@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/specs"
 )
 
 // The project's name is the caller's (Pulumi.yaml's), else the name: a

@@ -1,8 +1,9 @@
 package specs
 
 import (
-	"reconcile/engine/value"
 	"sort"
+
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // SecretTexts returns the clear text of the secrets the specs hold

@@ -1,11 +1,11 @@
 package specs
 
 import (
-	"reconcile/engine/dag"
 	"time"
 
-	"reconcile/engine/diag"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/dag"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Source is one spec file's name (as shown in diagnostics) and bytes.

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/engine/value"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // maxTypeDepth bounds how many references typeOf follows: a chain of

@@ -3,7 +3,7 @@ package specs_test
 import (
 	"testing"
 
-	"reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/engine/specs"
 )
 
 // URNs are Pulumi's: urn:pulumi:STACK::PROJECT::TYPE::NAME, with the

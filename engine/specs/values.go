@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Validating, when planning, the values of an object that Load validated

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"reconcile/engine/diag"
-	"reconcile/engine/value"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/diag"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 var valueRounds = flag.Int("values.rounds", 3000, "random objects tried per schema by TestValueViolationsAgree")

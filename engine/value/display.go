@@ -1,6 +1,6 @@
 package value
 
-import "reconcile/internal/untrusted"
+import "github.com/reconcile-dev/reconcile/internal/untrusted"
 
 // Texts that stand in for values a renderer must not or cannot show: the
 // one place they are written.

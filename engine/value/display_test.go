@@ -3,7 +3,7 @@ package value_test
 import (
 	"testing"
 
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 func TestQuote(t *testing.T) {

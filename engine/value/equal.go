@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // Equal compares a desired value with an observed or prior one under

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"reconcile/engine/value"
-	"reconcile/resources"
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 func TestSame(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"reconcile/schemas"
+	"github.com/reconcile-dev/reconcile/schemas"
 )
 
 // TestIdenticalIsEqual checks Equal's shortcut: whatever identical calls

@@ -3,7 +3,7 @@ package value_test
 import (
 	"testing"
 
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 // TestRedactionLeavesPlaceholders: a secret that is a word of the texts

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/engine/value"
 )
 
 func TestContainsAndLeafTexts(t *testing.T) {

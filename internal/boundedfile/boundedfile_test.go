@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/internal/boundedfile"
-	"reconcile/internal/fifotest"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/internal/fifotest"
 )
 
 const limit = 1 << 10

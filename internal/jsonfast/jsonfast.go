@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
-	"reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/internal/intern"
 )
 
 // MaxDepth bounds the nesting of values decoded here; deeper ones are

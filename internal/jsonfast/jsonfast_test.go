@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/internal/intern"
 )
 
 // TestReaderInterns checks that objects read with an Interner share their

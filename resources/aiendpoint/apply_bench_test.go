@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/engine/apply"
-	"reconcile/engine/plan"
-	"reconcile/engine/planner"
-	"reconcile/engine/specs"
-	"reconcile/resources"
-	"reconcile/resources/aiendpoint"
-	"reconcile/resources/emulator/server"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/engine/apply"
+	"github.com/reconcile-dev/reconcile/engine/plan"
+	"github.com/reconcile-dev/reconcile/engine/planner"
+	"github.com/reconcile-dev/reconcile/engine/specs"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/aiendpoint"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // endpointsSpec declares n independent endpoints in the emulator's tenancy.

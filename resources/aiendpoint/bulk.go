@@ -7,7 +7,7 @@ import (
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 var _ resources.BulkReader = (*Driver)(nil)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // listCounter counts the ListEndpoints calls a handler serves.

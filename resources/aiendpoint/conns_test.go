@@ -3,7 +3,7 @@ package aiendpoint
 import (
 	"testing"
 
-	"reconcile/internal/conntest"
+	"github.com/reconcile-dev/reconcile/internal/conntest"
 )
 
 // TestReadsReuseConnections reads one endpoint many times, parallelism

@@ -7,8 +7,8 @@ import (
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources"
-	"reconcile/resources/ailanguage"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage"
 )
 
 // Attribute names (lowerCamelCase, as in the schema).

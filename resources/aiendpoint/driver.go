@@ -8,8 +8,8 @@ import (
 
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/resources"
-	"reconcile/resources/ailanguage"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage"
 )
 
 // DefaultTimeout bounds a create, update or delete, including the wait for

@@ -12,10 +12,10 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/internal/conntest"
-	"reconcile/resources"
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/oci"
+	"github.com/reconcile-dev/reconcile/internal/conntest"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/oci"
 )
 
 // RSA key generation is the slowest part of a test environment: generate

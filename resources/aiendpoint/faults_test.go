@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 // TestApplyAbsorbsFaults applies endpoints through the engine against the

@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"reconcile/internal/fifotest"
-	"reconcile/resources"
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/internal/fifotest"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // sparseFile makes a file of size bytes that takes no room on disk.

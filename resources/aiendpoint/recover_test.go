@@ -9,7 +9,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // TestRecover replays interrupted creates by their retry token.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // Attribute names shared by the AI Language resources (lowerCamelCase, as

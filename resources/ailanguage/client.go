@@ -17,8 +17,8 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources"
-	"reconcile/resources/httpretry"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/httpretry"
 )
 
 // Bounds of the local files the OCI SDK reads whole: a config file and the

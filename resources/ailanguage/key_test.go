@@ -8,8 +8,8 @@ import (
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources/ailanguage"
-	"reconcile/resources/ailanguage/ailanguagetest"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage/ailanguagetest"
 )
 
 // countingKeys counts the calls for the private key.

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
 )
 
 // checkConfigFiles checks the files the OCI SDK reads whole for profile of

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // Live is an object as Object.Get reads it.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/internal/untrusted"
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/internal/untrusted"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // Lifecycle states every AI Language object shares (the SDK's

@@ -7,8 +7,8 @@ import (
 
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/resources"
-	"reconcile/resources/ailanguage"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage"
 )
 
 // Attribute names of a model's own fields.

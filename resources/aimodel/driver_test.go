@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources"
-	"reconcile/resources/ailanguage/ailanguagetest"
-	"reconcile/resources/aimodel"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage/ailanguagetest"
+	"github.com/reconcile-dev/reconcile/resources/aimodel"
 )
 
 type attrs = resources.Attrs

@@ -6,8 +6,8 @@ import (
 
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
 
-	"reconcile/resources"
-	"reconcile/resources/ailanguage"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage"
 )
 
 // Token is the type token of the resources Driver manages.

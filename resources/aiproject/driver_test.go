@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources"
-	"reconcile/resources/ailanguage/ailanguagetest"
-	"reconcile/resources/aiproject"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage/ailanguagetest"
+	"github.com/reconcile-dev/reconcile/resources/aiproject"
 )
 
 type attrs = resources.Attrs

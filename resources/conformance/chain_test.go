@@ -24,7 +24,7 @@ func buildReconcile(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "reconcile")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "reconcile/cmd/reconcile").CombinedOutput()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/reconcile-dev/reconcile/cmd/reconcile").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources/emulator/gcp"
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 // gcpService is the official Service Management client pointed at the

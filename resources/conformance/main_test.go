@@ -29,7 +29,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 func TestMain(m *testing.M) {

@@ -19,7 +19,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 // otherCompartment is the second compartment the emulator seeds (see

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/internal/fifotest"
-	"reconcile/resources"
-	"reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/internal/fifotest"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
 )
 
 // TestCredentialsFileBounded runs alone: it sets environment variables. A

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources"
-	"reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
 )
 
 // BindingDriver manages gcp:endpoints:ServiceIamBinding and

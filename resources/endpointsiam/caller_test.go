@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/resources"
-	"reconcile/resources/emulator/gcp"
-	"reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
 )
 
 // TestCallerFromTokenInfo: the caller of a bare access token is what

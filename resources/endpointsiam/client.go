@@ -11,9 +11,9 @@ import (
 
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources"
-	"reconcile/resources/gcpiam"
-	"reconcile/resources/httpretry"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources/httpretry"
 )
 
 // Client is what the IAM resources of this package share: one connection

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // policyResults implements resources.ResultComparer for both lookups: their

@@ -7,8 +7,8 @@ import (
 
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources"
-	"reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
 )
 
 // comparers returns both lookups as the engine finds their capability: by a

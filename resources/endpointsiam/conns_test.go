@@ -3,9 +3,9 @@ package endpointsiam_test
 import (
 	"testing"
 
-	"reconcile/internal/conntest"
-	"reconcile/resources"
-	"reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/internal/conntest"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
 )
 
 // TestInvokesReuseConnections invokes a lookup many times, parallelism

@@ -22,9 +22,9 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/internal/boundedfile"
-	"reconcile/resources"
-	"reconcile/resources/httpretry"
+	"github.com/reconcile-dev/reconcile/internal/boundedfile"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/httpretry"
 )
 
 // scopeCloudPlatform is the OAuth 2 scope requested with Application Default

@@ -14,11 +14,11 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/internal/conntest"
-	"reconcile/resources"
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/gcp"
-	"reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/internal/conntest"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
 )
 
 const (

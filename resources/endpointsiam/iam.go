@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 
-	"reconcile/resources"
-	"reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
 )
 
 // Type tokens of the IAM resources this package serves, as the schemas

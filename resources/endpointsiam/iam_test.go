@@ -13,9 +13,9 @@ import (
 
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources"
-	"reconcile/resources/endpointsiam"
-	"reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/endpointsiam"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
 )
 
 const (

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"reconcile/resources"
-	"reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
 )
 
 // MemberDriver manages gcp:endpoints:ServiceIamMember and

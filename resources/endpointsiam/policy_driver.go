@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"reconcile/resources"
-	"reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
 )
 
 // PolicyDriver manages gcp:endpoints:ServiceIamPolicy (the whole IAM

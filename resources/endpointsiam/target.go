@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // scope says whose IAM policy a resource writes: a managed service's, or a

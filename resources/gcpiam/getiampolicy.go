@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // GetIAMPolicyToken is the lookup GetIAMPolicy serves.

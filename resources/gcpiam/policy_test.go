@@ -12,8 +12,8 @@ import (
 
 	"google.golang.org/api/cloudresourcemanager/v1"
 
-	"reconcile/resources"
-	"reconcile/resources/gcpiam"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/gcpiam"
 )
 
 type attrs = resources.Attrs

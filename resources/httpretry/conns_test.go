@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"reconcile/resources/httpretry"
+	"github.com/reconcile-dev/reconcile/resources/httpretry"
 )
 
 func TestNewBaseTransport(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // DefaultBudget bounds a request whose context has no deadline, retries

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources"
-	"reconcile/resources/httpretry"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/httpretry"
 )
 
 func TestRetries(t *testing.T) {

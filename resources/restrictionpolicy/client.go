@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/resources"
-	"reconcile/resources/httpretry"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/httpretry"
 )
 
 // DefaultSite is the Datadog site used when neither Config.Site nor DD_SITE
@@ -40,7 +40,7 @@ type Config struct {
 	// transport of httpretry.NewBaseTransport of the client's own.
 	HTTPClient *http.Client
 	// Version is reconcile's version, sent in User-Agent as
-	// "reconcile/<Version>"; empty means "dev".
+	// "github.com/reconcile-dev/reconcile/<Version>"; empty means "dev".
 	Version string
 }
 
@@ -202,7 +202,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	req.Header.Set("DD-API-KEY", c.cfg.APIKey)
 	req.Header.Set("DD-APPLICATION-KEY", c.cfg.AppKey)
-	req.Header.Set("User-Agent", "reconcile/"+version)
+	req.Header.Set("User-Agent", "github.com/reconcile-dev/reconcile/"+version)
 	if method == http.MethodDelete {
 		req.Header.Set("Accept", "*/*")
 	} else {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/resources/restrictionpolicy"
+	"github.com/reconcile-dev/reconcile/resources/restrictionpolicy"
 )
 
 // capture answers every request with 204 and records the last one.
@@ -52,7 +52,7 @@ func TestClientURLAndHeaders(t *testing.T) {
 			for h, want := range map[string]string{
 				"DD-API-KEY":         "api-key-value",
 				"DD-APPLICATION-KEY": "app-key-value",
-				"User-Agent":         "reconcile/1.2.3",
+				"User-Agent":         "github.com/reconcile-dev/reconcile/1.2.3",
 				"Accept":             "*/*",
 			} {
 				if got := c.req.Header.Get(h); got != want {

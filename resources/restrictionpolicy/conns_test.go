@@ -3,8 +3,8 @@ package restrictionpolicy_test
 import (
 	"testing"
 
-	"reconcile/internal/conntest"
-	"reconcile/resources/restrictionpolicy"
+	"github.com/reconcile-dev/reconcile/internal/conntest"
+	"github.com/reconcile-dev/reconcile/resources/restrictionpolicy"
 )
 
 // TestReadsReuseConnections reads one policy and the current user many

@@ -3,7 +3,7 @@ package restrictionpolicy
 import (
 	"context"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // CurrentUser is the datadog:getCurrentUser lookup: the user owning the

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // Driver manages datadog:RestrictionPolicy objects. Its id is the

@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/internal/conntest"
-	"reconcile/resources"
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/datadog"
-	"reconcile/resources/restrictionpolicy"
+	"github.com/reconcile-dev/reconcile/internal/conntest"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/datadog"
+	"github.com/reconcile-dev/reconcile/resources/restrictionpolicy"
 )
 
 type attrs = resources.Attrs

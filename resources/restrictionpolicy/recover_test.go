@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources"
-	"reconcile/resources/restrictionpolicy"
+	"github.com/reconcile-dev/reconcile/resources"
+	"github.com/reconcile-dev/reconcile/resources/restrictionpolicy"
 )
 
 // TestRecover finds an interrupted create's policy by its natural id, and

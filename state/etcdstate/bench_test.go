@@ -6,11 +6,11 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/kind"
-	"reconcile/state"
-	"reconcile/state/etcdstate"
-	"reconcile/state/etcdstate/etcdtest"
-	"reconcile/state/statetest"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/state/statetest"
 )
 
 // benchOpen opens a new stack on a member of its own, closed at the end

@@ -11,10 +11,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"reconcile/state"
-	"reconcile/state/etcdstate"
-	"reconcile/state/etcdstate/etcdtest"
-	"reconcile/state/statetest"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/state/statetest"
 )
 
 // Both stores have one method set: pin it.

@@ -8,7 +8,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // RewriteVersions rewrites what is stored of the record name, to redact

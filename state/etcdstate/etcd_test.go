@@ -11,9 +11,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"reconcile/state"
-	"reconcile/state/etcdstate"
-	"reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
 )
 
 func TestSnapshotIsolation(t *testing.T) {

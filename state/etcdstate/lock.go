@@ -9,7 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // takeLock takes the stack's lock for a writer: it puts the lock key,

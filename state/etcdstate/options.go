@@ -12,7 +12,7 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Defaults of Options.

@@ -14,7 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // pageSize is the number of keys one range request of a listing reads.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/state"
-	"reconcile/state/etcdstate"
-	"reconcile/state/etcdstate/etcdtest"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state/etcdstate/etcdtest"
 )
 
 // tlsFailTimeout is the RequestTimeout and DialTimeout of the tests whose

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/state"
-	"reconcile/state/etcdstate"
+	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/etcdstate"
 )
 
 // TestOpenUnreachable: with nothing listening at the endpoint, or a name

@@ -9,7 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // batch is a transaction being built from the calls of a group. Its

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // BenchSnapshot returns a Snapshot of lineage, with key, holding n records,

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 func testCoalesced(t *testing.T, open Opener) {

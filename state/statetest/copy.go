@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Fill writes into s, a new state, one value of every kind: records,

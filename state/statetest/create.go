@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // testConcurrentCreate opens a state that does not exist yet from many

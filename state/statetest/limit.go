@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // testRecordLimit: a record that CheckRecordSize accepts is written, by Put

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/kind"
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Run runs the contract tests against the backend that open opens, each in

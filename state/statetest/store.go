@@ -3,7 +3,7 @@ package statetest
 import (
 	"testing"
 
-	"reconcile/state"
+	"github.com/reconcile-dev/reconcile/state"
 )
 
 // Store is the method set every state backend offers, with the semantics

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"reconcile/resources/ailanguage"
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/oci"
+	"github.com/reconcile-dev/reconcile/resources/ailanguage"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/oci"
 )
 
 // Env is one seeded emulator with its own store, served by httptest, and

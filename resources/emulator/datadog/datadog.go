@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // Store buckets of the emulator. Every Datadog bucket is prefixed "dd.".

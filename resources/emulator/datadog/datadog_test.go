@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/datadog"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/datadog"
 )
 
 func TestEmulatorWire(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/datadog"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/datadog"
 )
 
 const roleA = "role:00000000-0000-0000-0000-000000000001"

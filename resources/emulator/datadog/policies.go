@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // storedPolicy is a restriction policy as stored.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // Seed creates the current user (UUID id, email, handle, name) in an org

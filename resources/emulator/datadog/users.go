@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // account is the seeded identity: the current user, its org, its role and

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
 )
 
 const (

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // Store buckets of the emulator. Every GCP bucket is prefixed "gcp.".

@@ -11,8 +11,8 @@ import (
 
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
 )
 
 // call makes a raw request to the emulator and returns status and body.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // Seeded objects: two managed services of project acme-prod, one with a

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // Lifecycle states (shared by endpoints, models and projects).

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // workRequestRecord is what the store holds per work request. Its status

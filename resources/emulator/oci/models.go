@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // modelView is the Model JSON; without timeUpdated, trainingDataset,

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // lifecycle is what the store holds of a project or model besides its

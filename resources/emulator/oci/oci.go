@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // Buckets of the emulator.Store used by the OCI AI Language emulator. All

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // SeedIDs returns the ids made by Seed: the root compartment (the tenancy),

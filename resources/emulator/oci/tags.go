@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
 )
 
 // bucketTagNamespaces holds the tenancy's tag namespaces, by lower-case

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strings"
 
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/datadog"
-	"reconcile/resources/emulator/gcp"
-	"reconcile/resources/emulator/oci"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/datadog"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/emulator/oci"
 )
 
 // maxSeedFile bounds the size of a seed file.

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/api/option"
 	servicemanagement "google.golang.org/api/servicemanagement/v1"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 const (

@@ -18,10 +18,10 @@ import (
 	"sync"
 	"time"
 
-	"reconcile/resources/emulator"
-	"reconcile/resources/emulator/datadog"
-	"reconcile/resources/emulator/gcp"
-	"reconcile/resources/emulator/oci"
+	"github.com/reconcile-dev/reconcile/resources/emulator"
+	"github.com/reconcile-dev/reconcile/resources/emulator/datadog"
+	"github.com/reconcile-dev/reconcile/resources/emulator/gcp"
+	"github.com/reconcile-dev/reconcile/resources/emulator/oci"
 )
 
 // Fixed identities of the emulated OCI tenancy, so that specs written for

@@ -13,7 +13,7 @@ import (
 	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 	"github.com/oracle/oci-go-sdk/v65/common"
 
-	"reconcile/resources/emulator/server"
+	"github.com/reconcile-dev/reconcile/resources/emulator/server"
 )
 
 func start(t *testing.T, dir string) *server.Server {
