@@ -9,8 +9,10 @@ DEMO     := .reconcile/demo
 
 all: build
 
+# -buildvcs=auto stamps the commit into the binary ('reconcile version'),
+# also where GOFLAGS turns stamping off.
 build:
-	$(GO) build -o $(BIN) ./cmd/reconcile
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/reconcile
 
 # The main job: plan and apply testdata/examples on the built-in emulator,
 # then apply again to show that nothing is left to change. State and the

@@ -24,9 +24,6 @@ import (
 	"github.com/reconcile-dev/reconcile/internal/untrusted"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
-
 // Exit codes.
 const (
 	exitOK      = 0

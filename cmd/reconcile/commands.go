@@ -705,12 +705,18 @@ var schemaCmd = &command{
 }
 
 var versionCmd = &command{
-	name: "version", args: "", summary: "Print the version of reconcile.",
+	name: "version", args: "", summary: "Print the version of reconcile, the commit and the Go version it was built with.",
+	detail: `A release build says its tag (v1.2.3), as does a 'go install' of a tagged
+version; any other build says v0.0.0-dev+COMMIT (.dirty when the checkout had
+changes). The commit is unknown to a 'go install', which carries none.
+--output json adds the version of the plan files it reads and writes
+(docs/state-json.md).`,
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		if c.g.output == "json" {
-			return c.rendered(render.VersionJSON(c.stdout, version, plan.FileVersion))
+			b := thisBuild
+			return c.rendered(render.VersionJSON(c.stdout, render.Version{Version: b.Version, Commit: b.Commit, Go: b.Go, Platform: b.Platform}, plan.FileVersion))
 		}
-		fmt.Fprintf(c.stdout, "reconcile %s\n", version)
+		fmt.Fprintln(c.stdout, thisBuild)
 		return exitOK
 	},
 }

@@ -91,7 +91,9 @@ func fileExists(p string) bool {
 func buildBinary(out string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", out, ".")
+	// -buildvcs=auto: the binary knows its commit (reconcile version), also
+	// where GOFLAGS turns stamping off.
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-buildvcs=auto", "-o", out, ".")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {

@@ -17,7 +17,7 @@ const (
 	StateListJSONVersion = "2.0" // state list: an object since 2.0 (a bare array before)
 	RecordJSONVersion    = "2.0" // state show: snake_case since 2.0 (updated_at)
 	HistoryJSONVersion   = "2.0" // state history: an object since 2.0 (a bare array before)
-	VersionJSONVersion   = "2.0" // version: plan_format, a number, since 2.0
+	VersionJSONVersion   = "2.1" // version: plan_format, a number, since 2.0; commit, go and platform since 2.1
 	StacksJSONVersion    = "1.0" // stack ls
 	StackInitJSONVersion = "1.0" // stack init
 	MigrateJSONVersion   = "1.0" // state migrate
@@ -131,7 +131,15 @@ type historyEntryJSON struct {
 type versionJSON struct {
 	FormatVersion string `json:"format_version"`
 	Version       string `json:"version"`
+	Commit        string `json:"commit"`
+	Go            string `json:"go"`
+	Platform      string `json:"platform"`
 	PlanFormat    int    `json:"plan_format"`
+}
+
+// Version is what a binary knows of how it was built, for VersionJSON.
+type Version struct {
+	Version, Commit, Go, Platform string
 }
 
 type stacksJSON struct {
@@ -213,8 +221,8 @@ func HistoryJSON(w io.Writer, st StateInfo, entries []HistoryEntry) error {
 
 // VersionJSON writes the version of reconcile and of the plan files it
 // writes and reads (version) in the format of docs/state-json.md.
-func VersionJSON(w io.Writer, version string, planFormat int) error {
-	return writeDoc(w, versionJSON{FormatVersion: VersionJSONVersion, Version: version, PlanFormat: planFormat})
+func VersionJSON(w io.Writer, v Version, planFormat int) error {
+	return writeDoc(w, versionJSON{FormatVersion: VersionJSONVersion, Version: v.Version, Commit: v.Commit, Go: v.Go, Platform: v.Platform, PlanFormat: planFormat})
 }
 
 // StacksJSON writes the stacks of a backend (stack ls) in the format of

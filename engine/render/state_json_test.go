@@ -87,8 +87,10 @@ var jsonDocs = []struct {
 		},
 		func(w *bytes.Buffer) error { return render.MigrateJSON(w, "", "", nil) }},
 	{"state-json.md", "## `reconcile version`",
-		func(w *bytes.Buffer) error { return render.VersionJSON(w, "0.1.0", 3) },
-		func(w *bytes.Buffer) error { return render.VersionJSON(w, "", 0) }},
+		func(w *bytes.Buffer) error {
+			return render.VersionJSON(w, render.Version{Version: "v0.1.0", Commit: "3f2a9c1e8b7d4a6f0c5e2d1b9a8c7f6e5d4c3b2a", Go: "go1.26.8", Platform: "linux/amd64"}, 5)
+		},
+		func(w *bytes.Buffer) error { return render.VersionJSON(w, render.Version{}, 0) }},
 	{"validate-json.md", "## Example",
 		func(w *bytes.Buffer) error { return render.ValidateJSON(w, exampleValidation) },
 		func(w *bytes.Buffer) error { return render.ValidateJSON(w, render.Validation{}) }},
