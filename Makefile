@@ -5,7 +5,7 @@ BIN      := bin/reconcile
 EXAMPLES := testdata/examples
 DEMO     := .reconcile/demo
 
-.PHONY: all build demo test fmt-check vet lint-workflows race conformance bench fuzz clean
+.PHONY: all build demo test fmt-check vet lint-workflows race conformance bench fuzz dist clean
 
 all: build
 
@@ -80,5 +80,13 @@ fuzz:
 	$(GO) test ./state -run '^$$' -fuzz '^FuzzStateDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./cmd/reconcile -run '^$$' -fuzz '^FuzzSanitizer$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
+# Release archives for linux, darwin (amd64, arm64) and windows (amd64),
+# with dist/SHA256SUMS, built reproducibly from a clean checkout: the same
+# commit and VERSION give the same bytes (see internal/dist).
+dist:
+	@case "$(VERSION)" in v[0-9]*.[0-9]*.[0-9]*) ;; *) echo "make dist needs VERSION=vX.Y.Z, e.g. make dist VERSION=v0.1.0" >&2; exit 1 ;; esac
+	rm -rf dist
+	$(GO) run ./internal/dist -version $(VERSION) -out dist
+
 clean:
-	rm -rf bin .reconcile
+	rm -rf bin .reconcile dist
