@@ -6,11 +6,20 @@
 # It talks to the GitHub REST API with curl and jq, both on GitHub's hosted
 # runners. The token is sent in a header only, handed to curl on its
 # standard input: it is never on a command line, in a file or in the output.
+# Its install step needs no token: curl, sha256sum (or shasum) and tar.
 set -euo pipefail
 
 usage() {
 	cat <<'EOF'
 Usage:
+  reconcile-gh.sh install VERSION DIR
+      Installs release VERSION (vX.Y.Z) of reconcile as DIR/reconcile, and
+      adds DIR to "$GITHUB_PATH" for the steps after: downloads the archive
+      for the runner's system and processor from RECONCILE_RELEASE_URL and
+      checks its SHA-256 against the release's SHA256SUMS and, when it is
+      set, against RECONCILE_SHA256, before anything is unpacked. On any
+      failure (a download, a missing line, a digest that differs) nothing
+      is installed, and a reconcile already in DIR is left as it was.
   reconcile-gh.sh comment PR_NUMBER BODY_FILE
       Puts BODY_FILE (a plan as 'reconcile show PLANFILE --output markdown'
       renders it) on pull request PR_NUMBER as reconcile's one sticky
@@ -34,6 +43,7 @@ Usage:
 
 Environment (GitHub Actions sets those marked *):
   GITHUB_TOKEN                the token: ${{ github.token }}; never printed
+                              (install needs none)
   GITHUB_API_URL*             the API, https://api.github.com by default
   GITHUB_REPOSITORY*          owner/name
   GITHUB_SERVER_URL*, GITHUB_RUN_ID*
@@ -52,6 +62,18 @@ Environment (GitHub Actions sets those marked *):
   RECONCILE_GH_DRIFT_LABEL    the drift issue's label, reconcile-drift
   RECONCILE_GH_DRIFT_TITLE    its title, "Drift in stack KEY"
   RECONCILE_GH_PLAN_WORKFLOW  the plan workflow's file, reconcile-plan.yml
+  RECONCILE_SHA256            for install: the SHA-256 (64 hex digits) of
+                              the archive for the runner, pinned in the
+                              workflow; SHA256SUMS comes from the server
+                              that serves the archive, so only this digest
+                              makes sure of what runs
+  RECONCILE_RELEASE_URL       for install: where releases are, by default
+                              https://github.com/reconcile-dev/reconcile/releases/download
+                              (VERSION/ARCHIVE is added); https:// or file://
+  RUNNER_OS*, RUNNER_ARCH*    the runner's system and processor (uname's
+                              when unset)
+  RUNNER_TEMP*, GITHUB_PATH*  where install downloads, and the file of the
+                              directories added to PATH
 EOF
 }
 
@@ -404,8 +426,124 @@ cmd_plan_run() {
 	printf 'pr=%s\nhead_sha=%s\nrun_id=%s\n' "$pr" "$head" "$id"
 }
 
+# The releases: VERSION/ARCHIVE under this URL.
+release_url=${RECONCILE_RELEASE_URL:-https://github.com/reconcile-dev/reconcile/releases/download}
+release_url=${release_url%/}
+
+# sha256 FILE: the SHA-256 of FILE, in hex.
+sha256() {
+	local sum
+	if command -v sha256sum >/dev/null; then
+		sum=$(sha256sum <"$1")
+	else
+		sum=$(shasum -a 256 <"$1")
+	fi
+	printf '%s' "${sum%% *}"
+}
+
+# download URL FILE: fetches URL into FILE, or dies. Redirects are
+# followed (GitHub serves release files from another host) on https only.
+download() {
+	curl --disable --fail --silent --show-error --location --proto '=https,file' --proto-redir '=https' \
+		--retry 3 --connect-timeout 30 --max-time 600 --user-agent reconcile-gh --output "$2" "$1" ||
+		die "install: downloading $1 failed (see curl's message above): check the version, and that the release has this file; nothing was installed"
+}
+
+# platform: the os_arch part of the archive's name for this runner.
+platform() {
+	local os arch
+	os=${RUNNER_OS:-$(uname -s)}
+	arch=${RUNNER_ARCH:-$(uname -m)}
+	case $os in
+	Linux) os=linux ;;
+	macOS | Darwin) os=darwin ;;
+	*) die "install: reconcile installs itself on Linux and macOS runners, not on '$os': on Windows, unpack reconcile.exe from the release's windows_amd64 .zip (checked against SHA256SUMS) in a step of your own" ;;
+	esac
+	case $arch in
+	X64 | x86_64 | amd64) arch=amd64 ;;
+	ARM64 | aarch64 | arm64) arch=arm64 ;;
+	*) die "install: reconcile is released for amd64 (X64) and arm64 (ARM64) processors, not '$arch'" ;;
+	esac
+	printf '%s_%s' "$os" "$arch"
+}
+
+cmd_install() {
+	[[ $# -eq 2 ]] || die "install takes VERSION DIR"
+	local version=$1 dir=$2 pin=${RECONCILE_SHA256:-} name url listed n got stage member bin
+	[[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
+		die "install: VERSION must be a release tag such as v0.1.0, got '$version'"
+	[[ -n $dir ]] || die "install: DIR must be the directory to install reconcile in"
+	case $release_url in
+	https://* | file://*) ;;
+	*) die "install: RECONCILE_RELEASE_URL must be an https:// (or file://) URL, got '$release_url'" ;;
+	esac
+	if [[ -n $pin ]]; then
+		pin=$(tr 'A-F' 'a-f' <<<"$pin")
+		[[ $pin =~ ^[0-9a-f]{64}$ ]] || die "install: RECONCILE_SHA256 must be a SHA-256 in hex (64 digits), got '$pin'"
+	fi
+	command -v curl >/dev/null || die "curl is not installed"
+	command -v tar >/dev/null || die "tar is not installed"
+	command -v sha256sum >/dev/null || command -v shasum >/dev/null || die "neither sha256sum nor shasum is installed"
+	name=reconcile_${version}_$(platform).tar.gz
+	url=$release_url/$version
+
+	tmp=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/reconcile-install.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+
+	# The release's digest of the archive: exactly one line of SHA256SUMS
+	# names it (as sha256sum writes them: digest, two spaces, name).
+	download "$url/SHA256SUMS" "$tmp/SHA256SUMS"
+	listed=$(awk -v name="$name" '$2 == name || $2 == "*" name { print $1 }' "$tmp/SHA256SUMS")
+	n=$(grep -c . <<<"$listed" || true)
+	((n > 0)) || die "install: $url/SHA256SUMS has no line for $name: is $version released for this runner? Nothing was installed"
+	((n == 1)) || die "install: $url/SHA256SUMS has $n lines for $name: nothing was installed"
+	listed=$(tr 'A-F' 'a-f' <<<"$listed")
+	[[ $listed =~ ^[0-9a-f]{64}$ ]] || die "install: $url/SHA256SUMS gives '$listed' as the SHA-256 of $name, which is not one: nothing was installed"
+	if [[ -n $pin && $pin != "$listed" ]]; then
+		die "install: $url/SHA256SUMS gives $listed as the SHA-256 of $name, but RECONCILE_SHA256 pins $pin: the release was changed since the digest was pinned, or the digest is another archive's (each system and processor has its own). Nothing was installed"
+	fi
+
+	# The archive, checked before it is unpacked.
+	download "$url/$name" "$tmp/$name"
+	got=$(sha256 "$tmp/$name")
+	[[ $got == "$listed" ]] ||
+		die "install: $name downloaded from $url has SHA-256 $got, not $listed (SHA256SUMS${pin:+ and RECONCILE_SHA256}): it is corrupt or was tampered with, and is not run. Nothing was installed"
+
+	# The binary only, from the archive's root.
+	member=$(tar -tzf "$tmp/$name" | grep -xE '(\./)?reconcile' || true)
+	[[ $(grep -c . <<<"$member" || true) == 1 ]] || die "install: $name holds no reconcile at its root (or more than one): nothing was installed"
+	mkdir "$tmp/x"
+	tar -xzf "$tmp/$name" -C "$tmp/x" -- "$member" || die "install: unpacking $name failed: nothing was installed"
+	bin=$tmp/x/reconcile
+	[[ -f $bin && ! -L $bin ]] || die "install: the reconcile in $name is not a file: nothing was installed"
+
+	# Into DIR by a rename, so that DIR/reconcile is the old file or the
+	# new one, never a part; it must run first.
+	mkdir -p "$dir" || die "install: cannot create $dir"
+	dir=$(CDPATH='' cd -- "$dir" && pwd)
+	stage=$(mktemp "$dir/.reconcile.XXXXXX")
+	tmp_stage=$stage
+	trap 'rm -rf "$tmp" "$tmp_stage"' EXIT
+	cp "$bin" "$stage"
+	chmod 755 "$stage"
+	"$stage" version || die "install: $name's reconcile does not run on this runner: nothing was installed"
+	mv -f "$stage" "$dir/reconcile"
+	if [[ -n ${GITHUB_PATH:-} ]]; then
+		printf '%s\n' "$dir" >>"$GITHUB_PATH"
+	fi
+	if [[ -n $pin ]]; then
+		echo "Installed reconcile $version in $dir: $name from $url, SHA-256 $got, as pinned by RECONCILE_SHA256 and listed in SHA256SUMS"
+	else
+		echo "Installed reconcile $version in $dir: $name from $url, SHA-256 $got, as listed in SHA256SUMS. That file comes from the same server as the archive: pin the digest with RECONCILE_SHA256 to be sure of what runs"
+	fi
+}
+
 main() {
 	case ${1:-} in
+	install)
+		shift
+		cmd_install "$@"
+		;;
 	comment | drift-issue | plan-run)
 		local cmd=$1
 		shift
