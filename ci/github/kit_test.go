@@ -13,11 +13,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -890,8 +892,10 @@ func TestScriptErrors(t *testing.T) {
 type workflow struct {
 	On          map[string]any    `yaml:"on"`
 	Permissions map[string]string `yaml:"permissions"`
+	Env         map[string]string `yaml:"env"`
 	Jobs        map[string]struct {
 		Steps []struct {
+			Name string            `yaml:"name"`
 			ID   string            `yaml:"id"`
 			Uses string            `yaml:"uses"`
 			Run  string            `yaml:"run"`
@@ -989,5 +993,75 @@ func TestWorkflowsFit(t *testing.T) {
 	if up["name"] != "plan-${{ github.event.pull_request.head.sha }}" || up["path"] != "infra/plan.bin" ||
 		down["name"] != "plan-${{ steps.reviewed.outputs.head_sha }}" || down["run-id"] != "${{ steps.reviewed.outputs.run_id }}" || down["path"] != "infra" {
 		t.Errorf("the apply does not fetch what the plan saved: upload %v, download %v", up, down)
+	}
+}
+
+// TestWorkflowsInstallPinned: the three workflows install one release of
+// reconcile, set once at the top of each (the same in all three, as the
+// apply runs the plan's file), with the kit's install step, before any
+// step runs reconcile. None installs it another way, and no file of the
+// kit names a placeholder host.
+func TestWorkflowsInstallPinned(t *testing.T) {
+	t.Parallel()
+	const step = `"$GITHUB_WORKSPACE/.github/reconcile-gh.sh" install "$RECONCILE_VERSION" "$RUNNER_TEMP/bin"`
+	tag := regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	sum := regexp.MustCompile(`^([0-9a-f]{64})?$`)
+	runsReconcile := regexp.MustCompile(`(?m)(^|[|;&(]\s*|\s)reconcile\s`)
+	pins := map[string]bool{}
+	for _, name := range []string{"reconcile-plan.yml", "reconcile-apply.yml", "reconcile-drift.yml"} {
+		w := readWorkflow(t, name)
+		v, okV := w.Env["RECONCILE_VERSION"]
+		d, okD := w.Env["RECONCILE_SHA256"]
+		if !okV || !okD || !tag.MatchString(v) || !sum.MatchString(d) {
+			t.Errorf("%s: env RECONCILE_VERSION %q (set: %v), RECONCILE_SHA256 %q (set: %v); want a release tag and a SHA-256 or \"\"", name, v, okV, d, okD)
+		}
+		pins[v+" "+d] = true
+		for job, j := range w.Jobs {
+			installed := -1
+			for i, s := range j.Steps {
+				switch {
+				case strings.Contains(s.Run, "go install") || strings.HasPrefix(s.Uses, "actions/setup-go@"):
+					t.Errorf("%s: step %q installs reconcile with Go", name, cmp(s.Name, s.Uses))
+				case strings.TrimSpace(s.Run) == step:
+					if installed >= 0 {
+						t.Errorf("%s: reconcile is installed twice", name)
+					}
+					installed = i
+				case runsReconcile.MatchString(s.Run) && installed < 0:
+					t.Errorf("%s: step %q runs reconcile before it is installed", name, cmp(s.Name, s.ID))
+				}
+			}
+			if installed < 0 {
+				t.Errorf("%s: job %s has no step running %s", name, job, step)
+			}
+		}
+	}
+	if len(pins) != 1 {
+		t.Errorf("the workflows pin different releases: %v", slices.Sorted(maps.Keys(pins)))
+	}
+
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "release_url=${RECONCILE_RELEASE_URL:-https://github.com/reconcile-dev/reconcile/releases/download}") {
+		t.Errorf("the script does not install from the project's releases on GitHub by default")
+	}
+	placeholder := regexp.MustCompile(`[A-Za-z0-9-]+\.(example|invalid|test)\b`)
+	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if m := placeholder.FindAll(b, -1); m != nil {
+			t.Errorf("%s names placeholder hosts: %q", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
