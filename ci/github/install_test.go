@@ -5,8 +5,10 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"os"
 	"os/exec"
@@ -322,5 +324,55 @@ func TestInstall(t *testing.T) {
 		if p != host && !strings.Contains(in.stdout, "reconcile stand-in of "+p+": version") {
 			t.Errorf("on %s/%s: the install did not run the installed reconcile:\n%s", runner[0], runner[1], in.result)
 		}
+	}
+}
+
+// TestInstallFromDist installs from a release built by the project's own
+// release tool (make dist runs internal/dist) for this machine, with its
+// digest pinned as the docs say: the kit reads the layout that releases
+// have, and a later step runs the release's binary, which says its
+// version.
+func TestInstallFromDist(t *testing.T) {
+	needTools(t)
+	t.Parallel()
+	host := hostPlatform(t)
+	root := filepath.Join("..", "..")
+	if err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Run(); err != nil {
+		t.Skipf("make dist builds from a git checkout, and this is not one: %v", err)
+	}
+	rel := &release{t: t, root: t.TempDir()}
+	gobin := filepath.Join(runtime.GOROOT(), "bin")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	dist := exec.CommandContext(ctx, filepath.Join(gobin, "go"), "run", "./internal/dist", "-version", version,
+		"-out", filepath.Join(rel.root, version), "-platforms", strings.Replace(host, "_", "/", 1), "-allow-dirty")
+	dist.Dir = root
+	dist.Env = append(os.Environ(), "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := dist.CombinedOutput(); err != nil {
+		t.Fatalf("internal/dist: %v\n%s", err, out)
+	}
+	sums, err := os.ReadFile(filepath.Join(rel.root, version, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, name, _ := strings.Cut(strings.TrimSuffix(string(sums), "\n"), "  ")
+	if name != archiveName(host) {
+		t.Fatalf("make dist's SHA256SUMS is %q, want a line for %s", sums, archiveName(host))
+	}
+
+	in := install(t, rel, "", []string{"RECONCILE_SHA256=" + pin})
+	if in.code != 0 || !strings.Contains(in.stdout, "as pinned by RECONCILE_SHA256") {
+		t.Fatalf("install from make dist's release:\n%s", in.result)
+	}
+	added, err := os.ReadFile(in.githubPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := exec.Command("bash", "-c", "reconcile version --output json")
+	step.Env = append(os.Environ(), "PATH="+strings.TrimSuffix(string(added), "\n")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := step.Output()
+	var v struct{ Version string }
+	if err != nil || json.Unmarshal(out, &v) != nil || v.Version != version {
+		t.Errorf("reconcile version --output json in a later step: %v\n%s\nwant version %s", err, out, version)
 	}
 }
