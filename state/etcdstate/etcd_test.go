@@ -163,6 +163,22 @@ func TestTooLarge(t *testing.T) {
 	}
 }
 
+// TestRecordLimitOfOptions: the limit Options give, without a Store, is
+// the limit of the Store they open, with etcd's default request size or
+// another.
+func TestRecordLimitOfOptions(t *testing.T) {
+	t.Parallel()
+	endpoints := etcdtest.Start(t)
+	for _, size := range []int{0, 64 << 10} {
+		o := newStack(endpoints)
+		o.Create, o.MaxRequestBytes = true, size
+		s := mustOpen(t, o)
+		if got, want := o.RecordLimit(), s.RecordLimit(); got != want {
+			t.Errorf("Options{MaxRequestBytes: %d}.RecordLimit() = %+v, want the Store's %+v", size, got, want)
+		}
+	}
+}
+
 func TestLeaderLoss(t *testing.T) {
 	t.Parallel()
 	members := etcdtest.StartCluster(t, 3)

@@ -97,11 +97,20 @@ const keyReserve = 4096
 // what the server takes in one request (Options.MaxRequestBytes, etcd's
 // --max-request-bytes, 1.5 MiB by default) less what the transaction holds
 // besides: about 764 KiB by default.
-func (s *Store) RecordLimit() state.RecordLimit {
+func (s *Store) RecordLimit() state.RecordLimit { return s.opts.RecordLimit() }
+
+// RecordLimit returns the RecordLimit of a Store opened with o, as
+// Store.RecordLimit says, without opening one: what a plan of a stack
+// that does not exist yet checks its records against.
+func (o Options) RecordLimit() state.RecordLimit {
+	req := o.MaxRequestBytes
+	if req <= 0 {
+		req = DefaultMaxRequestBytes
+	}
 	return state.RecordLimit{
-		Bytes: (s.opts.MaxRequestBytes - 4096 - keyReserve) / 2,
+		Bytes: (req - 4096 - keyReserve) / 2,
 		Why: fmt.Sprintf("each write stores a record twice, as the record and as its version, in one etcd transaction, and etcd takes requests of up to %s (its --max-request-bytes)",
-			state.FormatSize(s.opts.MaxRequestBytes)),
+			state.FormatSize(req)),
 	}
 }
 
