@@ -148,6 +148,14 @@ other. A plan started while an apply holds the state waits up to --lock-timeout 
 it to finish, then fails naming the holder. The state is opened while the specs
 load: specs with errors are reported without waiting for the lock.
 
+On etcd, a plan writes nothing, so that a user who may only read the state (a
+pull request's job) can run it: a stack that does not exist yet (the default
+stack, or one with a Pulumi.<stack>.yaml) is planned from an empty state, every
+resource to be created. Such a plan cannot be saved with --out, as a plan file
+is signed with a key the stack's state holds: create the stack once with
+'reconcile stack init NAME', run by a user who may write, then plan again. On a
+local file, a plan starts the state file of such a stack.
+
 Exit status: 0 success (with --detailed-exitcode: 0 no changes, 2 changes), 1 error.
 Drift alone is not a change; with --refresh-only, drift to accept is.`,
 	flags: func(fs *flag.FlagSet, c *cli, o *cmdOpts) {
@@ -205,6 +213,12 @@ func runPlan(c *cli, o *cmdOpts, args []string) int {
 	}
 	defer ss.close()
 	spec, reg, st := ss.spec, ss.reg, ss.st
+	if a, ok := st.(*absentStack); ok {
+		if o.out != "" {
+			return c.errorf("%v", a.saveError())
+		}
+		c.say(a.notice())
+	}
 	c.warnIntents(st)
 	opts := c.plannerOptions(o, false)
 	opts.ShowOnly = o.out == "" && c.g.output != "json"

@@ -63,7 +63,7 @@ func TestE2EEtcdRunners(t *testing.T) {
 
 	// No stack yet: a drift or a state list fails, a plan starts nothing.
 	r := w3.must(1, "drift")
-	wantStderr(t, r, "does not exist", "only plan, apply and import start a new state")
+	wantStderr(t, r, "does not exist", "only apply, import and 'reconcile stack init prod' start a new stack on etcd")
 	w1.must(0, "apply", "--auto-approve")
 	w2.must(0, "plan", "--detailed-exitcode")
 	w3.must(0, "drift")

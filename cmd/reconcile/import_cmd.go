@@ -21,7 +21,7 @@ defined tags), are left out of the text and of state: they stay the cloud's.
 To adopt an object during an apply instead, declare it with options.import: ID.
 
 In a new project, import starts the state of the default stack, or of a
-stack that has a Pulumi.<stack>.yaml, as plan and apply do; create any other
+stack that has a Pulumi.<stack>.yaml, as apply does; create any other
 stack first with 'reconcile stack init NAME'.
 
 Exit status: 0 imported, 1 error.`,

@@ -182,7 +182,28 @@ func (c *cli) openStateSaying(readOnly, create bool, say func(string)) (store, e
 		return nil, err
 	}
 	so := state.Options{ReadOnly: readOnly, Create: create && ws.declared(), LockTimeout: c.g.lockTimeout, Command: "reconcile " + c.cmd}
+	// A plan writes nothing to etcd, where a pull request's job may only
+	// read: a stack it would start is planned from an empty state (see
+	// absentStack), and started by the first apply or by 'stack init'.
+	// On a local file, a plan still starts the state: the file is the
+	// user's own, and a plan file needs the key it holds.
+	planEmpty := readOnly && so.Create && ws.backend.etcd != nil
+	if planEmpty {
+		so.Create = false
+	}
 	st, err := c.openBackend(ws.backend, ws.stack, so, say)
+	if planEmpty && errors.Is(err, state.ErrNoState) {
+		// The records planned must fit the store the first apply makes.
+		opts, err := ws.backend.etcdOptions(ws.stack, so, c.g.lockTTL)
+		if err != nil {
+			return nil, err
+		}
+		a, err := newAbsentStack(ws.stack, ws.backend.describe(ws.stack), opts.RecordLimit())
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -242,4 +263,85 @@ func (w *watchedStore) watch(c *cli, where string) {
 func (w *watchedStore) Close() error {
 	w.once.Do(func() { close(w.closed) })
 	return w.store.Close()
+}
+
+// absentStack is what a plan reads of a stack on etcd that does not exist
+// yet: an empty state (no lineage, serial 0, no records), read-only, with
+// no key to sign a plan file with. Nothing of it is written anywhere.
+type absentStack struct {
+	stack, where string            // the stack's name, and backend.describe of it
+	limit        state.RecordLimit // of the store that will hold the stack
+	// viewKey seals what the plan compares: nothing, as no record holds a
+	// digest. It is random and dies with the process, so that a digest
+	// made with it tells nothing of a secret; it must never sign a plan
+	// file (see saveError), as no state holds it to check one.
+	viewKey []byte
+}
+
+var _ store = (*absentStack)(nil)
+
+func newAbsentStack(stack, where string, limit state.RecordLimit) (*absentStack, error) {
+	key, err := state.NewSecretKey()
+	if err != nil {
+		return nil, err
+	}
+	return &absentStack{stack: stack, where: where, limit: limit, viewKey: key}, nil
+}
+
+// notice says, for people, what the plan of the stack is made from.
+func (a *absentStack) notice() string {
+	return fmt.Sprintf("Note: stack %s does not exist yet: there is no state at %s. This plan starts from an empty state and writes nothing; "+
+		"the first apply creates the stack.\n\n", a.stack, a.where)
+}
+
+// saveError is the error of saving a plan of the stack to a file: the
+// file is signed with the key of the stack's state, which is not made yet.
+func (a *absentStack) saveError() error {
+	return fmt.Errorf("save plan: stack %q does not exist yet: there is no state at %s to hold the key a plan file is signed with. "+
+		"Create the stack once with 'reconcile stack init %s', using etcd credentials that can write (the apply user's), then plan again",
+		a.stack, a.where, a.stack)
+}
+
+// The reads: the state is empty.
+
+func (a *absentStack) Meta() (state.Meta, error) {
+	return state.Meta{FormatVersion: state.FormatVersion}, nil
+}
+func (a *absentStack) SecretKey() ([]byte, error)             { return a.viewKey, nil }
+func (a *absentStack) List() ([]state.Record, error)          { return nil, nil }
+func (a *absentStack) ListLazy() ([]state.LazyRecord, error)  { return nil, nil }
+func (a *absentStack) Get(string) (state.Record, bool, error) { return state.Record{}, false, nil }
+func (a *absentStack) Version(string, int64) (state.Record, bool, error) {
+	return state.Record{}, false, nil
+}
+func (a *absentStack) Intents() ([]state.Intent, error)       { return nil, nil }
+func (a *absentStack) Outputs() (state.Outputs, bool, error)  { return state.Outputs{}, false, nil }
+func (a *absentStack) History() ([]state.HistoryEntry, error) { return nil, nil }
+func (a *absentStack) Dump() (state.Snapshot, error) {
+	return state.Snapshot{Meta: state.Meta{FormatVersion: state.FormatVersion}}, nil
+}
+func (a *absentStack) ReadOnly() bool                 { return true }
+func (a *absentStack) Lost() <-chan struct{}          { return nil } // no lock to lose
+func (a *absentStack) Held() error                    { return nil }
+func (a *absentStack) RecordLimit() state.RecordLimit { return a.limit }
+func (a *absentStack) Close() error                   { return nil }
+
+// The writes: all refused, as by any read-only store.
+
+func (a *absentStack) errReadOnly() error {
+	return fmt.Errorf("stack %q does not exist yet (%s): %w", a.stack, a.where, state.ErrReadOnly)
+}
+func (a *absentStack) Put(state.Record) (state.Record, error) { return state.Record{}, a.errReadOnly() }
+func (a *absentStack) PutAndClearIntent(state.Record) (state.Record, error) {
+	return state.Record{}, a.errReadOnly()
+}
+func (a *absentStack) Delete(string) error                 { return a.errReadOnly() }
+func (a *absentStack) PutIntent(state.Intent) error        { return a.errReadOnly() }
+func (a *absentStack) ClearIntent(string) error            { return a.errReadOnly() }
+func (a *absentStack) AddHistory(state.HistoryEntry) error { return a.errReadOnly() }
+func (a *absentStack) PutOutputs(state.Outputs) error      { return a.errReadOnly() }
+func (a *absentStack) Rename(string, string) error         { return a.errReadOnly() }
+func (a *absentStack) Load(state.Snapshot) error           { return a.errReadOnly() }
+func (a *absentStack) RewriteVersions(string, func(state.Record) (state.Record, bool)) error {
+	return a.errReadOnly()
 }

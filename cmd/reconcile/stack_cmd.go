@@ -31,7 +31,11 @@ command that reads or writes state refuses a stack named with --stack or
 RECONCILE_STACK that does neither, naming the stacks that do: a mistyped
 name never starts an empty state. plan, apply and import start the state of
 the default stack, and of a stack that has a settings file; create any other
-with 'stack init NAME'.
+with 'stack init NAME'. On etcd a plan writes nothing: it plans a stack that
+does not exist yet from an empty state, every resource to be created, and
+cannot save that plan with --out (a plan file is signed with a key the
+stack's state holds); the first apply, or 'stack init NAME' run by a user
+who may write, creates the stack.
 
 A stack's config comes from Pulumi.<stack>.yaml (config: with <project>:<key>
 or plain keys; secure: values are decrypted with PULUMI_CONFIG_PASSPHRASE or
@@ -70,7 +74,7 @@ func stackList(c *cli) int {
 		return c.rendered(render.StacksJSON(c.stdout, ws.backend.url(), ws.stack, stacks))
 	}
 	if len(stacks) == 0 {
-		fmt.Fprintf(c.stdout, "No stacks in %s yet: 'reconcile stack init NAME' creates one, and plan or apply starts the default stack's.\n", ws.backend.url())
+		fmt.Fprintf(c.stdout, "No stacks in %s yet: 'reconcile stack init NAME' creates one, and the first apply starts the default stack's.\n", ws.backend.url())
 		return exitOK
 	}
 	for _, s := range stacks {
@@ -177,6 +181,9 @@ func (ws *workspace) declared() bool {
 // settings file), the one meant if one is close, and how to create it.
 func (c *cli) noStack(ws *workspace, err error) error {
 	if ws.stackFrom == "" || ws.declared() {
+		if ws.backend.etcd != nil {
+			return fmt.Errorf("%w; only apply, import and 'reconcile stack init %s' start a new stack on etcd (a plan writes nothing): check --state and --stack", err, ws.stack)
+		}
 		return fmt.Errorf("%w; only plan, apply and import start a new state: check --state and --stack", err)
 	}
 	known := ws.declaredStacks()
