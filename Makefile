@@ -15,8 +15,10 @@ build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/reconcile
 
 # The main job: plan and apply testdata/examples on the built-in emulator,
-# then apply again to show that nothing is left to change. State and the
-# emulator's data live under .reconcile/demo; `make clean` removes them.
+# then plan again to show that nothing is left to change. State lives in
+# .reconcile/demo, the emulator's data in .reconcile/emulator (where
+# --emulator keeps it); the walkthroughs of the guides keep theirs apart, in
+# other directories of .reconcile. `make clean` removes them all.
 demo: build
 	@mkdir -p $(DEMO)
 	$(BIN) plan  -f $(EXAMPLES) --emulator --state $(DEMO)/state.db

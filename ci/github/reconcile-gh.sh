@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # reconcile-gh.sh: the GitHub steps of reconcile's CI kit, the workflows in
-# ci/github/workflows (see "Using reconcile in CI" in reconcile's README).
+# ci/github/workflows (see reconcile's docs/ci.md).
 # Copy it to .github/reconcile-gh.sh of the repository holding the specs.
 #
 # It talks to the GitHub REST API with curl and jq, both on GitHub's hosted
