@@ -479,7 +479,16 @@ func TestCLIValidateDirectory(t *testing.T) {
 	}
 	// A name declared in two files: an error naming both places.
 	code, _, errOut = runCLI(t, "validate", "-f", "testdata/dup")
-	if code != 1 || !strings.Contains(errOut, "testdata/dup/b.yaml:2:3: ") || !strings.Contains(errOut, "testdata/dup/a.yaml:2:3") {
+	if code != 1 || !strings.Contains(errOut, "testdata/dup/b.yaml:2:3: ") || !strings.Contains(errOut, "testdata/dup/a.yaml:2:3") ||
+		!strings.Contains(errOut, "\n2 errors in the specs\n") {
 		t.Errorf("validate -f testdata/dup: exit %d, stderr:\n%s", code, errOut)
+	}
+	// One error is one error.
+	one := filepath.Join(t.TempDir(), "one.yaml")
+	if err := os.WriteFile(one, []byte("resources:\n  pol:\n    type: datadog:RestrictionPolicy\n    properties:\n      resourceId: dashboard:x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut = runCLI(t, "validate", "-f", one); code != 1 || !strings.HasSuffix(errOut, "\n1 error in the specs\n") {
+		t.Errorf("validate of one error: exit %d, stderr:\n%s", code, errOut)
 	}
 }

@@ -53,7 +53,7 @@ Exit status: 0 valid, 1 invalid.`,
 		}
 		c.printDiags(diags)
 		if diags.HasErrors() {
-			fmt.Fprintf(c.stderr, "%d error(s) in the specs\n", countErrors(diags))
+			fmt.Fprintf(c.stderr, "%s in the specs\n", render.Count(countErrors(diags), "error", "errors"))
 			return exitError
 		}
 		fmt.Fprintf(c.stdout, "The specs are valid: %s, %s, %s.\n", render.Count(len(spec.Resources), "resource", "resources"),

@@ -200,7 +200,7 @@ variables:
 		`main.yaml:12:5: error: fn::readFile "missing.txt": no such file or directory`,
 	}
 	r := w.must(1, "validate")
-	wantStderr(t, r, append(want, "2 error(s) in the specs")...)
+	wantStderr(t, r, append(want, "2 errors in the specs")...)
 	r = w.must(1, "validate", "--output", "json")
 	var doc struct {
 		Valid       bool `json:"valid"`
