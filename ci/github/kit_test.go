@@ -1065,3 +1065,36 @@ func TestWorkflowsInstallPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWorkflowsRequireState: every job checks, before it runs reconcile,
+// that RECONCILE_STATE and RECONCILE_STACK are set, and stops otherwise:
+// without them reconcile would take the state that the checkout's
+// Pulumi.yaml names, which a pull request can change.
+func TestWorkflowsRequireState(t *testing.T) {
+	t.Parallel()
+	runsReconcile := regexp.MustCompile(`(?m)(^|[|;&(]\s*|\s)reconcile\s`)
+	run := func(script string, env ...string) error {
+		cmd := exec.Command("bash", "-e", "-c", script)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+		return cmd.Run()
+	}
+	for _, name := range []string{"reconcile-plan.yml", "reconcile-apply.yml", "reconcile-drift.yml"} {
+		w := readWorkflow(t, name)
+		for job, j := range w.Jobs {
+			checked := false
+			for _, s := range j.Steps {
+				if runsReconcile.MatchString(s.Run) {
+					break
+				}
+				if strings.Contains(s.Run, "RECONCILE_STATE") && s.Run != "" {
+					empty := run(s.Run, "RECONCILE_STATE=", "RECONCILE_STACK=prod")
+					set := run(s.Run, "RECONCILE_STATE=etcd://10.0.0.5:2379/reconcile/acme", "RECONCILE_STACK=prod")
+					checked = empty != nil && set == nil
+				}
+			}
+			if !checked {
+				t.Errorf("%s: job %s runs reconcile without first stopping when RECONCILE_STATE is empty", name, job)
+			}
+		}
+	}
+}
