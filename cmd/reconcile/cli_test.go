@@ -382,7 +382,7 @@ func TestCLIVersion(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
 		code, out, _ := runCLI(t, args...)
-		if code != 0 || out != "reconcile "+version+"\n" {
+		if code != 0 || out != thisBuild.String()+"\n" {
 			t.Errorf("reconcile %v: exit %d, stdout %q", args, code, out)
 		}
 	}
@@ -390,8 +390,8 @@ func TestCLIVersion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("version --output json: exit %d, %s", code, out)
 	}
-	v := checkJSONDoc(t, "version --output json", out, "2.0")
-	if v["version"] != version || v["plan_format"] != float64(plan.FileVersion) {
+	v := checkJSONDoc(t, "version --output json", out, "2.1")
+	if v["version"] != version || v["plan_format"] != float64(plan.FileVersion) || v["commit"] != thisBuild.Commit || v["go"] != thisBuild.Go || v["platform"] != thisBuild.Platform {
 		t.Errorf("version --output json = %s, want version %q and plan_format %d", out, version, plan.FileVersion)
 	}
 }
