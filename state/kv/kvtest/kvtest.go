@@ -241,13 +241,17 @@ func testScanOrder(t *testing.T, h Harness) {
 	}
 	write(t, s, &bt)
 	want := func(prefix, after string) []string {
-		var out []string
+		var in []string
 		for _, k := range keys {
 			if strings.HasPrefix(k, prefix) && k > after {
-				out = append(out, k+"="+k)
+				in = append(in, k)
 			}
 		}
-		slices.Sort(out)
+		slices.Sort(in) // the keys' order, not that of "key=value"
+		var out []string
+		for _, k := range in {
+			out = append(out, k+"="+k)
+		}
 		return out
 	}
 	for _, c := range []struct{ prefix, after string }{
