@@ -340,3 +340,38 @@ func TestGetManySnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestStacksAmongOtherKeys: Stacks lists the stacks, those with
+// meta/format, and nothing else under the prefix or beside it.
+func TestStacksAmongOtherKeys(t *testing.T) {
+	t.Parallel()
+	endpoints := etcdtest.Start(t)
+	cli := client(t, endpoints)
+	prefix := newPrefix()
+	for _, k := range []string{"/b/meta/format", "/b-x/meta/format", "/b0/meta/format", "/loose", "/junk/records/a", "/only-lock/lock", "ing/other/meta/format"} {
+		if _, err := cli.Put(t.Context(), prefix+k, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := newBackend(t, etcd.Options{Endpoints: endpoints, Prefix: prefix}).Stacks(t.Context()); err != nil || fmt.Sprint(got) != "[b b-x b0]" {
+		t.Errorf("Stacks = %q, %v; want [b b-x b0]", got, err)
+	}
+}
+
+// TestDeadHolder: a holder that died (it renews its lease no more) keeps
+// the lock until the lease expires, and no longer: a writer waiting for it
+// then takes it, and no one had to force it.
+func TestDeadHolder(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, etcd.Options{Endpoints: etcdtest.Start(t)})
+	dead := open(t, b, "prod", kv.Options{Write: true, Init: meta, LockTTL: 2 * time.Second, Holder: []byte("dead")})
+	etcd.StopBackground(dead)
+	var waitedFor []byte
+	s := open(t, b, "prod", kv.Options{Write: true, LockTimeout: time.Minute, OnWait: func(h []byte) { waitedFor = h }})
+	if string(waitedFor) != "dead" {
+		t.Errorf("the writer waited for %q, want the dead holder", waitedFor)
+	}
+	if err := s.Write(t.Context(), &kv.Batch{Ops: []kv.Op{{Key: "records/a", Value: []byte("a")}}}); err != nil {
+		t.Errorf("Write once the dead holder's lease expired: %v", err)
+	}
+}
