@@ -3,7 +3,9 @@
 // (reconcile/resources/endpointsiam) read, and the calls another user of the
 // API would make to change what they read: services.list, services.get, and
 // getIamPolicy, setIamPolicy and testIamPermissions on managed services and
-// on their consumers.
+// on their consumers. It also answers Google's OAuth 2 tokeninfo, in both of
+// Google's shapes (TokenInfo, TokenInfoV2): the emulator's access token
+// belongs to the service account Caller.
 //
 // Emulator serves them under /v1/ with Google's JSON bodies (a
 // google.iam.v1.Policy with version, bindings, auditConfigs and etag) and
@@ -18,6 +20,16 @@
 // document of google.golang.org/api/servicemanagement/v1: this package
 // imports neither the lookups nor the Google SDK, so a wrong field in either
 // cannot be mirrored here. Its tests drive it with the official SDK.
+//
+// It takes the requests of both kinds of Google client: the discovery-based
+// ones (google.golang.org/api), which send alt=json and a body of the
+// request's fields but the resource, and the generated REST clients of
+// cloud.google.com/go, which, as recorded from Google (the HTTP logs of
+// Config Connector's tests), send $alt=json;enum-encoding=int, the whole
+// request message as the body ("resource" next to "policy" or "options")
+// and enums as numbers, and read enums as numbers in the answer. A field
+// the request message lacks is 400 INVALID_ARGUMENT "Invalid JSON payload
+// received. Unknown name "x": Cannot find field.", as Google words it.
 //
 // # Where it differs from Google
 //
@@ -45,6 +57,9 @@
 //     INVALID_ARGUMENT). A conditional binding answered in version 1 has no
 //     condition and its role gets "_withcond_" and a digest of the condition
 //     appended, as IAM does; such a role is refused by setIamPolicy.
+//   - A "resource" in the body of getIamPolicy or setIamPolicy that is not
+//     the one of the path is ignored: the path names the resource, as
+//     Google's transcoding of path variables over a "*" body does.
 //   - services.list's deprecated consumerId filter ("project:ID") keeps the
 //     services on which that project has a consumer policy; page tokens are
 //     opaque.

@@ -94,8 +94,39 @@ type auditConfig struct {
 }
 
 type auditLogConfig struct {
-	LogType         string   `json:"logType,omitempty"`
+	LogType         logType  `json:"logType,omitempty"`
 	ExemptedMembers []string `json:"exemptedMembers,omitempty"`
+}
+
+// logType is an AuditLogConfig.LogType, kept by its name. A request may
+// give it as a number too, as clients asking for enum-encoding=int (the
+// generated REST clients of cloud.google.com/go) write enums.
+type logType string
+
+// logTypes are the names of the LogType enum, by number.
+var logTypes = []string{"LOG_TYPE_UNSPECIFIED", "ADMIN_READ", "DATA_WRITE", "DATA_READ"}
+
+func (l *logType) UnmarshalJSON(b []byte) error {
+	var n int64
+	if err := json.Unmarshal(b, &n); err == nil {
+		if n >= 0 && n < int64(len(logTypes)) {
+			*l = logType(logTypes[n])
+		} else {
+			*l = logType(strconv.FormatInt(n, 10)) // refused by validatePolicy
+		}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*l = logType(s)
+	return nil
+}
+
+// number is the enum number of l, for answers in enum-encoding=int.
+func (l logType) number() int {
+	return max(slices.Index(logTypes, string(l)), 0)
 }
 
 func newEtag() string {
@@ -155,13 +186,18 @@ func routeNotFound(path string) *gerr {
 		msg: fmt.Sprintf("The requested URL %s was not found on this server.", path)}
 }
 
-// responder writes JSON, pretty unless the request said prettyPrint=false.
+// responder writes JSON, pretty unless the request said prettyPrint=false,
+// and with enums as numbers when it asked for enum-encoding=int.
 type responder struct {
-	w      http.ResponseWriter
-	pretty bool
+	w        http.ResponseWriter
+	pretty   bool
+	intEnums bool
 }
 
 func (o responder) json(status int, v any) {
+	if p, ok := v.(iamPolicy); ok && o.intEnums {
+		v = p.withIntEnums()
+	}
 	var b []byte
 	var err error
 	if o.pretty {
@@ -217,6 +253,19 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if alt := q.Get("alt"); alt != "" && alt != "json" {
 		out.error(badRequest("alt", fmt.Sprintf("The emulator serves only alt=json, not alt=%s.", alt)))
 		return
+	}
+	// The generated REST clients of cloud.google.com/go send
+	// $alt=json;enum-encoding=int (as recorded from Google), and read enums
+	// as numbers then.
+	if alt := q.Get("$alt"); alt != "" {
+		switch alt {
+		case "json":
+		case "json;enum-encoding=int":
+			out.intEnums = true
+		default:
+			out.error(badRequest("$alt", fmt.Sprintf("The emulator serves only $alt=json and $alt=json;enum-encoding=int, not $alt=%s.", alt)))
+			return
+		}
 	}
 	if err := e.authenticate(r); err != nil {
 		out.error(err)
@@ -314,6 +363,10 @@ func decodeBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			// Google's words for a field the request message lacks.
+			return badRequest("", fmt.Sprintf("Invalid JSON payload received. Unknown name %s: Cannot find field.", name))
+		}
 		return badRequest("", "Invalid JSON payload received. "+err.Error())
 	}
 	return nil
@@ -450,7 +503,11 @@ func (e *Emulator) readPolicy(tx emulator.Tx, service, consumer string) (iamPoli
 
 func (e *Emulator) getIamPolicy(r *http.Request, service, consumer string) (any, error) {
 	var req struct {
-		Options *struct {
+		// Resource is sent by the generated REST clients, which write the
+		// whole request message as the body; the path names the resource
+		// all the same (see the package documentation).
+		Resource string `json:"resource"`
+		Options  *struct {
 			RequestedPolicyVersion int64 `json:"requestedPolicyVersion"`
 		} `json:"options"`
 	}
@@ -525,6 +582,7 @@ func conditionDigest(c iamExpr) string {
 
 func (e *Emulator) setIamPolicy(r *http.Request, service, consumer string) (any, error) {
 	var req struct {
+		Resource   string     `json:"resource"` // as in getIamPolicy
 		Policy     *iamPolicy `json:"policy"`
 		UpdateMask string     `json:"updateMask"`
 	}
@@ -665,7 +723,7 @@ func validatePolicy(p *iamPolicy) error {
 	p.Bindings = kept
 	for i, a := range p.AuditConfigs {
 		for j, l := range a.AuditLogConfigs {
-			switch l.LogType {
+			switch string(l.LogType) {
 			case "LOG_TYPE_UNSPECIFIED", "ADMIN_READ", "DATA_WRITE", "DATA_READ":
 			default:
 				return badRequest(fmt.Sprintf("policy.audit_configs[%d].audit_log_configs[%d].log_type", i, j),
@@ -674,6 +732,33 @@ func validatePolicy(p *iamPolicy) error {
 		}
 	}
 	return nil
+}
+
+// withIntEnums is p as answered to a client asking for enum-encoding=int:
+// every log type a number.
+func (p iamPolicy) withIntEnums() any {
+	type logConfig struct {
+		LogType         int      `json:"logType,omitempty"`
+		ExemptedMembers []string `json:"exemptedMembers,omitempty"`
+	}
+	type audit struct {
+		Service         string      `json:"service,omitempty"`
+		AuditLogConfigs []logConfig `json:"auditLogConfigs,omitempty"`
+	}
+	out := struct {
+		Version      int64        `json:"version,omitempty"`
+		Bindings     []iamBinding `json:"bindings,omitempty"`
+		AuditConfigs []audit      `json:"auditConfigs,omitempty"`
+		Etag         string       `json:"etag,omitempty"`
+	}{Version: p.Version, Bindings: p.Bindings, Etag: p.Etag}
+	for _, a := range p.AuditConfigs {
+		na := audit{Service: a.Service}
+		for _, l := range a.AuditLogConfigs {
+			na.AuditLogConfigs = append(na.AuditLogConfigs, logConfig{LogType: l.LogType.number(), ExemptedMembers: l.ExemptedMembers})
+		}
+		out.AuditConfigs = append(out.AuditConfigs, na)
+	}
+	return out
 }
 
 func hasMemberPrefix(m string) bool {
@@ -725,6 +810,30 @@ const (
 	callerID = "104598326617380952741"
 )
 
+// tokenLifetime is the lifetime, in seconds, tokeninfo gives the
+// emulator's access token: always nearly an hour left, as a token just
+// refreshed has.
+const tokenLifetime = 3599
+
+// tokenFrom returns the access token of a tokeninfo request: the
+// access_token query parameter, or for a POST the form field.
+func tokenFrom(r *http.Request) (string, bool) {
+	switch r.Method {
+	case http.MethodGet:
+		return r.URL.Query().Get("access_token"), true
+	case http.MethodPost:
+		var token string
+		if err := r.ParseForm(); err == nil {
+			token = r.PostForm.Get("access_token")
+		}
+		if token == "" {
+			token = r.URL.Query().Get("access_token")
+		}
+		return token, true
+	}
+	return "", false
+}
+
 // TokenInfo serves Google's OAuth 2 tokeninfo endpoint
 // (oauth2.googleapis.com/tokeninfo), at /tokeninfo: GET with the
 // access_token query parameter, or POST with it in a form body. The
@@ -733,33 +842,57 @@ const (
 // Google answers one that is unknown or expired.
 func (e *Emulator) TokenInfo(w http.ResponseWriter, r *http.Request) {
 	out := responder{w: w, pretty: true}
-	var token string
-	switch r.Method {
-	case http.MethodGet:
-		token = r.URL.Query().Get("access_token")
-	case http.MethodPost:
-		if err := r.ParseForm(); err == nil {
-			token = r.PostForm.Get("access_token")
-		}
-		if token == "" {
-			token = r.URL.Query().Get("access_token")
-		}
-	default:
+	token, ok := tokenFrom(r)
+	if !ok {
 		out.json(http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "Method not allowed"})
 		return
 	}
-	want := e.creds.GoogleAccessToken
-	if token == "" || want == "" || subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 {
+	if !e.validToken(token) {
 		out.json(http.StatusBadRequest, map[string]string{"error": "invalid_token", "error_description": "Invalid Value"})
 		return
 	}
-	const lifetime = 3599
 	out.json(http.StatusOK, map[string]string{
 		"azp": callerID, "aud": callerID, "sub": callerID,
 		"scope":      "https://www.googleapis.com/auth/cloud-platform",
-		"exp":        strconv.FormatInt(time.Now().Add(lifetime*time.Second).Unix(), 10),
-		"expires_in": strconv.Itoa(lifetime),
+		"exp":        strconv.FormatInt(time.Now().Add(tokenLifetime*time.Second).Unix(), 10),
+		"expires_in": strconv.Itoa(tokenLifetime),
 		"email":      Caller, "email_verified": "true",
 		"access_type": "online",
 	})
+}
+
+// TokenInfoV2 serves the older tokeninfo of Google's OAuth 2 API v2
+// (www.googleapis.com/oauth2/v2/tokeninfo), at /oauth2/v2/tokeninfo: the
+// one the Go client library google.golang.org/api/oauth2/v2 calls, a POST
+// with access_token in the query. It answers as Google does, in its own
+// shape (issued_to, audience, user_id, scope, expires_in as a number,
+// email, verified_email as a boolean); any other token is 400
+// invalid_token.
+func (e *Emulator) TokenInfoV2(w http.ResponseWriter, r *http.Request) {
+	out := responder{w: w, pretty: r.URL.Query().Get("prettyPrint") != "false"}
+	token, ok := tokenFrom(r)
+	if !ok {
+		out.json(http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "Method not allowed"})
+		return
+	}
+	if !e.validToken(token) {
+		out.json(http.StatusBadRequest, map[string]string{"error": "invalid_token", "error_description": "Invalid Value"})
+		return
+	}
+	out.json(http.StatusOK, struct {
+		IssuedTo      string `json:"issued_to"`
+		Audience      string `json:"audience"`
+		UserID        string `json:"user_id"`
+		Scope         string `json:"scope"`
+		ExpiresIn     int    `json:"expires_in"`
+		Email         string `json:"email"`
+		VerifiedEmail bool   `json:"verified_email"`
+		AccessType    string `json:"access_type"`
+	}{callerID, callerID, callerID, "https://www.googleapis.com/auth/cloud-platform", tokenLifetime, Caller, true, "online"})
+}
+
+// validToken reports whether token is the emulator's access token.
+func (e *Emulator) validToken(token string) bool {
+	want := e.creds.GoogleAccessToken
+	return token != "" && want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
 }

@@ -296,6 +296,7 @@ func (s *Server) handler() http.Handler {
 	mux.Handle("/v1/", s.cloud(s.gcp))
 	mux.Handle("/api/v2/", s.cloud(s.dd))
 	mux.Handle("/tokeninfo", s.cloud(http.HandlerFunc(s.gcp.TokenInfo)))
+	mux.Handle("/oauth2/v2/tokeninfo", s.cloud(http.HandlerFunc(s.gcp.TokenInfoV2)))
 	mux.HandleFunc("GET /_emulator/credentials", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, CredentialsDoc{OCIConfig: OCIConfig(s.Creds, "oci_api_key.pem"), OCIPrivateKey: s.Creds.OCIPrivateKey, Env: Env(s.Creds)})
 	})
