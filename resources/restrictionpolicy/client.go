@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reconcile-dev/reconcile/resources"
@@ -72,14 +74,21 @@ type Policy struct {
 // User is the caller of the API, from GET /api/v2/current_user.
 type User struct {
 	ID, Email, Handle, Name string
-	OrgID                   string // data.relationships.org.data.id, the org's UUID
+	OrgID                   string   // data.relationships.org.data.id, the org's UUID
+	RoleIDs                 []string // data.relationships.roles.data[].id, sorted
 }
 
-// Client makes the four Datadog calls this package needs. It is safe for
+// Client makes the Datadog calls this package needs. It is safe for
 // concurrent use.
 type Client struct {
 	cfg Config
 	hc  *http.Client
+
+	mu    sync.Mutex
+	me    *User    // the current user, once read
+	teams []string // its teams, once read (teamsRead)
+	// teamsRead is set once the teams were read.
+	teamsRead bool
 }
 
 // NewClient returns a client for cfg. It does not check cfg: a missing or
@@ -366,9 +375,16 @@ func (c *Client) Account(ctx context.Context) (string, error) {
 	return fmt.Sprintf("org %s at %s", u.OrgID, site), nil
 }
 
-// GetCurrentUser returns the user owning the application key, with the UUID
-// of its org.
+// GetCurrentUser returns the user owning the application key, with the
+// UUID of its org and its roles (the relationships of GET
+// /api/v2/current_user). The user is read once per client: it is who the
+// keys belong to, which does not change while reconcile runs.
 func (c *Client) GetCurrentUser(ctx context.Context) (User, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.me != nil {
+		return *c.me, nil
+	}
 	var doc struct {
 		Data struct {
 			ID         string `json:"id"`
@@ -383,6 +399,12 @@ func (c *Client) GetCurrentUser(ctx context.Context) (User, error) {
 						ID string `json:"id"`
 					} `json:"data"`
 				} `json:"org"`
+				Roles struct {
+					Data []struct {
+						ID   string `json:"id"`
+						Type string `json:"type"`
+					} `json:"data"`
+				} `json:"roles"`
 			} `json:"relationships"`
 		} `json:"data"`
 	}
@@ -390,11 +412,71 @@ func (c *Client) GetCurrentUser(ctx context.Context) (User, error) {
 		return User{}, err
 	}
 	d := doc.Data
-	return User{
+	u := User{
 		ID:     d.ID,
 		Email:  d.Attributes.Email,
 		Handle: d.Attributes.Handle,
 		Name:   d.Attributes.Name,
 		OrgID:  d.Relationships.Org.Data.ID,
-	}, nil
+	}
+	for _, r := range d.Relationships.Roles.Data {
+		if r.ID != "" && (r.Type == "" || r.Type == "roles") {
+			u.RoleIDs = append(u.RoleIDs, r.ID)
+		}
+	}
+	slices.Sort(u.RoleIDs)
+	c.me = &u
+	return u, nil
+}
+
+// CurrentUserTeams returns the ids of the teams of the user owning the
+// application key, sorted, from GET /api/v2/users/{id}/memberships (a
+// UserTeamsResponse: each team_memberships item names its team in
+// relationships.team.data), as current_user names no team. They are read
+// once per client.
+func (c *Client) CurrentUserTeams(ctx context.Context) ([]string, error) {
+	u, err := c.GetCurrentUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.teamsRead {
+		return c.teams, nil
+	}
+	teams, err := c.userTeams(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	c.teams, c.teamsRead = teams, true
+	return teams, nil
+}
+
+// userTeams reads the teams of the user userID.
+func (c *Client) userTeams(ctx context.Context, userID string) ([]string, error) {
+	if userID == "" {
+		return nil, nil
+	}
+	var doc struct {
+		Data []struct {
+			Relationships struct {
+				Team struct {
+					Data struct {
+						ID string `json:"id"`
+					} `json:"data"`
+				} `json:"team"`
+			} `json:"relationships"`
+		} `json:"data"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/api/v2/users/"+url.PathEscape(userID)+"/memberships", nil, &doc); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range doc.Data {
+		if id := m.Relationships.Team.Data.ID; id != "" {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

@@ -71,6 +71,8 @@ var relations = map[string][]string{
 //	DELETE /api/v2/restriction_policy/{resource_id}   204, even when there was no policy
 //	GET    /api/v2/current_user                       the seeded user, with its role, the role's
 //	                                                  permissions and its org included
+//	GET    /api/v2/users/{user_id}/memberships        the seeded user's teams (the seed's teamIds);
+//	                                                  [] for another user
 //
 // The resource id may carry ":" literally or as %3A. Requests need both
 // DD-API-KEY and DD-APPLICATION-KEY of the credentials, else 403
@@ -101,7 +103,7 @@ func New(store *emulator.Store, creds emulator.Credentials) *Emulator {
 }
 
 // SetRateLimit sets how many requests a minute each endpoint family
-// (restriction_policy, current_user) accepts before answering 429, from
+// (restriction_policy, current_user, users) accepts before answering 429, from
 // the next request on; the count of the current minute is kept. Zero or
 // negative means no limit: no request is throttled, and answers carry no
 // X-RateLimit-* headers.
@@ -140,6 +142,13 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/api/v2/current_user":
 		route = "current_user"
+	case strings.HasPrefix(path, "/api/v2/users/") && strings.HasSuffix(path, "/memberships"):
+		seg := strings.TrimSuffix(strings.TrimPrefix(path, "/api/v2/users/"), "/memberships")
+		if seg == "" || strings.Contains(seg, "/") {
+			writeErrors(w, http.StatusNotFound, "Not found")
+			return
+		}
+		route, rid = "users", seg
 	case strings.HasPrefix(path, "/api/v2/restriction_policy/"):
 		seg := strings.TrimPrefix(path, "/api/v2/restriction_policy/")
 		var err error
@@ -163,6 +172,8 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case route == "current_user" && r.Method == http.MethodGet:
 		e.currentUser(w)
+	case route == "users" && r.Method == http.MethodGet:
+		e.userMemberships(w, rid)
 	case route == "restriction_policy" && (r.Method == http.MethodGet || r.Method == http.MethodPost || r.Method == http.MethodDelete):
 		e.restrictionPolicy(w, r, rid)
 	default:

@@ -1,7 +1,8 @@
 // Package datadog emulates the part of the Datadog API (v2) that the
 // datadog:RestrictionPolicy driver and the datadog:getCurrentUser lookup
 // (reconcile/resources/restrictionpolicy) call: POST, GET and DELETE
-// /api/v2/restriction_policy/{resource_id}, and GET /api/v2/current_user.
+// /api/v2/restriction_policy/{resource_id}, GET /api/v2/current_user, and
+// GET /api/v2/users/{user_id}/memberships (the user's teams).
 //
 // Emulator serves them with Datadog's JSON:API documents and its error body
 // ({"errors": ["..."]}), checks the DD-API-KEY and DD-APPLICATION-KEY
@@ -38,7 +39,9 @@
 // editor to viewer)" unless allow_self_lockout=true. GET
 // /api/v2/current_user has the attributes, relationships (team_roles
 // included, which the OpenAPI model lacks) and included role, permissions
-// and org of a recorded answer, in its order.
+// and org of a recorded answer, in its order. GET
+// /api/v2/users/{id}/memberships answers a UserTeamsResponse of the seeded
+// user's teams, each item shaped as a recorded team membership.
 //
 // Choices where neither the documentation nor a recording says:
 //
@@ -51,6 +54,8 @@
 //     org ids to be the caller's.
 //   - A self-lockout to no access at all says "(from editor to no access)";
 //     Datadog's wording for that case was not recorded.
+//   - The memberships of a user id that is no UUID are 404 "User not
+//     found"; those of any user but the seeded one are [].
 //   - "bindings": null in a POST is taken as no bindings; a body data.id is
 //     ignored (the path names the resource).
 //   - Bindings are stored and returned as given (no merging of duplicate
@@ -63,10 +68,11 @@
 // through), and its role lists a few of the permissions of Datadog's
 // Admin role, not the several hundred; it is never a service account,
 // never disabled, has never signed in to the UI (last_login_time null)
-// and has no team roles, even when the seed puts it in teams (which count
-// for its access all the same); the one key pair accepted may do
+// and has no team roles (team_roles, whose content no recording shows),
+// even when the seed puts it in teams (which count for its access, and
+// are its memberships, all the same); the one key pair accepted may do
 // everything; the rate limit (1000 requests a minute per route by default,
 // SetRateLimit to change or lift it) is the emulator's own, as Datadog
 // does not publish one; OAuth bearer tokens are not accepted; paths other
-// than the four routes answer 404 before the keys are checked.
+// than the five routes answer 404 before the keys are checked.
 package datadog

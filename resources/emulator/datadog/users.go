@@ -165,3 +165,37 @@ func (e *Emulator) currentUser(w http.ResponseWriter) {
 		Included: included,
 	})
 }
+
+// userMemberships answers GET /api/v2/users/{id}/memberships: one
+// team_memberships item per team of the seeded user (a plain member, role
+// null), nothing for any other user id. An id that is not a UUID is 404,
+// as for a user that does not exist.
+func (e *Emulator) userMemberships(w http.ResponseWriter, id string) {
+	if !uuidRE.MatchString(id) {
+		writeErrors(w, http.StatusNotFound, "User not found")
+		return
+	}
+	a, err := e.account()
+	if err != nil {
+		writeErrors(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+	out := userTeamsResponse{Data: []userTeam{}}
+	if strings.EqualFold(id, a.UserID) {
+		for _, t := range a.Teams {
+			out.Data = append(out.Data, userTeam{
+				ID:            "TeamMembership-" + t + "-" + membershipNumber(t, a.UserID),
+				Type:          "team_memberships",
+				Relationships: userTeamRelationships{Team: toOne{Data: ref{"team", t}}, User: toOne{Data: ref{"users", a.UserID}}},
+			})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// membershipNumber is the number that ends a membership's id, derived from
+// the team and the user so that it is the same on every answer.
+func membershipNumber(team, user string) string {
+	sum := sha256.Sum256([]byte("membership " + team + " " + user))
+	return fmt.Sprint(uint32(sum[0])<<24 | uint32(sum[1])<<16 | uint32(sum[2])<<8 | uint32(sum[3])>>1)
+}

@@ -185,3 +185,32 @@ type organizationAttributes struct {
 	CreatedAt   string  `json:"created_at"`
 	ModifiedAt  string  `json:"modified_at"`
 }
+
+// userTeamsResponse is a UserTeamsResponse, the answer of GET
+// /api/v2/users/{user_uuid}/memberships: the user's team memberships.
+type userTeamsResponse struct {
+	Data []userTeam `json:"data"` // [] for a user in no team
+}
+
+// userTeam is a UserTeam (JSON:API type "team_memberships"), in the order
+// of a recorded answer of Datadog: id, type, attributes, relationships.
+type userTeam struct {
+	ID            string                `json:"id"` // "TeamMembership-<team>-<number>"
+	Type          string                `json:"type"`
+	Attributes    userTeamAttributes    `json:"attributes"`
+	Relationships userTeamRelationships `json:"relationships"`
+}
+
+// userTeamAttributes is a UserTeamAttributes.
+type userTeamAttributes struct {
+	ProvisionedBy   *string `json:"provisioned_by"`    // null: not provisioned by SAML or SCIM
+	ProvisionedByID *string `json:"provisioned_by_id"` // null likewise
+	Role            *string `json:"role"`              // null for a plain member, "admin" for a team admin
+}
+
+// userTeamRelationships is a UserTeamRelationships: the membership's team
+// (type "team") and user.
+type userTeamRelationships struct {
+	Team toOne `json:"team"`
+	User toOne `json:"user"`
+}
