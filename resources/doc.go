@@ -31,6 +31,13 @@
 //   - ResultComparer (a Function, or a Driver): compares two of its results
 //     by meaning and describes how they differ, for drift detection; a
 //     driver's describes how its inputs drifted.
+//   - AccessDescriber (a ResultComparer): says member by member what an
+//     access policy's drift added and removed.
+//   - AccessReviewer (a Driver): reviews a planned write to an access
+//     policy against the live one: the members it removes and adds, and
+//     the caller's own roles it removes, or the vendor's refusal of it.
+//     Its drivers also guard each write as it is sent, when the context
+//     asks (WithSelfLockout), against removing the caller's own access.
 //
 // An implementation asserts at compile time each interface it offers,
 // optional ones included, so that a changed signature fails the build

@@ -76,14 +76,16 @@ func TestRegistryServesEverySchema(t *testing.T) {
 // lookup may implement, by name. TestCapabilitiesAsserted checks that it
 // names every interface the package declares.
 var capabilities = map[string]reflect.Type{
-	"Driver":         reflect.TypeFor[resources.Driver](),
-	"Function":       reflect.TypeFor[resources.Function](),
-	"Normalizer":     reflect.TypeFor[resources.Normalizer](),
-	"VendorKeys":     reflect.TypeFor[resources.VendorKeys](),
-	"Recoverer":      reflect.TypeFor[resources.Recoverer](),
-	"BulkReader":     reflect.TypeFor[resources.BulkReader](),
-	"ResultComparer": reflect.TypeFor[resources.ResultComparer](),
-	"NaturalID":      reflect.TypeFor[resources.NaturalID](),
+	"Driver":          reflect.TypeFor[resources.Driver](),
+	"Function":        reflect.TypeFor[resources.Function](),
+	"Normalizer":      reflect.TypeFor[resources.Normalizer](),
+	"VendorKeys":      reflect.TypeFor[resources.VendorKeys](),
+	"Recoverer":       reflect.TypeFor[resources.Recoverer](),
+	"BulkReader":      reflect.TypeFor[resources.BulkReader](),
+	"ResultComparer":  reflect.TypeFor[resources.ResultComparer](),
+	"NaturalID":       reflect.TypeFor[resources.NaturalID](),
+	"AccessReviewer":  reflect.TypeFor[resources.AccessReviewer](),
+	"AccessDescriber": reflect.TypeFor[resources.AccessDescriber](),
 }
 
 // TestCapabilitiesAsserted checks that every driver and lookup of the

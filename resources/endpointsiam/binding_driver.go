@@ -117,8 +117,21 @@ func (d *BindingDriver) attrs(t target, b gcpiam.Binding, etag string) resources
 
 // write makes members the members of the binding, read-modify-write.
 func (d *BindingDriver) write(ctx context.Context, in bindingInputs) (resources.Attrs, error) {
+	p, _, err := d.cl.modify(ctx, in.t, "", d.writeEdit(in))
+	if err != nil {
+		return nil, err
+	}
+	b, ok, err := findBinding(p.doc, in.role, titleOf(in.cond))
+	if err != nil || !ok {
+		return nil, fmt.Errorf("the binding written is not in the policy: %v", err)
+	}
+	return d.attrs(in.t, b, p.etag), nil
+}
+
+// writeEdit makes members the members of the binding.
+func (d *BindingDriver) writeEdit(in bindingInputs) editor {
 	key := keyOf(in.role, in.cond)
-	p, _, err := d.cl.modify(ctx, in.t, "", func(doc *gcpiam.Policy) (bool, error) {
+	return func(doc *gcpiam.Policy) (bool, error) {
 		if err := checkTitle(*doc, key); err != nil {
 			return false, err
 		}
@@ -133,15 +146,7 @@ func (d *BindingDriver) write(ctx context.Context, in bindingInputs) (resources.
 		}
 		doc.Bindings = append(kept, gcpiam.Binding{Role: in.role, Members: in.members, Condition: in.cond})
 		return true, nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	b, ok, err := findBinding(p.doc, in.role, titleOf(in.cond))
-	if err != nil || !ok {
-		return nil, fmt.Errorf("the binding written is not in the policy: %v", err)
-	}
-	return d.attrs(in.t, b, p.etag), nil
 }
 
 // Create grants the role to exactly members, replacing the members the
@@ -188,7 +193,16 @@ func (d *BindingDriver) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return resources.Refused(err)
 	}
-	_, _, err = d.cl.modify(ctx, bid.target, "", func(doc *gcpiam.Policy) (bool, error) {
+	_, _, err = d.cl.modify(ctx, bid.target, "", d.deleteEdit(bid))
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// deleteEdit removes the binding an id names, if there is one.
+func (d *BindingDriver) deleteEdit(bid iamID) editor {
+	return func(doc *gcpiam.Policy) (bool, error) {
 		b, ok, err := findBinding(*doc, bid.role, bid.title)
 		if err != nil || !ok {
 			return false, err
@@ -202,11 +216,7 @@ func (d *BindingDriver) Delete(ctx context.Context, id string) error {
 		}
 		doc.Bindings = kept
 		return true, nil
-	})
-	if err != nil {
-		return err
 	}
-	return nil
 }
 
 // Normalize writes the target in canonical form, members sorted without

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,7 +105,9 @@ var (
 )
 
 // modify reads the policy of t, lets change edit its document, and writes
-// it back with the etag read, unless change reports that nothing changed.
+// it back with the etag read, unless change reports that nothing changed,
+// or the write would remove the caller's own access and ctx guards against
+// that (see guard: the refusal matches resources.ErrRefused).
 // When the write meets a newer etag (409 ABORTED: someone else wrote the
 // policy in between), it reads again and repeats, after a growing random
 // pause, until it succeeds or the context ends (httpretry.DefaultBudget
@@ -115,7 +118,7 @@ var (
 // A failed read has changed nothing: its error matches resources.ErrRefused.
 // A write the API refused (a 4xx other than 408, 409 and 429) also matches
 // it; other failures of a write leave open whether it landed.
-func (cl *Client) modify(ctx context.Context, t target, mask string, change func(*gcpiam.Policy) (bool, error)) (policyOf, bool, error) {
+func (cl *Client) modify(ctx context.Context, t target, mask string, change editor) (policyOf, bool, error) {
 	unlock := cl.lock(t.resource())
 	defer unlock()
 	if _, ok := ctx.Deadline(); !ok {
@@ -132,9 +135,13 @@ func (cl *Client) modify(ctx context.Context, t target, mask string, change func
 			return policyOf{}, false, err
 		}
 		doc := cur.doc
+		doc.Bindings = slices.Clone(doc.Bindings)
 		changed, err := change(&doc)
 		if err != nil || !changed {
 			return cur, false, err
+		}
+		if err := cl.guard(ctx, t, cur.doc, doc); err != nil {
+			return policyOf{}, false, err
 		}
 		got, err := cl.set(ctx, t, doc, cur.etag, mask)
 		if err == nil {

@@ -94,6 +94,27 @@
 // ResultComparers: their drift names the members added to and removed
 // from each role.
 //
+// # Access and the caller
+//
+// The three drivers are resources.AccessReviewers: ReviewAccess reads the
+// policy a write changes and applies the write's edit to it (the same edit
+// the write makes), and lists binding by binding (role and condition) the
+// members removed and added; a policy create lists what it replaces. It
+// also lists the roles the write takes from the caller (Client.Caller): a
+// role the caller has now through a member that names it (user: or
+// serviceAccount: its email, without regard to case; domain: the domain of
+// a user's email; allUsers, allAuthenticatedUsers) and that the policy
+// after the write grants to no such member nor to a group or a principal
+// set, whose members cannot be told from the policy and may hold the
+// caller. Members count per role whatever their conditions. The caller is
+// asked for only when a write removes members; when it cannot be told, the
+// review fails unless the write may lock the caller out. Each write, as it
+// is sent (modify), refuses with resources.ErrRefused, writing nothing, to
+// remove the caller's own role, when its context asks for that guard
+// (resources.WithSelfLockout) and does not allow it: the policy may have
+// changed since the plan reviewed it. The policy and binding drivers and
+// the two lookups are resources.AccessDescribers too, for drift.
+//
 // Ids name a condition by its title only, as the provider's imports do, so
 // a create refuses a condition whose title another condition of the same
 // role has; to change a condition and keep its title, replace with

@@ -9,3 +9,9 @@ func SetConflictBackoff(base, most time.Duration) (restore func()) {
 	conflictBase, conflictMax = base, most
 	return func() { conflictBase, conflictMax = ob, om }
 }
+
+// Lockouts and AccessChanges expose the comparisons of access.go.
+var (
+	Lockouts      = lockouts
+	AccessChanges = accessChanges
+)

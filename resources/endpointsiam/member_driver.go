@@ -113,8 +113,21 @@ func (d *MemberDriver) Create(ctx context.Context, want resources.Attrs) (string
 	if err != nil {
 		return "", nil, err
 	}
+	p, _, err := d.cl.modify(ctx, in.t, "", d.createEdit(in))
+	if err != nil {
+		return "", nil, err
+	}
+	b, ok, err := findBinding(p.doc, in.role, titleOf(in.cond))
+	if err != nil || !ok || !slices.Contains(b.Members, in.member) {
+		return "", nil, fmt.Errorf("the member written is not in the policy: %v", err)
+	}
+	return in.id(), d.attrs(in.t, b, in.member, p.etag), nil
+}
+
+// createEdit adds the member to the role's binding, unless it is there.
+func (d *MemberDriver) createEdit(in memberInputs) editor {
 	key := keyOf(in.role, in.cond)
-	p, _, err := d.cl.modify(ctx, in.t, "", func(doc *gcpiam.Policy) (bool, error) {
+	return func(doc *gcpiam.Policy) (bool, error) {
 		if err := checkTitle(*doc, key); err != nil {
 			return false, err
 		}
@@ -124,15 +137,7 @@ func (d *MemberDriver) Create(ctx context.Context, want resources.Attrs) (string
 		doc.Bindings = append(doc.Bindings, gcpiam.Binding{Role: in.role, Members: []string{in.member}, Condition: in.cond})
 		*doc = doc.Canonical()
 		return true, nil
-	})
-	if err != nil {
-		return "", nil, err
 	}
-	b, ok, err := findBinding(p.doc, in.role, titleOf(in.cond))
-	if err != nil || !ok || !slices.Contains(b.Members, in.member) {
-		return "", nil, fmt.Errorf("the member written is not in the policy: %v", err)
-	}
-	return in.id(), d.attrs(in.t, b, in.member, p.etag), nil
 }
 
 // Update changes nothing: every input forces a replacement (declared in
@@ -158,7 +163,17 @@ func (d *MemberDriver) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return resources.Refused(err)
 	}
-	_, _, err = d.cl.modify(ctx, mid.target, "", func(doc *gcpiam.Policy) (bool, error) {
+	_, _, err = d.cl.modify(ctx, mid.target, "", d.deleteEdit(mid))
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// deleteEdit removes the member an id names from its role's binding, and
+// the binding when it was its last member.
+func (d *MemberDriver) deleteEdit(mid iamID) editor {
+	return func(doc *gcpiam.Policy) (bool, error) {
 		b, ok, err := findBinding(*doc, mid.role, mid.title)
 		if err != nil || !ok || !slices.Contains(b.Members, mid.member) {
 			return false, err
@@ -172,11 +187,7 @@ func (d *MemberDriver) Delete(ctx context.Context, id string) error {
 		}
 		doc.Bindings = c.Canonical().Bindings
 		return true, nil
-	})
-	if err != nil {
-		return err
 	}
-	return nil
 }
 
 // Normalize writes the target in canonical form and a condition without

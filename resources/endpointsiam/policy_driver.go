@@ -92,17 +92,22 @@ func (d *PolicyDriver) inputs(want resources.Attrs) (target, gcpiam.Policy, erro
 // write makes policyData the policy of the target: its bindings and audit
 // configs, with the etag it read, again after a conflict.
 func (d *PolicyDriver) write(ctx context.Context, t target, doc gcpiam.Policy) (resources.Attrs, error) {
-	p, _, err := d.cl.modify(ctx, t, maskWithAudit, func(cur *gcpiam.Policy) (bool, error) {
+	p, _, err := d.cl.modify(ctx, t, maskWithAudit, d.edit(doc))
+	if err != nil {
+		return nil, err
+	}
+	return d.attrs(t, p), nil
+}
+
+// edit makes a policy doc (in canonical form), unless it is so already.
+func (d *PolicyDriver) edit(doc gcpiam.Policy) editor {
+	return func(cur *gcpiam.Policy) (bool, error) {
 		if cur.Canonical().JSON() == doc.JSON() {
 			return false, nil
 		}
 		*cur = doc
 		return true, nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return d.attrs(t, p), nil
 }
 
 // Create sets the policy to policyData, replacing what it held. Bad

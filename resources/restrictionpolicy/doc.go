@@ -4,9 +4,9 @@
 //
 // # Client
 //
-// Client makes four calls: POST, GET and DELETE
-// /api/v2/restriction_policy/{resource_id}, and GET /api/v2/current_user,
-// authenticated with the DD-API-KEY and DD-APPLICATION-KEY headers. The
+// Client makes five calls: POST, GET and DELETE
+// /api/v2/restriction_policy/{resource_id}, GET /api/v2/current_user and
+// GET /api/v2/users/{id}/memberships, authenticated with the DD-API-KEY and DD-APPLICATION-KEY headers. The
 // base URL is https://api.<site>, the site coming from DD_SITE (default
 // datadoghq.com), or an override. Throttled (429, waiting at least
 // X-RateLimit-Reset seconds) and transient (5xx, connection) failures are
@@ -15,7 +15,7 @@
 // (a newline left by the file they were read from), are reported at the
 // first call, naming the variables, as errors matching resources.ErrRefused;
 // key values are never logged nor put in errors. The official Datadog Go
-// client is deliberately not used: it is very large to compile for four
+// client is deliberately not used: it is very large to compile for five
 // calls.
 //
 // Failed calls are *resources.APIError values with Service "datadog", the
@@ -40,6 +40,13 @@
 // own key out of the policy it manages; Create and Update add to the
 // refusal what to do (keep the user, one of its roles or teams, or its org
 // among the principals of the relation it has).
+//
+// Driver is a resources.AccessReviewer: a plan reads the current user (its
+// roles from current_user, its teams from GET
+// /api/v2/users/{id}/memberships, Client.CurrentUserTeams) and predicts the
+// refusal above, with the API's reason, before anything is written; see
+// Driver.ReviewAccess for how levels of access are ordered and what is
+// taken when the teams cannot be read.
 //
 // The API cannot tell a policy without bindings from no policy: GET answers
 // 200 with "bindings": [] for any resource. So a policy needs at least one
