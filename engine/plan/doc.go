@@ -32,7 +32,10 @@
 // value.Unknown and secret ones value.Secret. Deposed lists objects an
 // earlier replacement left to delete; Options the resource options that
 // change. What refresh found changed outside reconcile (Drift,
-// DriftDetails, DeletedOutside) rides along for the renderers; apply
+// DriftDetails, DriftAccess, DeletedOutside) rides along for the
+// renderers, as do the members the change's writes remove from and add to
+// access policies (Access) and the caller's own access they remove, which a
+// plan made with AllowSelfLockout lets through (Lockouts); apply
 // ignores it. Idle marks a no-op resource whose record apply would write
 // unchanged: apply runs it only if something it runs reads it.
 //

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/reconcile-dev/reconcile/engine/diag"
 	"github.com/reconcile-dev/reconcile/engine/value"
@@ -195,6 +197,20 @@ type Change struct {
 	// something it runs, or a stack output, reads it.
 	Idle bool
 
+	// What the change's writes do to access policies (IAM policies,
+	// restriction policies), against the live policies read at plan time:
+	// the members they remove and add, sorted (SortAccess), and the
+	// caller's own memberships they remove, which the plan let through
+	// (Plan.AllowSelfLockout). Nil when the change writes no access
+	// policy, or what it writes is known only at apply. Renderers show
+	// them; apply does not read them.
+	Access   []AccessChange
+	Lockouts []Lockout
+	// DriftAccess lists the members refresh found added to and removed
+	// from an access policy outside reconcile since the last apply,
+	// sorted (SortAccess): the drift's fields, member by member.
+	DriftAccess []AccessChange
+
 	// packedBefore and packedAfter hold Before and After, encoded,
 	// between Pack and Unpack; nil when not packed.
 	packedBefore, packedAfter []byte
@@ -320,7 +336,66 @@ type OptionChange struct {
 // Drifted reports whether refresh found c changed or deleted outside
 // reconcile.
 func (c *Change) Drifted() bool {
-	return c.DeletedOutside || len(c.Drift) > 0 || len(c.DriftDetails) > 0
+	return c.DeletedOutside || len(c.Drift) > 0 || len(c.DriftDetails) > 0 || len(c.DriftAccess) > 0
+}
+
+// Removed counts the members c's writes remove from access policies.
+func (c *Change) Removed() int {
+	n := 0
+	for _, a := range c.Access {
+		if !a.Added {
+			n++
+		}
+	}
+	return n
+}
+
+// AccessChange is one member that a write adds to or removes from a role
+// of an access policy (an IAM policy, a Datadog restriction policy), or
+// that was added or removed outside reconcile.
+type AccessChange struct {
+	// Resource names what the policy governs, such as
+	// "services/orders.endpoints.acme-prod.cloud.goog" or
+	// "dashboard:abc-def-ghi".
+	Resource string `json:"resource"`
+	// Role is the IAM role or the Datadog relation.
+	Role string `json:"role"`
+	// Condition is the title of the binding's IAM condition, "" for none.
+	Condition string `json:"condition,omitempty"`
+	// Member is the IAM member or the Datadog principal.
+	Member string `json:"member"`
+	// Added is true for a member added, false for one removed.
+	Added bool `json:"added,omitempty"`
+}
+
+// Lockout is a membership of the caller's own that a write removes: the
+// caller (who reconcile calls the API as) has Role on Resource through
+// Member now, and would not after the write.
+type Lockout struct {
+	Resource string `json:"resource"`
+	Role     string `json:"role"`
+	Caller   string `json:"caller"`
+	Member   string `json:"member"`
+}
+
+// SortAccess sorts changes by resource, role and condition, members
+// removed before members added, then by member.
+func SortAccess(changes []AccessChange) {
+	slices.SortFunc(changes, func(a, b AccessChange) int {
+		return cmp.Or(cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Role, b.Role), cmp.Compare(a.Condition, b.Condition),
+			compareAdded(a.Added, b.Added), cmp.Compare(a.Member, b.Member))
+	})
+}
+
+// compareAdded orders a member removed before one added.
+func compareAdded(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 // Plan is the ordered list of changes that apply would make, in dependency
@@ -345,6 +420,10 @@ type Plan struct {
 	// depend on (for a Destroy, what depends on them), and apply runs
 	// only those nodes.
 	Targets []string
+	// AllowSelfLockout is set on a plan made with --allow-self-lockout:
+	// its writes may remove the caller's own access (Change.Lockouts),
+	// and its apply lets them.
+	AllowSelfLockout bool
 }
 
 // HasDrift reports whether refresh found any node changed or deleted

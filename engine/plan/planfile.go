@@ -138,6 +138,8 @@ type planFileJSON struct {
 	RefreshOnly bool `json:"refreshOnly,omitempty"`
 	// Targets are the names of a targeted plan.
 	Targets []string `json:"targets,omitempty"`
+	// AllowSelfLockout marks a plan made with --allow-self-lockout.
+	AllowSelfLockout bool `json:"allowSelfLockout,omitempty"`
 	// Runs and Cuts come before the changes, for ReadFileToApply.
 	Runs    []string     `json:"runs,omitempty"`
 	Cuts    []FileCuts   `json:"cuts,omitempty"`
@@ -174,6 +176,10 @@ type changeJSON struct {
 	DriftDetails   []string         `json:"driftDetails,omitempty"`
 	DeletedOutside bool             `json:"deletedOutside,omitempty"`
 	DeletedID      string           `json:"deletedId,omitempty"`
+	DriftAccess    []AccessChange   `json:"driftAccess,omitempty"`
+	// What the writes do to access policies, which the plan showed.
+	Access   []AccessChange `json:"access,omitempty"`
+	Lockouts []Lockout      `json:"lockouts,omitempty"`
 }
 
 // planFileIn is planFileJSON as ReadFile reads it: the values of changes
@@ -252,7 +258,7 @@ func WriteFile(w io.Writer, pf File, version string, stateKey []byte) error {
 	// show', and its size is most of what reading it costs.
 	head, err := json.Marshal(planFileJSON{Version: FileVersion, Reconcile: version, SpecPath: pf.SpecPath, Backend: pf.Backend, Stack: pf.Stack, Cloud: pf.Cloud, Config: pf.Config,
 		Lineage: pf.Plan.Lineage, Serial: pf.Plan.Serial, SpecHash: pf.Plan.SpecHash, Schemas: pf.Schemas, Destroy: pf.Plan.Destroy, RefreshOnly: pf.Plan.RefreshOnly, Targets: pf.Plan.Targets,
-		Runs: pf.Runs, Cuts: pf.Cuts})
+		AllowSelfLockout: pf.Plan.AllowSelfLockout, Runs: pf.Runs, Cuts: pf.Cuts})
 	if err != nil {
 		return err
 	}
@@ -303,7 +309,7 @@ func encodeChange(c Change, stateKey []byte) (changeJSON, error) {
 		ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields,
 		ID: c.ID, ImportID: c.ImportID, Before: encodeValues(before, sl), After: encodeValues(after, sl),
 		ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Idle: c.Idle, Pos: c.Pos,
-		DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
+		DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID, DriftAccess: c.DriftAccess, Access: c.Access, Lockouts: c.Lockouts}
 	if c.Action == NoOp && cj.Before != nil && value.Same(cj.Before, cj.After) {
 		cj.After, cj.AfterIsBefore = nil, true
 	}
@@ -412,7 +418,7 @@ func readFile(r io.Reader, toApply bool) (File, error) {
 		return File{}, fmt.Errorf("%w: no version or spec hash", ErrNotPlanFile)
 	}
 	p := &Plan{Lineage: in.Lineage, Serial: in.Serial, SpecHash: in.SpecHash, Destroy: in.Destroy, RefreshOnly: in.RefreshOnly, Targets: in.Targets,
-		Changes: make([]Change, 0, len(in.Changes))}
+		AllowSelfLockout: in.AllowSelfLockout, Changes: make([]Change, 0, len(in.Changes))}
 	for i, c := range in.Changes {
 		act, ok := ParseAction(c.Action)
 		if !ok {
@@ -430,7 +436,7 @@ func readFile(r io.Reader, toApply bool) (File, error) {
 		}
 		ch := Change{Addr: c.Addr, Type: c.Type, Kind: c.Kind, Action: act, Reason: reason, ReasonDetail: c.ReasonDetail, ReasonFields: c.ReasonFields, ID: c.ID, ImportID: c.ImportID,
 			ReplacePaths: c.ReplacePaths, DeleteBeforeReplace: c.DeleteBeforeReplace, Deferred: c.Deferred, Deposed: c.Deposed, Options: c.Options, Idle: c.Idle, Pos: c.Pos,
-			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID}
+			DriftDetails: c.DriftDetails, DeletedOutside: c.DeletedOutside, DeletedID: c.DeletedID, DriftAccess: c.DriftAccess, Access: c.Access, Lockouts: c.Lockouts}
 		for _, d := range c.Drift {
 			applied, err := decodeAny(d.Applied)
 			if err != nil {

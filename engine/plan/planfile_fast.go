@@ -164,6 +164,8 @@ func (d *fastReader) planBody(in *planFileIn) bool {
 			in.RefreshOnly, ok = d.Bool()
 		case "targets":
 			in.Targets, ok = d.StringList()
+		case "allowSelfLockout":
+			in.AllowSelfLockout, ok = d.Bool()
 		case "runs":
 			in.Runs, ok = d.StringList()
 			if ok && d.toApply && len(in.Runs) > 0 {
@@ -249,6 +251,12 @@ func (d *fastReader) change(c *changeIn) bool {
 			c.DeletedOutside, ok = d.Bool()
 		case "deletedId":
 			c.DeletedID, ok = d.Str()
+		case "driftAccess":
+			ok = d.decode(&c.DriftAccess)
+		case "access":
+			ok = d.decode(&c.Access)
+		case "lockouts":
+			ok = d.decode(&c.Lockouts)
 		}
 		return ok
 	})

@@ -14,13 +14,16 @@ import (
 
 // fastTestFile is a plan file with every field WriteFile writes.
 func fastTestFile(t testing.TB) []byte {
-	pl := &Plan{Lineage: "4b7c1c1e-0000-4000-8000-000000000000", Serial: 7, SpecHash: "sha256:abc", Targets: []string{"ep"}, Changes: []Change{
+	pl := &Plan{Lineage: "4b7c1c1e-0000-4000-8000-000000000000", Serial: 7, SpecHash: "sha256:abc", Targets: []string{"ep"}, AllowSelfLockout: true, Changes: []Change{
 		{Addr: "ep", Type: "oci:AiLanguage:Endpoint", Kind: kind.Resource, Action: Replace, Reason: ReasonCannotUpdate, ReasonDetail: "d", ReasonFields: []string{"modelId"},
 			ID: "ocid1.x", Before: map[string]any{"displayName": "a", "n": int64(1), "f": 1.5, "tags": map[string]any{"k": "v"}, "l": []any{nil, true, false}},
 			After:        map[string]any{"displayName": "b", "id": value.Unknown{}, "description": value.Secret{Value: "s3cret"}, "é": "ünïcode"},
 			ReplacePaths: []string{"modelId"}, DeleteBeforeReplace: true, Deposed: []string{"ocid1.old"},
 			Options: []OptionChange{{Name: "protect", Before: false, After: true}}, Pos: diag.Pos{File: "main.yaml", Line: 3, Col: 5},
-			Drift: []FieldDrift{{Path: "displayName", Applied: "a", Live: "z"}}, DriftDetails: []string{"x"}},
+			Drift: []FieldDrift{{Path: "displayName", Applied: "a", Live: "z"}}, DriftDetails: []string{"x"},
+			DriftAccess: []AccessChange{{Resource: "services/s", Role: "roles/viewer", Member: "user:m@x", Added: true}},
+			Access:      []AccessChange{{Resource: "services/s", Role: "roles/viewer", Condition: "t", Member: "user:a@x"}},
+			Lockouts:    []Lockout{{Resource: "services/s", Role: "roles/owner", Caller: "c@x", Member: "user:c@x"}}},
 		{Addr: "imp", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: Import, ImportID: "dashboard:i", After: map[string]any{"resourceId": "dashboard:i"}},
 		{Addr: "gone", Type: "datadog:RestrictionPolicy", Kind: kind.Resource, Action: Refresh, ID: "dashboard:g", Before: map[string]any{"resourceId": "dashboard:g"}},
 		{Addr: "me", Type: "datadog:getCurrentUser", Kind: kind.Lookup, Action: Read, Deferred: true},
@@ -61,7 +64,8 @@ func TestReadFast(t *testing.T) {
 	if !reflect.DeepEqual(env, wantEnv) || !reflect.DeepEqual(in, wantIn) {
 		t.Fatalf("readFast read\n%+v\n%+v\nencoding/json\n%+v\n%+v", env, in, wantEnv, wantIn)
 	}
-	if len(in.Changes) != 6 || in.Runs == nil || in.Cuts == nil || in.Changes[0].Options == nil || in.Changes[0].Drift == nil || in.Config == nil {
+	if len(in.Changes) != 6 || in.Runs == nil || in.Cuts == nil || in.Changes[0].Options == nil || in.Changes[0].Drift == nil || in.Config == nil ||
+		!in.AllowSelfLockout || in.Changes[0].Access == nil || in.Changes[0].Lockouts == nil || in.Changes[0].DriftAccess == nil {
 		t.Fatalf("fields missing: %+v", in)
 	}
 	// Files written before the signature moved after the plan read too.
