@@ -146,6 +146,7 @@ type cmdOpts struct {
 	showSecrets    bool     // output --show-secrets
 	targets        listFlag // --target NAME, repeatable
 	replaces       listFlag // --replace NAME, repeatable
+	allowLockout   bool     // plan, apply, destroy --allow-self-lockout
 }
 
 // listFlag is a flag that may be given several times; each adds a value.

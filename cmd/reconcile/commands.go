@@ -19,6 +19,7 @@ import (
 	"github.com/reconcile-dev/reconcile/engine/report"
 	"github.com/reconcile-dev/reconcile/engine/specs"
 	"github.com/reconcile-dev/reconcile/project"
+	"github.com/reconcile-dev/reconcile/resources"
 	"github.com/reconcile-dev/reconcile/schemas"
 	"github.com/reconcile-dev/reconcile/state"
 )
@@ -99,7 +100,7 @@ func (c *cli) validateJSON() int {
 }
 
 var planCmd = &command{
-	name: "plan", args: "[-f PATH] [--out FILE] [--refresh=false | --refresh-only] [--destroy] [--target NAME]... [--replace NAME]... [--detailed-exitcode]", spec: true,
+	name: "plan", args: "[-f PATH] [--out FILE] [--refresh=false | --refresh-only] [--destroy] [--target NAME]... [--replace NAME]... [--allow-self-lockout] [--detailed-exitcode]", spec: true,
 	summary: "Show what apply would change to make the cloud match the specs.",
 	detail: `Plan reads the state and, unless --refresh=false, every managed resource from the
 cloud, then shows per resource: create (+), update in place (~), replace (-/+ or +/-),
@@ -134,6 +135,15 @@ broken resource blocking the rest); a plan without it shows what else the specs 
 --replace NAME (repeatable) replaces the managed resource NAME even though nothing
 forces it (the plan gives the reason "replacement requested"); 'reconcile state
 taint NAME' makes the next plan replace it too.
+
+Every write to an access policy (a GCP IAM policy, binding or member; a Datadog
+restriction policy) is compared with the live policy, read now: the plan lists,
+role by role, the members the apply removes (-) and adds (+), and the summary
+counts the members removed ("1 to update (removes 3 members)"). A write that would
+remove the caller's own IAM access (who reconcile calls Google as) is an error
+naming the caller, the role and the policy; --allow-self-lockout lets it, and a
+plan file records it. A Datadog policy that would lower the caller's own access
+is an error with the reason Datadog would refuse it at apply, flag or not.
 
 --out FILE saves the plan; 'reconcile apply FILE' applies exactly it, and refuses it
 if the state or the specs changed since. 'reconcile show FILE' prints it again.
@@ -171,10 +181,17 @@ Drift alone is not a change; with --refresh-only, drift to accept is.`,
 }
 
 // selectionFlags declares --target and --replace, which plan and apply
-// take alike.
+// take alike, and --allow-self-lockout.
 func selectionFlags(fs *flag.FlagSet, o *cmdOpts) {
 	fs.Var(&o.targets, "target", "plan and apply only `NAME` and what it depends on (repeatable)")
 	fs.Var(&o.replaces, "replace", "replace the managed resource `NAME` even if nothing forces it (repeatable)")
+	lockoutFlag(fs, o)
+}
+
+// lockoutFlag declares --allow-self-lockout, which plan, apply and
+// destroy take alike.
+func lockoutFlag(fs *flag.FlagSet, o *cmdOpts) {
+	fs.BoolVar(&o.allowLockout, "allow-self-lockout", false, "let IAM writes remove the caller's own access (recorded in the plan file)")
 }
 
 // plannerOptions are the planner's options from the flags of plan, apply
@@ -182,7 +199,7 @@ func selectionFlags(fs *flag.FlagSet, o *cmdOpts) {
 // creates and updates are held packed meanwhile (planner.Options.Pack).
 func (c *cli) plannerOptions(o *cmdOpts, destroy bool) planner.Options {
 	return planner.Options{Refresh: o.refresh, RefreshOnly: o.refreshOnly, Destroy: destroy || o.destroy, Parallelism: c.g.parallelism,
-		Targets: o.targets, Replace: o.replaces, Pack: true}
+		Targets: o.targets, Replace: o.replaces, AllowSelfLockout: o.allowLockout, Pack: true}
 }
 
 // checkPlanFlags refuses the flags of plan and apply that contradict
@@ -348,7 +365,7 @@ func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error)
 }
 
 var applyCmd = &command{
-	name: "apply", args: "[-f PATH | PLANFILE] [--auto-approve] [--parallelism N] [--refresh-only] [--destroy] [--target NAME]... [--replace NAME]...", spec: true,
+	name: "apply", args: "[-f PATH | PLANFILE] [--auto-approve] [--parallelism N] [--refresh-only] [--destroy] [--target NAME]... [--replace NAME]... [--allow-self-lockout]", spec: true,
 	summary: "Make the cloud match the specs, in dependency order.",
 	detail: `Without PLANFILE, apply plans first, shows the plan and asks for confirmation on
 a terminal; without a terminal it needs --auto-approve. With PLANFILE (from
@@ -368,6 +385,12 @@ shows the changes that take the cloud back to the specs.
 'reconcile plan -h'): apply only NAME and what it depends on, replace NAME even if
 nothing forces it, or delete everything (what 'reconcile destroy' does). A plan
 file records them: with PLANFILE they are refused.
+
+--allow-self-lockout lets IAM writes remove the caller's own access, which a plan
+otherwise refuses; a plan file records whether it was made with it, and with
+PLANFILE the flag is refused. Every IAM write checks again as it is sent: unless
+the plan allowed it, a write that would now remove the caller's access (the
+policy changed since the plan) fails and writes nothing.
 
 Independent resources are handled in parallel, up to --parallelism at once. State
 is written after every operation. When one resource fails, only the resources that
@@ -406,14 +429,15 @@ Exit status: 0 applied, 1 error (including any failed resource).`,
 }
 
 var destroyCmd = &command{
-	name: "destroy", args: "[-f PATH] [--auto-approve] [--target NAME]...", spec: true,
+	name: "destroy", args: "[-f PATH] [--auto-approve] [--target NAME]... [--allow-self-lockout]", spec: true,
 	summary: "Delete every managed resource, in reverse dependency order.",
 	detail: `Resources with protect: true (as recorded in state) are not deleted: the
 destroy reports them as errors. Resources with retainOnDelete are forgotten from
 state without being deleted. Resources read with get and lookups are never deleted.
 
 --target NAME (repeatable) deletes only NAME and the resources that depend on it.
-To review a destroy before it runs, save it with 'reconcile plan --destroy --out
+Deleting an IAM policy, binding or member that grants the caller (who reconcile
+calls Google as) a role needs --allow-self-lockout. To review a destroy before it runs, save it with 'reconcile plan --destroy --out
 FILE' and apply that file.
 
 --output json and --output jsonl write what apply's do (docs/apply-json.md,
@@ -425,6 +449,7 @@ Exit status: 0 destroyed, 1 error.`,
 		fs.IntVar(&c.g.parallelism, "parallelism", 10, "how many operations run at once")
 		fs.DurationVar(&o.progressPeriod, "progress-interval", 10*time.Second, "how often to report on an operation that is still running")
 		fs.Var(&o.targets, "target", "destroy only `NAME` and the resources that depend on it (repeatable)")
+		lockoutFlag(fs, o)
 	},
 	run: func(c *cli, o *cmdOpts, args []string) int {
 		o.refresh = true
@@ -509,6 +534,8 @@ func (c *cli) checkApplyArgs(o *cmdOpts, args []string, destroy bool) error {
 		return fmt.Errorf("apply takes either --refresh-only or a plan file, not both: make the plan file with 'reconcile plan --refresh-only --out FILE'")
 	case len(args) == 1 && (o.destroy || len(o.targets) > 0 || len(o.replaces) > 0):
 		return fmt.Errorf("apply takes either --destroy, --target and --replace or a plan file, not both: the plan file records them; make it with 'reconcile plan --out FILE' and these flags")
+	case len(args) == 1 && o.allowLockout:
+		return fmt.Errorf("apply takes either --allow-self-lockout or a plan file, not both: the plan file records whether it was made with --allow-self-lockout, and its apply does as it says; make it with 'reconcile plan --allow-self-lockout --out FILE'")
 	}
 	return checkPlanFlags(o, destroy)
 }
@@ -608,7 +635,10 @@ func (c *cli) applyPlan(o *cmdOpts, ss *session, pl *plan.Plan, destroy bool, re
 		}
 		return c.reportApply(res, render.RunRefreshOnly)
 	}
-	res, err := apply.Apply(c.ctx, pl, ss.spec, ss.st, ss.reg, apply.Options{
+	// Every IAM write refuses, as it is sent, to remove the caller's own
+	// access, unless the plan allows it (its file records whether).
+	ctx := resources.WithSelfLockout(c.ctx, pl.AllowSelfLockout)
+	res, err := apply.Apply(ctx, pl, ss.spec, ss.st, ss.reg, apply.Options{
 		Parallelism: c.g.parallelism, Observer: observe, ProgressInterval: o.progressPeriod, Command: c.cmd, Consume: true, Records: records,
 	})
 	if err != nil {

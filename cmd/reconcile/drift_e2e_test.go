@@ -127,7 +127,10 @@ type driftDoc struct {
 			Live      any    `json:"live"`
 			Sensitive bool   `json:"sensitive"`
 		} `json:"fields"`
-		Details []string `json:"details"`
+		Details       []string `json:"details"`
+		AccessChanges []struct {
+			Resource, Role, Condition, Member, Change string
+		} `json:"access_changes"`
 	} `json:"items"`
 	Errors []struct {
 		Address string `json:"address"`
@@ -144,8 +147,13 @@ func (w *ws) driftJSON(want int) driftDoc {
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 		w.t.Fatalf("drift --output json does not parse: %v\n%s", err, r)
 	}
-	if d.FormatVersion != "1.1" || d.HasDrift != (d.Drifted > 0) || d.Drifted != len(d.Items) || d.Items == nil || d.Errors == nil || d.Summary == "" {
+	if d.FormatVersion != "1.2" || d.HasDrift != (d.Drifted > 0) || d.Drifted != len(d.Items) || d.Items == nil || d.Errors == nil || d.Summary == "" {
 		w.t.Errorf("drift json is not as documented: %+v", d)
+	}
+	for _, it := range d.Items {
+		if it.AccessChanges == nil {
+			w.t.Errorf("drift json item %s has no access_changes list: %+v", it.Address, it)
+		}
 	}
 	return d
 }
@@ -393,16 +401,22 @@ func TestE2EDriftPolicies(t *testing.T) {
 	})
 
 	r := w.must(2, "drift")
-	wantStdout(t, r, "# pol (datadog:RestrictionPolicy) was changed outside reconcile", "bindings",
+	memberLines := []string{
+		"# access to services/" + svc + ": removed (-) and added (+) outside reconcile since the last apply",
+		"- roles/servicemanagement.serviceConsumer  user:alice@acme.example",
+		"+ roles/servicemanagement.serviceConsumer  user:mallory@evil.example",
+	}
+	wantStdout(t, r, append(memberLines, "# pol (datadog:RestrictionPolicy) was changed outside reconcile", "bindings",
 		"# svcPolicy (gcp:endpoints:getServiceIamPolicy) returns a new result", "etag",
-		"binding roles/servicemanagement.serviceConsumer: -user:alice@acme.example +user:mallory@evil.example",
-		"Drift: 1 changed, 0 deleted, 1 with new lookup results (3 checked).")
+		"Drift: 1 changed, 0 deleted, 1 with new lookup results (3 checked).")...)
 	d := w.driftJSON(2)
 	var svcItem, polItem bool
 	for _, it := range d.Items {
 		switch it.Address {
 		case "svcPolicy":
-			svcItem = it.Status == "result" && it.Kind == "lookup" && len(it.Details) == 1 && strings.Contains(it.Details[0], "+user:mallory@evil.example")
+			svcItem = it.Status == "result" && it.Kind == "lookup" && len(it.Details) == 1 && strings.Contains(it.Details[0], "+user:mallory@evil.example") &&
+				len(it.AccessChanges) == 2 && it.AccessChanges[0].Member == "user:alice@acme.example" && it.AccessChanges[0].Change == "removed" &&
+				it.AccessChanges[1].Member == "user:mallory@evil.example" && it.AccessChanges[1].Change == "added" && it.AccessChanges[1].Resource == "services/"+svc
 			if len(it.Fields) != 2 || it.Fields[0].Path != "etag" || it.Fields[1].Path != "policyData" {
 				t.Errorf("svcPolicy fields = %+v, want etag and policyData", it.Fields)
 			}
@@ -415,8 +429,7 @@ func TestE2EDriftPolicies(t *testing.T) {
 	}
 
 	r = w.must(2, "plan", "--detailed-exitcode")
-	wantStdout(t, r, "Objects changed outside reconcile", "# binding roles/servicemanagement.serviceConsumer: -user:alice@acme.example +user:mallory@evil.example",
-		"~ pol", "1 to update")
+	wantStdout(t, r, append(memberLines, "Objects changed outside reconcile", "~ pol", "1 to update")...)
 	r = w.must(0, "apply", "--refresh-only", "--auto-approve")
 	wantStdout(t, r, "2 accepted into state")
 	w.must(0, "drift")

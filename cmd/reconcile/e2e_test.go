@@ -1451,10 +1451,10 @@ func TestE2EEmulateCommand(t *testing.T) {
 }
 
 // Datadog refuses bindings that would lower the access of the user whose
-// key reconcile uses, and reconcile never asks to lock that user out: an
-// apply that would is refused with the API's message and what to do, a
-// create makes nothing, an update changes nothing, and the next plan
-// still proposes the change.
+// key reconcile uses, and reconcile never asks to lock that user out: a
+// plan (and so an apply) that would is refused before anything is
+// written, with the API's reason and what to do, --allow-self-lockout
+// or not; the create makes nothing, the update changes nothing.
 func TestE2EPolicySelfLockoutRefused(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
@@ -1484,19 +1484,23 @@ func TestE2EPolicySelfLockoutRefused(t *testing.T) {
         - relation: editor
           principals: [%q]
 `, kept, role2, fresh, role2))
-	r := w.must(1, "apply", "--auto-approve")
-	wantStderr(t, r, "Error: kept", "Error: fresh",
-		"users cannot decrease their own level of access (from editor to viewer)",
-		"users cannot decrease their own level of access (from editor to no access)",
-		"application key (DD_APP_KEY)", "org (org:ORG_ID)", "datadog:getCurrentUser")
-	wantStdout(t, r, "Apply incomplete", "2 failed")
+	mark := e.mark()
+	for _, args := range [][]string{{"apply", "--auto-approve"}, {"plan"}, {"plan", "--allow-self-lockout"}} {
+		r := w.must(1, args...)
+		wantStderr(t, r, "main.yaml:",
+			"kept: Datadog would refuse these bindings at apply: users cannot decrease their own level of access (from editor to viewer)",
+			"fresh: Datadog would refuse these bindings at apply: users cannot decrease their own level of access (from editor to no access)",
+			"application key (DD_APP_KEY)", "org:"+e.orgID(), "datadog:getCurrentUser")
+	}
+	if calls := e.callsSince(mark, "/api/v2/restriction_policy/"); countMethod(calls, "POST") != 0 {
+		t.Errorf("a refused plan wrote restriction policies: %v", calls)
+	}
 	if got := e.policy(kept); len(got) != 1 || got[0].Relation != "editor" || !slices.Equal(got[0].Principals, []string{"org:" + e.orgID()}) {
 		t.Errorf("policy of %s after the refused update = %+v, want the org editor still", kept, got)
 	}
 	if got := e.policy(fresh); len(got) != 0 {
 		t.Errorf("policy of %s after the refused create = %+v, want none", fresh, got)
 	}
-	w.must(2, "plan", "--detailed-exitcode")
 }
 
 // A plan file of a few changes to many resources lets its apply load the

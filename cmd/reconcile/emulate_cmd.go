@@ -15,12 +15,21 @@ var emulateCmd = &command{
 	detail: `The emulator speaks the real wire protocols under the real path prefixes:
   /20221001/...  OCI AI Language (projects, models, endpoints, work requests)
   /v1/...        GCP Service Management (services, getIamPolicy, setIamPolicy)
-  /api/v2/...    Datadog (restriction_policy, current_user)
-  /tokeninfo     Google's OAuth 2 tokeninfo (whose the access token is)
+  /api/v2/...    Datadog (restriction_policy, current_user, users/{id}/memberships)
+  /tokeninfo     Google's OAuth 2 tokeninfo (oauth2.googleapis.com/tokeninfo):
+                 whose the access token is
+  /oauth2/v2/tokeninfo  the same in the shape of www.googleapis.com/oauth2/v2,
+                 which Google's Go client library reads
 It listens on loopback only and keeps its data in DIR/emulator.db, so it
 survives a restart. On start it writes DIR/credentials/: oci_config (profile
 DEFAULT, key_file oci_api_key.pem beside it) and env (DD_API_KEY, DD_APP_KEY,
 GOOGLE_OAUTH_ACCESS_TOKEN); requests must carry those, as the real APIs check.
+The GCP access token belongs to the service account
+reconcile@acme-prod.iam.gserviceaccount.com, as tokeninfo says: it is the
+caller whose own IAM roles a plan refuses to remove (--allow-self-lockout), and
+a seed file may grant it roles (the member
+"serviceAccount:reconcile@acme-prod.iam.gserviceaccount.com", below). The
+Datadog keys belong to the current user, in its org, role and teams.
 Seed data: the tenancy of oci_config (the root compartment) with a project, an
 ACTIVE trained model and a FAILED one; services orders.endpoints.acme-prod.cloud.goog
 (with an IAM policy) and inventory.endpoints.acme-prod.cloud.goog, consumer project
@@ -45,7 +54,9 @@ model trains it: it stays CREATING for trainingDelayMs (1s by default).
      "services": [{"name": "billing.endpoints.acme-prod.cloud.goog",
                    "producerProjectId": "acme-prod", "policy": {"bindings": [
                      {"role": "roles/servicemanagement.serviceConsumer",
-                      "members": ["user:a@acme.example"]}]}}],
+                      "members": ["user:a@acme.example"]},
+                     {"role": "roles/servicemanagement.serviceController",
+                      "members": ["serviceAccount:reconcile@acme-prod.iam.gserviceaccount.com"]}]}}],
      "consumerPolicies": [{"service": "billing.endpoints.acme-prod.cloud.goog",
                            "consumer": "acme-other", "policy": {"bindings": [
                              {"role": "roles/servicemanagement.serviceConsumer",

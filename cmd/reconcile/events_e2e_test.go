@@ -79,8 +79,8 @@ func parseStream(t *testing.T, r result) []event {
 			t.Fatal(err)
 		}
 		ev.text = line
-		if ev.FormatVersion != "1.0" || ev.Type == "" || ev.Message == "" {
-			t.Errorf("line %d lacks a format_version 1.0, type or message: %s", i+1, line)
+		if ev.FormatVersion != "1.1" || ev.Type == "" || ev.Message == "" {
+			t.Errorf("line %d lacks a format_version 1.1, type or message: %s", i+1, line)
 		}
 		if _, err := time.Parse(time.RFC3339Nano, ev.Timestamp); err != nil || (i > 0 && ev.Timestamp < evs[i-1].Timestamp) {
 			t.Errorf("line %d: timestamp %q not RFC 3339 or earlier than the line before", i+1, ev.Timestamp)

@@ -146,13 +146,19 @@ func TestE2EIamPolicyAndMember(t *testing.T) {
 	e.grant(orders, useRole, "user:mallory@evil.example")
 	r = w.must(2, "drift")
 	wantStdout(t, r, "ordersPolicy (gcp:endpoints:ServiceIamPolicy) was changed outside reconcile",
-		"binding "+useRole+": +user:mallory@evil.example", "Drift: 1 changed")
+		"# access to "+orders+": removed (-) and added (+) outside reconcile since the last apply",
+		"+ "+useRole+"  user:mallory@evil.example", "Drift: 1 changed")
 	d := w.driftJSON(2)
-	if len(d.Items) != 1 || d.Items[0].Address != "ordersPolicy" || !slices.Contains(d.Items[0].Details, "binding "+useRole+": +user:mallory@evil.example") {
+	if len(d.Items) != 1 || d.Items[0].Address != "ordersPolicy" || !slices.Contains(d.Items[0].Details, "binding "+useRole+": +user:mallory@evil.example") ||
+		len(d.Items[0].AccessChanges) != 1 || d.Items[0].AccessChanges[0].Member != "user:mallory@evil.example" || d.Items[0].AccessChanges[0].Change != "added" {
 		t.Errorf("drift --output json = %+v, want ordersPolicy with the member named", d.Items)
 	}
+	// The plan shows the drift member by member, then that the update
+	// takes the member away, and counts it.
 	r = w.must(2, "plan", "--detailed-exitcode")
-	wantStdout(t, r, "# binding "+useRole+": +user:mallory@evil.example", "ordersPolicy (gcp:endpoints:ServiceIamPolicy) will be updated in place")
+	wantStdout(t, r, "+ "+useRole+"  user:mallory@evil.example", "ordersPolicy (gcp:endpoints:ServiceIamPolicy) will be updated in place",
+		"# access to "+orders+" (its live policy, read now): the apply removes (-) and adds (+)",
+		"- "+useRole+"  user:mallory@evil.example", "1 to update (removes 1 member)")
 	w.must(0, "apply", "--auto-approve")
 	if got := e.iamPolicy(orders).members(useRole); slices.Contains(got, "user:mallory@evil.example") {
 		t.Errorf("members of %s after apply = %v: the grant made outside reconcile stays", useRole, got)
@@ -309,10 +315,13 @@ func TestE2EIamBindingDrift(t *testing.T) {
 
 	const line = "binding " + role + ": -user:bob@acme.example +user:eve@acme.example"
 	r := w.must(2, "drift")
-	wantStdout(t, r, "viewers (gcp:endpoints:ConsumersIamBinding) was changed outside reconcile", line, "Drift: 1 changed")
+	wantStdout(t, r, "viewers (gcp:endpoints:ConsumersIamBinding) was changed outside reconcile",
+		"# access to "+consumer+": removed (-) and added (+) outside reconcile since the last apply",
+		"- "+role+"  user:bob@acme.example", "+ "+role+"  user:eve@acme.example", "Drift: 1 changed")
 	d := w.driftJSON(2)
-	if len(d.Items) != 1 || d.Items[0].Address != "viewers" || !slices.Equal(d.Items[0].Details, []string{line}) {
-		t.Errorf("drift --output json = %+v, want viewers with details [%q]", d.Items, line)
+	if len(d.Items) != 1 || d.Items[0].Address != "viewers" || !slices.Equal(d.Items[0].Details, []string{line}) || len(d.Items[0].AccessChanges) != 2 ||
+		d.Items[0].AccessChanges[0].Change != "removed" || d.Items[0].AccessChanges[1].Member != "user:eve@acme.example" || d.Items[0].AccessChanges[1].Resource != consumer {
+		t.Errorf("drift --output json = %+v, want viewers with details [%q] and the two members", d.Items, line)
 	}
 	w.must(0, "apply", "--auto-approve")
 	if got := e.iamPolicy(consumer).members(role); !slices.Equal(got, []string{"user:bob@acme.example", "user:carol@acme.example"}) {

@@ -84,6 +84,19 @@
 // ReasonRetainOnDelete and ReasonGoneOutside (forget). A plain update has
 // ReasonNone. Renderers word it; see plan.Change.ReasonText.
 //
+// Access. Each write to an access policy (a driver that is a
+// resources.AccessReviewer: IAM policies, bindings and members, restriction
+// policies) is reviewed against the live policy, read now whether or not
+// the plan refreshes (an update passes what refresh read): the members it
+// removes and adds go to plan.Change.Access. A write that would remove the
+// caller's own access is an error diagnostic at the resource, naming the
+// caller, the role and the policy and how to keep it, unless
+// Options.AllowSelfLockout, which the plan records; then the change lists
+// it (plan.Change.Lockouts). A write the vendor's API is known to refuse
+// (the reviewer's resources.ErrRefused) is an error with its reason, the
+// flag or not. Writes whose inputs are known only at apply, or hold a
+// secret, are not reviewed.
+//
 // Selecting. Options.Targets limits the walk to the targets and what they
 // depend on (dag.Graph.Closure): no other node is evaluated, read or
 // changed, the deletes are those of the targets the specs no longer

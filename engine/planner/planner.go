@@ -46,6 +46,10 @@ type Options struct {
 	// Replace names managed resources to replace even where nothing
 	// forces it (plan.ReasonReplaceRequested).
 	Replace []string
+	// AllowSelfLockout lets the plan's writes remove the caller's own
+	// access to an access policy (plan.Plan.AllowSelfLockout); without
+	// it, such a write is an error.
+	AllowSelfLockout bool
 	// Pack keeps the values of each create and update packed from when it
 	// is planned (plan.Change.Pack): a plan of thousands of them then holds
 	// a fraction of their memory. Readers of a change's values call
@@ -279,7 +283,7 @@ func makePlan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resou
 	for _, d := range p.iam.Conflicts() {
 		p.addDiag(d)
 	}
-	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy}
+	pl := &plan.Plan{Lineage: meta.Lineage, Serial: meta.Serial, SpecHash: spec.Hash, Destroy: opts.Destroy, AllowSelfLockout: opts.AllowSelfLockout}
 	if p.sel.targeted() {
 		pl.Targets = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(opts.Targets)))))
 	}
@@ -435,7 +439,7 @@ func (p *planner) planVariable(ctx context.Context, v *specs.Variable) error {
 		if s, ok := schemas.Lookup(inv.Function); ok && out.Secret {
 			c.Drift = secretDrift(s, p.sealer(v.Name), prior.Outputs, res, true)
 		} else if ok {
-			c.Drift, c.DriftDetails = refresh.LookupDrift(s, p.reg.Functions[inv.Function], prior.Outputs, res)
+			c.Drift, c.DriftDetails, c.DriftAccess = refresh.LookupDrift(s, p.reg.Functions[inv.Function], prior.Outputs, res)
 		}
 	}
 	p.set(v.Name, &nodeResult{value: out.Value, change: c})
@@ -592,7 +596,7 @@ func (p *planner) readGet(ctx context.Context, r *specs.Resource, sid string, pr
 
 // planResource plans the change of a resource: create it, or compare the
 // specs with its record (refreshed from the cloud when asked).
-func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
+func (p *planner) planResource(ctx context.Context, r *specs.Resource) (err error) {
 	ev := p.evaluator()
 	// The value is the evaluator's new map, ours to fill.
 	desired, err := ev.Inputs(r)
@@ -613,6 +617,14 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) error {
 		return err
 	}
 	c := p.newChange(r.Name, plan.Change{Addr: r.Name, Type: r.Type, Kind: kind.Resource, Pos: r.Pos, After: desired, DeleteBeforeReplace: opts.DeleteBeforeReplace})
+	// Once the action is chosen (whichever way below), what it writes of
+	// an access policy is reviewed against the live policy: the inputs
+	// alone, as the views made of desired below add its outputs to it.
+	defer func() {
+		if err == nil {
+			err = p.reviewAccess(ctx, r.Name, r.Pos, c, eval.Inputs(r.Schema, desired))
+		}
+	}()
 	if p.opts.KeepInputs {
 		p.keepInputs(r, c, desired)
 	}
@@ -750,7 +762,7 @@ func (p *planner) priorObject(ctx context.Context, r *specs.Resource, c *plan.Ch
 				return nil, p.fail(r.Pos, "refresh %q: read %s %q: %v", r.Name, r.Type, prior.ID, err)
 			}
 		}
-		c.Drift, c.DriftDetails = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
+		c.Drift, c.DriftDetails, c.DriftAccess = refresh.ResourceDrift(r.Schema, d, p.sealer(r.Name), prior.Inputs, live, r.Options.IgnoreChanges)
 		if !fromBulk || len(c.Drift) == 0 {
 			break
 		}
@@ -1019,6 +1031,7 @@ func (p *planner) planDeletes(ctx context.Context) []plan.Change {
 			return nil
 		})
 	}
+	p.reviewDeletes(ctx, out)
 	return out
 }
 

@@ -124,7 +124,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 		out.live = live
 		fn := reg.Functions[rec.Type]
 		item.Status = report.DriftResult
-		item.Fields, item.Details = LookupDrift(s, fn, rec.Outputs, out.live)
+		item.Fields, item.Details, item.Access = LookupDrift(s, fn, rec.Outputs, out.live)
 	default:
 		if rec.Kind == kind.Get && rec.ID == "" {
 			return out // its id was secret: state keeps it only sealed
@@ -176,7 +176,7 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 				item.Fields = GetDrift(s, sl, rec.Outputs, out.live)
 			} else {
 				item.Status = report.DriftChanged
-				item.Fields, item.Details = ResourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
+				item.Fields, item.Details, item.Access = ResourceDrift(s, d, sl, rec.Inputs, out.live, ignore)
 			}
 			if !fromBulk || len(item.Fields) == 0 {
 				break
@@ -198,8 +198,9 @@ func refreshRecord(ctx context.Context, spec *specs.Spec, reg resources.Registry
 // shown as secrets. The fields are sorted by path. When some drifted and
 // the driver is a resources.ResultComparer, the details are its
 // description of the change, from the applied inputs to the live ones
-// (both normalised), unless either holds a secret.
-func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) ([]plan.FieldDrift, []string) {
+// (both normalised), unless either holds a secret; and when it is a
+// resources.AccessDescriber too, the members added and removed.
+func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[string]any, ignore []specs.PathOpt) ([]plan.FieldDrift, []string, []plan.AccessChange) {
 	liveIn := eval.WithoutVendorKeys(d, eval.Inputs(s, live), applied)
 	a := applied
 	if n, ok := d.(resources.Normalizer); ok {
@@ -227,16 +228,40 @@ func ResourceDrift(s *schemas.Schema, d any, sl value.Sealer, applied, live map[
 	}
 	cmp, ok := d.(resources.ResultComparer)
 	if len(out) == 0 || !ok || value.ContainsSealed(a) || value.ContainsSecret(liveIn) {
-		return out, nil
+		return out, nil, nil
 	}
-	return out, cmp.DescribeResultChange(resources.Attrs(a), resources.Attrs(liveIn))
+	return out, cmp.DescribeResultChange(resources.Attrs(a), resources.Attrs(liveIn)), describeAccess(d, a, liveIn)
+}
+
+// describeAccess is what an AccessDescriber says of the members that the
+// access granted by before and after differ by; nil for anything else.
+func describeAccess(d any, before, after map[string]any) []plan.AccessChange {
+	ad, ok := d.(resources.AccessDescriber)
+	if !ok {
+		return nil
+	}
+	return AccessChanges(ad.DescribeAccessChange(resources.Attrs(before), resources.Attrs(after)))
+}
+
+// AccessChanges converts what a driver says of access changes into the
+// plan's terms, sorted (plan.SortAccess); nil for none.
+func AccessChanges(in []resources.AccessChange) []plan.AccessChange {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]plan.AccessChange, len(in))
+	for i, c := range in {
+		out[i] = plan.AccessChange{Resource: c.Resource, Role: c.Role, Condition: c.Condition, Member: c.Member, Added: c.Added}
+	}
+	plan.SortAccess(out)
+	return out
 }
 
 // LookupDrift compares a lookup's results as last read with its live
 // results: every output-only field; an IAM policy's policyData compares as
 // a set of role bindings, and details say which members were added to and
-// removed from which role.
-func LookupDrift(s *schemas.Schema, fn resources.Function, applied, live map[string]any) ([]plan.FieldDrift, []string) {
+// removed from which role, as the access changes do member by member.
+func LookupDrift(s *schemas.Schema, fn resources.Function, applied, live map[string]any) ([]plan.FieldDrift, []string, []plan.AccessChange) {
 	cmp, _ := fn.(resources.ResultComparer)
 	equal := func(k string, a, l any) bool {
 		if cmp != nil {
@@ -255,9 +280,9 @@ func LookupDrift(s *schemas.Schema, fn resources.Function, applied, live map[str
 		}
 	}
 	if len(fields) == 0 || cmp == nil {
-		return fields, nil
+		return fields, nil, nil
 	}
-	return fields, cmp.DescribeResultChange(applied, live)
+	return fields, cmp.DescribeResultChange(applied, live), describeAccess(fn, applied, live)
 }
 
 // GetDrift compares what a get read at the last apply with what it reads
@@ -311,7 +336,7 @@ func Plan(ctx context.Context, spec *specs.Spec, st state.Backend, reg resources
 			continue
 		}
 		c.Action = plan.Refresh
-		c.Drift, c.DriftDetails = r.item.Fields, r.item.Details
+		c.Drift, c.DriftDetails, c.DriftAccess = r.item.Fields, r.item.Details, r.item.Access
 		if r.item.Status == report.DriftDeleted {
 			c.DeletedOutside, c.DeletedID = true, rec.ID
 		} else {

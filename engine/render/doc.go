@@ -36,6 +36,15 @@
 // action_reason, and its words, reason), a drift item's status, an
 // intent's outcome.
 //
+// Access: the members a change's writes remove from and add to access
+// policies (plan.Change.Access) are shown under the change, one line per
+// member, sign first ("- ROLE  MEMBER"), under a comment naming the
+// policy; the summary counts those removed ("1 to update (removes 3
+// members)"); drift of an access policy is shown the same way. The
+// caller's own access a plan made with --allow-self-lockout removes is a
+// comment of the change, and in Markdown a caution above the changes. Plan
+// JSON has them as access_changes and self_lockouts.
+//
 // Unknown and secret values: for people, a value known only after apply
 // is shown as "(known after apply)" and a secret, whether a value.Secret
 // or sealed in state, as "(sensitive value)"; neither is ever shown in

@@ -14,7 +14,7 @@ import (
 )
 
 // DriftJSONVersion is the format version of DriftJSON.
-const DriftJSONVersion = "1.1"
+const DriftJSONVersion = "1.2"
 
 // driftCounts counts a drift report's items by status.
 func driftCounts(r *report.Drift) (changed, deleted, results int) {
@@ -85,6 +85,9 @@ type driftItemJSON struct {
 	Status  report.DriftStatus `json:"status"`
 	Fields  []driftFieldJSON   `json:"fields"`
 	Details []string           `json:"details"`
+	// AccessChanges are the members added to and removed from an access
+	// policy, structured: what the details say in words.
+	AccessChanges []jsonAccessChange `json:"access_changes"`
 }
 
 type driftFieldJSON struct {
@@ -119,7 +122,8 @@ func DriftJSON(w io.Writer, r *report.Drift) error {
 // driftItemJSONOf converts one drifted node, for the drift report and for
 // the resource_drift list of a JSON plan.
 func driftItemJSONOf(it report.DriftItem) driftItemJSON {
-	j := driftItemJSON{Address: it.Addr, Type: it.Type, Kind: it.Kind, ID: it.ID, Status: it.Status, Fields: []driftFieldJSON{}, Details: it.Details}
+	j := driftItemJSON{Address: it.Addr, Type: it.Type, Kind: it.Kind, ID: it.ID, Status: it.Status, Fields: []driftFieldJSON{}, Details: it.Details,
+		AccessChanges: jsonAccessChanges(it.Access)}
 	if j.Details == nil {
 		j.Details = []string{}
 	}
@@ -136,7 +140,7 @@ func driftItemJSONOf(it report.DriftItem) driftItemJSON {
 
 // driftItemOf is the drift of a planned change, as Drift reports it.
 func driftItemOf(c *plan.Change) report.DriftItem {
-	it := report.DriftItem{Addr: c.Addr, Type: c.Type, Kind: c.Kind, ID: c.ID, Fields: c.Drift, Details: c.DriftDetails}
+	it := report.DriftItem{Addr: c.Addr, Type: c.Type, Kind: c.Kind, ID: c.ID, Fields: c.Drift, Details: c.DriftDetails, Access: c.DriftAccess}
 	switch {
 	case c.DeletedOutside:
 		it.Status, it.ID = report.DriftDeleted, c.DeletedID

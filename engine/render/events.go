@@ -20,7 +20,7 @@ import (
 // jsonl), documented in docs/events-jsonl.md; every line carries it. As
 // for the JSON documents, an additive change (a new event type, a new key)
 // bumps the minor number, anything that can break a reader the major one.
-const EventsVersion = "1.0"
+const EventsVersion = "1.1"
 
 // EventType names the kind of one event of the stream.
 type EventType string
@@ -149,13 +149,14 @@ func (s *EventStream) Diagnostic(d diag.Diagnostic) {
 
 type driftEvent struct {
 	eventHeader
-	Address      string             `json:"address"`
-	ResourceType string             `json:"resource_type"`
-	Kind         kind.Kind          `json:"kind"`
-	ID           string             `json:"id"`
-	Status       report.DriftStatus `json:"status"`
-	Fields       []driftFieldJSON   `json:"fields"`
-	Details      []string           `json:"details"`
+	Address       string             `json:"address"`
+	ResourceType  string             `json:"resource_type"`
+	Kind          kind.Kind          `json:"kind"`
+	ID            string             `json:"id"`
+	Status        report.DriftStatus `json:"status"`
+	Fields        []driftFieldJSON   `json:"fields"`
+	Details       []string           `json:"details"`
+	AccessChanges []jsonAccessChange `json:"access_changes"`
 }
 
 type plannedChangeEvent struct {
@@ -181,7 +182,7 @@ func (s *EventStream) Plan(p *plan.Plan) {
 			it := driftItemOf(c)
 			j := driftItemJSONOf(it)
 			s.write(EventResourceDrift, c.Addr+" "+driftHeadline(it), func(h eventHeader) any {
-				return driftEvent{eventHeader: h, Address: j.Address, ResourceType: j.Type, Kind: j.Kind, ID: j.ID, Status: j.Status, Fields: j.Fields, Details: j.Details}
+				return driftEvent{eventHeader: h, Address: j.Address, ResourceType: j.Type, Kind: j.Kind, ID: j.ID, Status: j.Status, Fields: j.Fields, Details: j.Details, AccessChanges: j.AccessChanges}
 			})
 		}
 	}

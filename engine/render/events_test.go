@@ -500,7 +500,8 @@ func TestEventStreamDocExample(t *testing.T) {
 				"inferenceUnits": int64(1), "description": value.Secret{Value: secretValue}, "id": value.Unknown{}}},
 		{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Update, ID: "dashboard:abc-def-ghi", Pos: diag.Pos{File: "main.yaml", Line: 12, Col: 3},
 			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": list{obj{"relation": "viewer", "principals": list{"org:1"}}}, "id": "dashboard:abc-def-ghi"},
-			After:  obj{"resourceId": "dashboard:abc-def-ghi", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": "dashboard:abc-def-ghi"}},
+			After:  obj{"resourceId": "dashboard:abc-def-ghi", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}, "id": "dashboard:abc-def-ghi"},
+			Access: []plan.AccessChange{{Resource: "dashboard:abc-def-ghi", Role: "editor", Member: "org:1", Added: true}, {Resource: "dashboard:abc-def-ghi", Role: "viewer", Member: "org:1"}}},
 	}}
 	at(1500 * time.Millisecond)
 	s.Plan(p)

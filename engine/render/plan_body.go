@@ -36,6 +36,7 @@ const (
 	lineOpen                   // key = { or key = [; children are one level deeper
 	lineClose                  // } or ], closing the last open line of its depth
 	lineHidden                 // a comment counting unchanged entries
+	lineMember                 // a member of a role, added or removed: key (the role), then text (the member)
 )
 
 // line is one line of a change's body.
@@ -93,15 +94,55 @@ func changeLines(c *plan.Change, buf []line) []line {
 	for _, o := range c.Options {
 		b.add(line{kind: lineValue, sign: signChange, key: "options." + o.Name, old: fmt.Sprint(o.Before), text: fmt.Sprint(o.After)})
 	}
+	b.access(c.Access, "access to %s (its live policy, read now): the apply removes (-) and adds (+)")
+	for _, l := range c.Lockouts {
+		b.add(line{kind: lineHidden, text: "# ! the apply removes the caller's own access: " + untrusted.Text(oneLine(lockoutText(l))) + " (allowed by --allow-self-lockout)"})
+	}
 	return b.lines
+}
+
+// lockoutText says which of the caller's own roles a write removes.
+func lockoutText(l plan.Lockout) string {
+	return fmt.Sprintf("%s loses %s on %s, which it has through %s", l.Caller, l.Role, l.Resource, l.Member)
+}
+
+// access appends the members of access policies that changes add and
+// remove, one line each, under a comment per policy, head with the
+// policy's resource for its %s, the roles lined up.
+func (b *body) access(changes []plan.AccessChange, head string) {
+	for i := 0; i < len(changes); {
+		res := changes[i].Resource
+		j := i
+		for j < len(changes) && changes[j].Resource == res {
+			j++
+		}
+		if res == "" {
+			res = "the policy"
+		}
+		b.add(line{kind: lineHidden, text: "# " + untrusted.Text(oneLine(fmt.Sprintf(head, res)))})
+		start := len(b.lines)
+		for _, a := range changes[i:j] {
+			s := signAdd
+			if !a.Added {
+				s = signRemove
+			}
+			role := a.Role
+			if a.Condition != "" {
+				role += " (condition " + value.Quote(a.Condition) + ")"
+			}
+			b.add(line{kind: lineMember, sign: s, key: untrusted.Text(role), text: untrusted.Text(a.Member)})
+		}
+		b.align(start, 0)
+		i = j
+	}
 }
 
 // driftLines is the body of a node's drift, in plans and drift reports
 // alike: the node's id, then each field that changed outside reconcile,
 // from the value last applied to the live one, then the details as
-// comments; for a node deleted outside reconcile, its id removed. A
-// policyData whose details say what changed, member by member, is left to
-// them.
+// comments (or, for an access policy, the members added and removed, one
+// line each); for a node deleted outside reconcile, its id removed. A
+// policyData whose details or members say what changed is left to them.
 func driftLines(it report.DriftItem) []line {
 	var b body
 	if it.Status == report.DriftDeleted {
@@ -114,12 +155,17 @@ func driftLines(it report.DriftItem) []line {
 		b.add(line{kind: lineValue, key: "id", text: value.Quote(it.ID)})
 	}
 	for _, f := range it.Fields {
-		if f.Path == "policyData" && len(it.Details) > 0 {
-			continue
+		if f.Path == "policyData" && len(it.Details) > 0 || len(it.Access) > 0 && (f.Path == "policyData" || f.Path == "members") {
+			continue // the member by member lines below say it better
 		}
 		b.diffValue(0, keyText(f.Path), f.Applied, f.Live, f.Applied != nil, f.Live != nil)
 	}
 	b.align(0, 0)
+	if len(it.Access) > 0 {
+		// The details say the same, in fewer words.
+		b.access(it.Access, "access to %s: removed (-) and added (+) outside reconcile since the last apply")
+		return b.lines
+	}
 	for _, d := range it.Details {
 		b.add(line{kind: lineHidden, text: "# " + untrusted.Text(oneLine(d))})
 	}

@@ -20,7 +20,7 @@ import (
 // documented in docs/plan-json.md. Additive changes (a new field, a new
 // action name) bump the minor number; anything that can break a reader
 // (a field removed, renamed or given another meaning) bumps the major one.
-const PlanJSONVersion = "1.3"
+const PlanJSONVersion = "1.4"
 
 // jsonPlan is the top-level object of the JSON plan format. Field order is
 // the order of the output.
@@ -33,6 +33,7 @@ type jsonPlan struct {
 	RefreshOnly      bool                  `json:"refresh_only"`
 	Destroy          bool                  `json:"destroy"`
 	Targets          []string              `json:"targets"`
+	AllowSelfLockout bool                  `json:"allow_self_lockout"`
 	ResourceDrift    []driftItemJSON       `json:"resource_drift"`
 	Changes          []jsonChange          `json:"changes"`
 	Outputs          map[string]jsonOutput `json:"outputs"`
@@ -55,12 +56,36 @@ type jsonChange struct {
 	Deferred            bool                `json:"deferred"`
 	Deposed             []string            `json:"deposed"`
 	OptionChanges       []plan.OptionChange `json:"option_changes"`
+	AccessChanges       []jsonAccessChange  `json:"access_changes"`
+	SelfLockouts        []plan.Lockout      `json:"self_lockouts"`
 	Position            string              `json:"position,omitempty"`
 	Before              any                 `json:"before"`
 	BeforeSensitive     []string            `json:"before_sensitive"`
 	After               any                 `json:"after"`
 	AfterUnknown        []string            `json:"after_unknown"`
 	AfterSensitive      []string            `json:"after_sensitive"`
+}
+
+// jsonAccessChange is one element of "access_changes": a member a write
+// adds to or removes from a role of an access policy.
+type jsonAccessChange struct {
+	Resource  string `json:"resource"`
+	Role      string `json:"role"`
+	Condition string `json:"condition"`
+	Member    string `json:"member"`
+	Change    string `json:"change"` // "added" or "removed"
+}
+
+// jsonAccessChanges converts access changes; [] for none.
+func jsonAccessChanges(in []plan.AccessChange) []jsonAccessChange {
+	out := make([]jsonAccessChange, len(in))
+	for i, a := range in {
+		out[i] = jsonAccessChange{Resource: a.Resource, Role: a.Role, Condition: a.Condition, Member: a.Member, Change: "removed"}
+		if a.Added {
+			out[i].Change = "added"
+		}
+	}
+	return out
 }
 
 // jsonOutput is one value of "outputs".
@@ -101,6 +126,7 @@ func PlanJSON(w io.Writer, p *plan.Plan, opts Options) error {
 		RefreshOnly:      p.RefreshOnly,
 		Destroy:          p.Destroy,
 		Targets:          append([]string{}, p.Targets...),
+		AllowSelfLockout: p.AllowSelfLockout,
 		ResourceDrift:    []driftItemJSON{},
 		Changes:          make([]jsonChange, 0, len(p.Changes)),
 		Outputs:          make(map[string]jsonOutput, len(p.Outputs)),
@@ -146,6 +172,8 @@ func jsonChangeOf(c *plan.Change) jsonChange {
 		Deferred:            c.Deferred,
 		Deposed:             append([]string{}, c.Deposed...),
 		OptionChanges:       append([]plan.OptionChange{}, c.Options...),
+		AccessChanges:       jsonAccessChanges(c.Access),
+		SelfLockouts:        append([]plan.Lockout{}, c.Lockouts...),
 		Position:            c.Pos.String(),
 		BeforeSensitive:     []string{},
 		AfterUnknown:        []string{},

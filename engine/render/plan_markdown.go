@@ -20,7 +20,10 @@ const mdLimit = 60000
 const mdNoteRoom = 600
 
 // PlanMarkdown writes p for a pull-request comment: a title with the
-// summary counts; a warning listing every replacement and destruction with
+// summary counts (and the members the changes remove from access
+// policies); a caution listing the caller's own access the apply removes,
+// which --allow-self-lockout let through; a warning listing every
+// replacement and destruction with
 // its type, reason and forcing fields; a table of all changes that are not
 // no-ops; the outputs; then, per change, a collapsed <details> section with
 // a diff block of its fields (+ added, - removed, a changed value as a -
@@ -43,6 +46,7 @@ func PlanMarkdown(w io.Writer, p *plan.Plan, opts Options) error {
 	if !p.RefreshOnly {
 		b.WriteString(mdDrift(driftedChanges(p), mdLimit/4))
 	}
+	b.WriteString(mdLockouts(changes, mdLimit/8))
 	b.WriteString(mdWarnings(changes, mdLimit/2))
 	table, listed := mdTable(changes, mdLimit-mdNoteRoom-b.Len())
 	b.WriteString(table)
@@ -74,7 +78,7 @@ func mdTitle(p *plan.Plan, n actionCounts) string {
 	if !p.HasChanges() {
 		return "## " + noChanges + "\n\n"
 	}
-	return "## Plan: " + n.phrase() + "\n\n"
+	return "## Plan: " + n.phrase(countRemoved(p)) + "\n\n"
 }
 
 // mdDrift is the note on the objects changed outside reconcile since the
@@ -114,6 +118,26 @@ func mdDrift(drifted []*plan.Change, limit int) string {
 		return note
 	}
 	return note + details
+}
+
+// mdLockouts is the alert listing the caller's own access that the apply
+// removes, which --allow-self-lockout let through, at most limit bytes
+// long (then a count alone); "" when there is none.
+func mdLockouts(changes []*plan.Change, limit int) string {
+	var items []string
+	for _, c := range changes {
+		for _, l := range c.Lockouts {
+			items = append(items, "> - "+mdCode(c.Addr)+": "+mdEscape(lockoutText(l)))
+		}
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	head := "> [!CAUTION]\n> This plan was made with `--allow-self-lockout`, and its apply removes the caller's own access"
+	if full := head + ":\n" + strings.Join(items, "\n") + "\n\n"; len(full) <= limit {
+		return full
+	}
+	return head + fmt.Sprintf(" (%s; see the details below).\n\n", plural(len(items), "role"))
 }
 
 // mdWarnings is the alert listing the replacements and destructions, at

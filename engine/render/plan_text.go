@@ -74,12 +74,30 @@ var summaryTerms = []struct {
 	{plan.Read, "read", false},
 }
 
-// phrase is the body of a summary: "1 to create, 0 to update, ...".
-func (n actionCounts) phrase() string {
+// countRemoved counts, by action, the members that the changes a reader
+// is shown remove from access policies (plan.Change.Access).
+func countRemoved(p *plan.Plan) actionCounts {
+	var n actionCounts
+	for i := range p.Changes {
+		if c := &p.Changes[i]; c.Action >= 0 && int(c.Action) < len(n) {
+			n[c.Action] += c.Removed()
+		}
+	}
+	return n
+}
+
+// phrase is the body of a summary: "1 to create, 0 to update, ...", each
+// count followed by the members its changes remove from access policies,
+// when there are any: "1 to update (removes 3 members)".
+func (n actionCounts) phrase(removed actionCounts) string {
 	var terms []string
 	for _, t := range summaryTerms {
 		if t.always || n[t.action] > 0 {
-			terms = append(terms, fmt.Sprintf("%d to %s", n[t.action], t.verb))
+			term := fmt.Sprintf("%d to %s", n[t.action], t.verb)
+			if removed[t.action] > 0 {
+				term += " (removes " + plural(removed[t.action], "member") + ")"
+			}
+			terms = append(terms, term)
 		}
 	}
 	return strings.Join(terms, ", ")
@@ -96,7 +114,7 @@ func summaryText(p *plan.Plan, n actionCounts) string {
 	if !p.HasChanges() {
 		return noChanges
 	}
-	return "Plan: " + n.phrase() + "."
+	return "Plan: " + n.phrase(countRemoved(p)) + "."
 }
 
 // visibleChanges returns the changes a reader is shown: all but no-ops and
@@ -516,6 +534,12 @@ func lineContent(l line) string {
 
 // writeLineContent writes lineContent(l).
 func writeLineContent(w io.StringWriter, l line) {
+	if l.kind == lineMember {
+		w.WriteString(l.key)
+		spaces(w, l.pad-textWidth(l.key)+2)
+		w.WriteString(l.text)
+		return
+	}
 	if l.key != "" {
 		w.WriteString(l.key)
 		spaces(w, l.pad-textWidth(l.key))

@@ -61,7 +61,50 @@ func renderCases() map[string]*plan.Plan {
 		"refresh_only":         refreshOnlyPlan(),
 		"targeted":             targetedPlan(),
 		"targeted_destroy":     targetedDestroyPlan(),
+		"iam_access":           iamAccessPlan(),
 	}
+}
+
+// iamAccessPlan writes IAM policies and a restriction policy: a policy
+// created over a live one (removing two members of two roles), a
+// binding under a condition updated, a member deleted, a restriction
+// policy updated, and a binding changed outside reconcile; the plan was
+// made with --allow-self-lockout, and one write removes the caller's own
+// role.
+func iamAccessPlan() *plan.Plan {
+	const svc = "services/orders.endpoints.acme-prod.cloud.goog"
+	policyData := `{"bindings":[{"members":["group:orders-clients@acme.example"],"role":"roles/servicemanagement.serviceConsumer"}]}`
+	return &plan.Plan{AllowSelfLockout: true, Changes: []plan.Change{
+		{Addr: "ordersPolicy", Type: "gcp:endpoints:ServiceIamPolicy", Kind: kind.Resource, Action: plan.Create, Pos: diag.Pos{File: "iam.yaml", Line: 9, Col: 3},
+			After: obj{"serviceName": svc, "policyData": policyData, "etag": value.Unknown{}, "id": value.Unknown{}},
+			Access: []plan.AccessChange{
+				{Resource: svc, Role: "roles/servicemanagement.serviceConsumer", Member: "user:alice@acme.example"},
+				{Resource: svc, Role: "roles/servicemanagement.serviceController", Member: "serviceAccount:orders-esp@acme-prod.iam.gserviceaccount.com"},
+			}},
+		{Addr: "auditors", Type: "gcp:endpoints:ServiceIamBinding", Kind: kind.Resource, Action: plan.Update, ID: svc + " roles/viewer until 2030",
+			Before: obj{"serviceName": svc, "role": "roles/viewer", "members": list{"user:audit@acme.example", "user:reconcile@acme.example"}},
+			After:  obj{"serviceName": svc, "role": "roles/viewer", "members": list{"user:audit2@acme.example"}},
+			Access: []plan.AccessChange{
+				{Resource: svc, Role: "roles/viewer", Condition: "until 2030", Member: "user:audit@acme.example"},
+				{Resource: svc, Role: "roles/viewer", Condition: "until 2030", Member: "user:reconcile@acme.example"},
+				{Resource: svc, Role: "roles/viewer", Condition: "until 2030", Member: "user:audit2@acme.example", Added: true},
+			},
+			Lockouts: []plan.Lockout{{Resource: svc, Role: "roles/viewer", Caller: "reconcile@acme.example", Member: "user:reconcile@acme.example"}}},
+		{Addr: "partner", Type: "gcp:endpoints:ConsumersIamMember", Kind: kind.Resource, Action: plan.Delete, Reason: plan.ReasonNotDeclared, ID: svc + "/consumers/acme-partner roles/servicemanagement.serviceConsumer group:partner-devs@partner.example",
+			Before: obj{"serviceName": "orders.endpoints.acme-prod.cloud.goog", "member": "group:partner-devs@partner.example"},
+			Access: []plan.AccessChange{{Resource: svc + "/consumers/acme-partner", Role: "roles/servicemanagement.serviceConsumer", Member: "group:partner-devs@partner.example"}}},
+		{Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Update, ID: "dashboard:abc",
+			Before: obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1", "role:2"}}}},
+			After:  obj{"resourceId": "dashboard:abc", "bindings": list{obj{"relation": "editor", "principals": list{"org:1"}}}},
+			Access: []plan.AccessChange{{Resource: "dashboard:abc", Role: "editor", Member: "role:2"}}},
+		{Addr: "consumers", Type: "gcp:endpoints:ServiceIamBinding", Kind: kind.Resource, Action: plan.Update, ID: svc + " roles/servicemanagement.serviceConsumer",
+			Before:       obj{"serviceName": svc, "role": "roles/servicemanagement.serviceConsumer", "members": list{"user:jane@acme.example", "user:mallory@evil.example"}},
+			After:        obj{"serviceName": svc, "role": "roles/servicemanagement.serviceConsumer", "members": list{"user:jane@acme.example"}},
+			Drift:        []plan.FieldDrift{{Path: "members", Applied: list{"user:jane@acme.example"}, Live: list{"user:jane@acme.example", "user:mallory@evil.example"}}},
+			DriftDetails: []string{"binding roles/servicemanagement.serviceConsumer: +user:mallory@evil.example"},
+			DriftAccess:  []plan.AccessChange{{Resource: svc, Role: "roles/servicemanagement.serviceConsumer", Member: "user:mallory@evil.example", Added: true}},
+			Access:       []plan.AccessChange{{Resource: svc, Role: "roles/servicemanagement.serviceConsumer", Member: "user:mallory@evil.example"}}},
+	}}
 }
 
 // targetedPlan is a plan made with --target for two names, one of them
@@ -448,9 +491,9 @@ func TestRenderJSONDecodes(t *testing.T) {
 	if err := json.Unmarshal([]byte(got), &doc); err != nil {
 		t.Fatalf("PlanJSON wrote invalid JSON: %v\n%s", err, got)
 	}
-	if doc.FormatVersion != "1.3" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
+	if doc.FormatVersion != "1.4" || doc.ReconcileVersion != "1.2.3" || !doc.HasChanges {
 		t.Errorf("format_version %q, reconcile_version %q, has_changes %v; want %q, %q, true",
-			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.3", "1.2.3")
+			doc.FormatVersion, doc.ReconcileVersion, doc.HasChanges, "1.4", "1.2.3")
 	}
 	wantSummary := map[string]int{"no-op": 1, "create": 1, "update": 1, "replace": 1, "delete": 1, "read": 2, "import": 1, "forget": 1, "refresh": 0}
 	if fmt.Sprint(doc.Summary) != fmt.Sprint(wantSummary) {
@@ -599,10 +642,12 @@ func TestRenderJSONDocExample(t *testing.T) {
 			Addr: "dashboardPolicy", Type: policyType, Kind: kind.Resource, Action: plan.Replace,
 			Reason: plan.ReasonCannotUpdate,
 			ID:     "dashboard:abc-def-ghi", ReplacePaths: []string{"resourceId"},
-			Pos:    diag.Pos{File: "site.yaml", Line: 14, Col: 3},
-			Before: obj{"resourceId": "dashboard:abc-def-ghi", "bindings": live, "id": "dashboard:abc-def-ghi"},
-			After:  obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": value.Unknown{}},
-			Drift:  []plan.FieldDrift{{Path: "bindings", Applied: bindings, Live: live}},
+			Pos:         diag.Pos{File: "site.yaml", Line: 14, Col: 3},
+			Before:      obj{"resourceId": "dashboard:abc-def-ghi", "bindings": live, "id": "dashboard:abc-def-ghi"},
+			After:       obj{"resourceId": "dashboard:xyz", "bindings": bindings, "id": value.Unknown{}},
+			Drift:       []plan.FieldDrift{{Path: "bindings", Applied: bindings, Live: live}},
+			DriftAccess: []plan.AccessChange{{Resource: "dashboard:abc-def-ghi", Role: "viewer", Member: "role:00000000-0000-0000-0000-000000000002", Added: true}},
+			Access:      []plan.AccessChange{{Resource: "dashboard:xyz", Role: "editor", Member: "role:00000000-0000-0000-0000-000000000001", Added: true}},
 		}},
 		Outputs: obj{"policyId": value.Unknown{}, "apiKey": value.Secret{Value: secretValue}},
 	}

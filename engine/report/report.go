@@ -130,6 +130,9 @@ type DriftItem struct {
 	Status  DriftStatus
 	Fields  []plan.FieldDrift // sorted by path
 	Details []string          // extra lines, such as IAM binding changes
+	// Access lists the members of an access policy (an IAM policy, a
+	// binding of one) added or removed, sorted (plan.SortAccess).
+	Access []plan.AccessChange
 }
 
 // DriftError is a node that could not be read: its name and type, which
