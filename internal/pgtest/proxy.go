@@ -28,6 +28,7 @@ type Proxy struct {
 	pairs     map[*pair]bool
 	cutCommit int  // how many of the next commits to cut
 	down      bool // refuse connections
+	afterCut  func()
 }
 
 // pair is a client's connection and the proxy's to the server.
@@ -67,6 +68,14 @@ func (p *Proxy) Addr() string { return net.JoinHostPort(p.Host, strconv.Itoa(p.P
 func (p *Proxy) CutCommits(n int) {
 	p.mu.Lock()
 	p.cutCommit = n
+	p.mu.Unlock()
+}
+
+// AfterCut makes the proxy call f after each cut: for instance to take
+// itself down before the client tries again.
+func (p *Proxy) AfterCut(f func()) {
+	p.mu.Lock()
+	p.afterCut = f
 	p.mu.Unlock()
 }
 
@@ -155,7 +164,14 @@ func (p *Proxy) toClient(c *pair) {
 	for {
 		n, err := c.server.Read(buf)
 		if n > 0 && c.cutting.Load() {
+			c.close()
 			p.cuts.Add(1)
+			p.mu.Lock()
+			f := p.afterCut
+			p.mu.Unlock()
+			if f != nil {
+				f()
+			}
 			return
 		}
 		if n > 0 {
