@@ -130,7 +130,7 @@ func start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pgtest")
+	dir, err := tempDir(cred != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +161,29 @@ func start() (*Server, error) {
 
 // debianBin is where Debian's postgresql packages put their programs.
 var debianBin = "/usr/lib/postgresql/*/bin"
+
+// tempDir makes the server's directory: in the system's temporary
+// directory, unless the unix socket's path would be too long there, or,
+// for another user, a directory above it closed to others; then in /tmp.
+func tempDir(otherUser bool) (string, error) {
+	dir, err := os.MkdirTemp("", "pgtest")
+	if err != nil {
+		return "", err
+	}
+	ok := len(dir) < 80
+	for d := filepath.Dir(dir); ok && otherUser; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		ok = err == nil && fi.Mode().Perm()&0o001 != 0
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if ok {
+		return dir, nil
+	}
+	os.Remove(dir)
+	return os.MkdirTemp("/tmp", "pgtest")
+}
 
 // findBin returns the directory of initdb and postgres: Debian's newest
 // version, or the one on PATH.

@@ -93,3 +93,15 @@ func TestProxyCut(t *testing.T) {
 		t.Error("a proxy that is down forwarded a connection")
 	}
 }
+
+// TestClosedTempDir: run as root, the server, which runs as another user,
+// starts even when the temporary directory is closed to others.
+func TestClosedTempDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only as root does the server run as another user")
+	}
+	dir := t.TempDir() // 0700
+	t.Setenv("TMPDIR", dir)
+	s := pgtest.Start(t)
+	s.Exec(t, "postgres", "SELECT 1")
+}
