@@ -31,9 +31,6 @@ const (
 
 // Options say how to reach a database.
 type Options struct {
-	// Schema holds reconcile's tables: when empty, the URL's schema
-	// parameter, or DefaultSchema.
-	Schema string
 	// Getenv reads libpq's variables (PGPASSWORD, PGPASSFILE, PGSSLMODE,
 	// PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, PGSSLPASSWORD) to fill in what the
 	// URL leaves out; nil means os.Getenv. pgx reads the process's
@@ -71,8 +68,9 @@ var (
 	stackName  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,255}$`)
 )
 
-// New returns the backend of the database that rawURL names. It connects
-// on first use.
+// New returns the backend of the database that rawURL names, in the schema
+// its schema parameter names (DefaultSchema when none). It connects on
+// first use.
 func New(rawURL string, opts Options) (*Backend, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -87,10 +85,7 @@ func New(rawURL string, opts Options) (*Backend, error) {
 	q := u.Query()
 	pw, hasPW := u.User.Password()
 	secrets := []string{pw, q.Get("password"), q.Get("sslpassword")}
-	schema := opts.Schema
-	if schema == "" {
-		schema = cmp.Or(q.Get("schema"), DefaultSchema)
-	}
+	schema := cmp.Or(q.Get("schema"), DefaultSchema)
 	q.Del("schema")
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("state URL %s: schema %q: write a name of lower-case letters, digits and '_', such as %q", redactURL(rawURL), schema, DefaultSchema)

@@ -147,8 +147,9 @@ func TestEmptyValue(t *testing.T) {
 
 // rolesSQL is what an administrator runs to let role apply write reconcile's
 // state in schema, and role plan read it (docs: "Running in CI").
-func rolesSQL(schema, apply, plan string) []string {
+func rolesSQL(db, schema, apply, plan string) []string {
 	return []string{
+		fmt.Sprintf("GRANT CONNECT ON DATABASE %s TO %s, %s", db, apply, plan),
 		fmt.Sprintf("CREATE SCHEMA %s AUTHORIZATION %s", schema, apply),
 		fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s", schema, plan),
 		fmt.Sprintf("ALTER DEFAULT PRIVILEGES FOR ROLE %s IN SCHEMA %s GRANT SELECT ON TABLES TO %s", apply, schema, plan),
@@ -162,7 +163,8 @@ func rolesSQL(schema, apply, plan string) []string {
 func TestRoles(t *testing.T) {
 	w := newWhere(t, "")
 	apply, plan := w.srv.CreateRole(t), w.srv.CreateRole(t)
-	for _, sql := range rolesSQL(w.schema, apply.Name, plan.Name) {
+	w.srv.Exec(t, w.db, "REVOKE ALL ON DATABASE "+w.db+" FROM PUBLIC")
+	for _, sql := range rolesSQL(w.db, w.schema, apply.Name, plan.Name) {
 		w.srv.Exec(t, w.db, sql)
 	}
 	// Before anything is written: the plan role sees no stack.
@@ -205,6 +207,7 @@ func TestRoles(t *testing.T) {
 
 	// A role without USAGE on the schema is told what to grant.
 	other := w.srv.CreateRole(t)
+	w.srv.Exec(t, w.db, "GRANT CONNECT ON DATABASE "+w.db+" TO "+other.Name)
 	_, err = open(t, w.url(other), postgres.Options{}).Open(t.Context(), "prod", kv.Options{})
 	if err == nil || !strings.Contains(err.Error(), "permission denied for schema") {
 		t.Errorf("a reader without USAGE: %v", err)
