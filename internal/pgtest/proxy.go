@@ -164,7 +164,8 @@ func (p *Proxy) toClient(c *pair) {
 	for {
 		n, err := c.server.Read(buf)
 		if n > 0 && c.cutting.Load() {
-			c.close()
+			// Counted, and afterCut done, before the client can see the
+			// cut and go on.
 			p.cuts.Add(1)
 			p.mu.Lock()
 			f := p.afterCut
@@ -172,6 +173,7 @@ func (p *Proxy) toClient(c *pair) {
 			if f != nil {
 				f()
 			}
+			c.close()
 			return
 		}
 		if n > 0 {
