@@ -38,6 +38,10 @@
 //     the caller's own roles it removes, or the vendor's refusal of it.
 //     Its drivers also guard each write as it is sent, when the context
 //     asks (WithSelfLockout), against removing the caller's own access.
+//   - InputChecker (a Driver): finds, without a request, inputs the API
+//     would refuse, for validate and plan to report at their place.
+//   - PlanChecker (a Driver): finds at plan time, with reads, inputs the
+//     API would refuse (a tag namespace the tenancy lacks).
 //
 // An implementation asserts at compile time each interface it offers,
 // optional ones included, so that a changed signature fails the build

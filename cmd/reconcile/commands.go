@@ -35,7 +35,9 @@ whole program), every output, and every resource's inputs are evaluated as far a
 the specs and config give them; what only the cloud gives (a resource's outputs, a
 lookup's results) is unknown here. So a function given what it cannot take
 (fn::select out of range, fn::fromBase64 of no base64), a file a file function
-cannot read, or a value over the size limit is reported now, as plan would. --output json writes one document listing
+cannot read, a value over the size limit, or an input the vendor's API would refuse
+that the specs alone show (a relation a Datadog resource type does not have, a GCP
+member string IAM rejects) is reported now, as plan would. --output json writes one document listing
 them (docs/validate-json.md): file, line, column, severity, message, detail and
 suggestion of each.
 
@@ -65,13 +67,14 @@ Exit status: 0 valid, 1 invalid.`,
 
 // validateSpec reads and loads the specs, and evaluates offline what
 // they alone give (eval.Offline) when they load: every variable, used or
-// not, as plan evaluates it. The error is for specs that cannot be read.
+// not, as plan evaluates it, and the inputs the drivers can tell offline
+// that their API would refuse. The error is for specs that cannot be read.
 func (c *cli) validateSpec() (*specs.Spec, diag.Diagnostics, error) {
 	spec, diags, err := c.readSpec()
 	if err != nil || diags.HasErrors() {
 		return spec, diags, err
 	}
-	diags = append(diags, eval.Offline(spec)...).Sort()
+	diags = append(diags, eval.Offline(spec, inputCheckers())...).Sort()
 	if diags.HasErrors() {
 		spec = nil
 	}

@@ -1190,21 +1190,22 @@ func TestE2EPartialFailure(t *testing.T) {
 	e := startEmulator(t)
 	w := newWS(t, e)
 	good, bad, dep := rid(t, "good"), rid(t, "bad"), rid(t, "dep")
-	// "runner" is a relation of workflows, not dashboards: Datadog says 400.
+	// A principal whose id is not a UUID: Datadog says 400 at apply (the
+	// plan cannot tell it without reading the principals).
 	badSpec := fmt.Sprintf(`  bad:
     type: datadog:RestrictionPolicy
     properties:
       resourceId: %s
       bindings:
-        - relation: runner
-          principals: [%q]
+        - relation: editor
+          principals: [%q, "role:not-a-uuid"]
 `, bad, role1)
 	w.write("main.yaml", spec(policySpec("good", good, "", ""), badSpec, policySpec("dep", dep, "", "      dependsOn: [\"${bad}\"]\n")))
 
 	mark := e.mark()
 	r := w.must(1, "apply", "--auto-approve")
 	wantStdout(t, r, "Apply incomplete", "1 created", "1 failed", "1 skipped", "Skipped because a dependency failed: dep")
-	wantStderr(t, r, "Error: bad", "Invalid relation")
+	wantStderr(t, r, "Error: bad", "Invalid principal")
 	if n := countMethod(e.callsSince(mark, strings.TrimPrefix(bad, "dashboard:")), "POST"); n != 1 {
 		t.Errorf("the create refused with a 400 was sent %d times, want once: a 400 is not retried", n)
 	}
@@ -1225,7 +1226,7 @@ func TestE2EPartialFailure(t *testing.T) {
 		t.Errorf("state holds the skipped resource: %+v", st["dep"])
 	}
 
-	w.write("main.yaml", spec(policySpec("good", good, "", ""), strings.Replace(badSpec, "runner", "editor", 1), policySpec("dep", dep, "", "      dependsOn: [\"${bad}\"]\n")))
+	w.write("main.yaml", spec(policySpec("good", good, "", ""), strings.Replace(badSpec, `, "role:not-a-uuid"`, "", 1), policySpec("dep", dep, "", "      dependsOn: [\"${bad}\"]\n")))
 	r = w.must(0, "apply", "--auto-approve")
 	wantStdout(t, r, "Apply complete!", "2 created", "0 updated")
 	if len(e.policy(bad)) != 1 || len(e.policy(dep)) != 1 {

@@ -218,29 +218,29 @@ func TestE2EEventsLifecycle(t *testing.T) {
     properties:
       resourceId: %s
       bindings:
-        - relation: runner
-          principals: [%q]
+        - relation: editor
+          principals: [%q, "role:not-a-uuid"]
 `, rid(t, "bad"), role1)
 	w.write("main.yaml", spec(endpointSpec("ep", model, "events-ep-renamed", ""), bad, policySpec("dep", rid(t, "dep"), "", "      dependsOn: [\"${bad}\"]\n"),
 		policySpec("good", rid(t, "good"), "", "")))
 	r = w.must(1, "apply", "--auto-approve", "--output", "jsonl")
 	evs = parseStream(t, r)
 	errored := ofType(evs, "op_errored")
-	if len(errored) != 1 || errored[0].Address != "bad" || errored[0].Action != "create" || !strings.Contains(errored[0].Error, "Invalid relation") {
+	if len(errored) != 1 || errored[0].Address != "bad" || errored[0].Action != "create" || !strings.Contains(errored[0].Error, "Invalid principal") {
 		t.Errorf("op_errored events: %v", errored)
 	}
 	if sk := ofType(evs, "op_skipped"); len(sk) != 1 || sk[0].Address != "dep" {
 		t.Errorf("op_skipped events: %v", sk)
 	}
 	sum = lastEvent(t, evs, "summary")
-	if sum.Complete || len(sum.Failed) != 1 || sum.Failed[0].Address != "bad" || !strings.Contains(sum.Failed[0].Error, "Invalid relation") ||
+	if sum.Complete || len(sum.Failed) != 1 || sum.Failed[0].Address != "bad" || !strings.Contains(sum.Failed[0].Error, "Invalid principal") ||
 		sum.Failed[0].Position == "" || !slices.Equal(sum.Skipped, []string{"dep"}) || sum.Counts["create"] != 1 {
 		t.Errorf("summary of a failed apply: %s", sum.text)
 	}
 	if len(evs[len(evs)-2].Outputs) != 0 {
 		t.Errorf("an incomplete apply recorded outputs: %s", evs[len(evs)-2].text)
 	}
-	wantStderr(t, r, "Error: bad (main.yaml:", "Invalid relation")
+	wantStderr(t, r, "Error: bad (main.yaml:", "Invalid principal")
 
 	// destroy: deletes in reverse order, as events.
 	r = w.must(0, "destroy", "--auto-approve", "--output", "jsonl")

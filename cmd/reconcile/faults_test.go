@@ -193,13 +193,13 @@ func TestE2EFaults(t *testing.T) {
     properties:
       resourceId: dashboard:faults-bad
       bindings:
-        - relation: runner
-          principals: [%q]
+        - relation: editor
+          principals: [%q, "role:not-a-uuid"]
 `, role1)
 	w := newWS(t, faulty.e)
 	w.write("main.yaml", "resources:\n"+bad)
 	r := w.must(1, "apply", "--auto-approve")
-	wantStderr(t, r, "Error: bad", "400", "Invalid relation")
+	wantStderr(t, r, "Error: bad", "400", "Invalid principal")
 	// Faults injected on the way may be retried; the 400 itself is not.
 	for _, line := range strings.Split(r.stdout+r.stderr, "\n") {
 		if strings.Contains(line, "retrying in") && strings.Contains(line, " 400") {

@@ -104,6 +104,31 @@ func (c *cli) registry() (resources.Registry, func(), error) {
 	}, nil
 }
 
+// inputCheckers returns, by type token, the drivers' checks of the inputs
+// their API would refuse that the specs alone show
+// (resources.InputChecker), for the loading of the specs. The drivers are
+// made without configuration: their checks make no request and read no
+// file.
+func inputCheckers() map[string]resources.InputChecker {
+	iam := endpointsiam.NewClient(endpointsiam.Config{})
+	all := map[string]resources.Driver{
+		restrictionpolicy.Token:                      restrictionpolicy.New(restrictionpolicy.Config{}),
+		endpointsiam.ServiceIamPolicyResourceToken:   endpointsiam.NewServicePolicy(iam),
+		endpointsiam.ServiceIamBindingToken:          endpointsiam.NewServiceBinding(iam),
+		endpointsiam.ServiceIamMemberToken:           endpointsiam.NewServiceMember(iam),
+		endpointsiam.ConsumersIamPolicyResourceToken: endpointsiam.NewConsumersPolicy(iam),
+		endpointsiam.ConsumersIamBindingToken:        endpointsiam.NewConsumersBinding(iam),
+		endpointsiam.ConsumersIamMemberToken:         endpointsiam.NewConsumersMember(iam),
+	}
+	out := make(map[string]resources.InputChecker, len(all))
+	for token, d := range all {
+		if c, ok := d.(resources.InputChecker); ok {
+			out[token] = c
+		}
+	}
+	return out
+}
+
 func (c *cli) target() (target, func(), error) {
 	switch c.g.emulator {
 	case "":

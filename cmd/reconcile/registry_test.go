@@ -86,6 +86,8 @@ var capabilities = map[string]reflect.Type{
 	"NaturalID":       reflect.TypeFor[resources.NaturalID](),
 	"AccessReviewer":  reflect.TypeFor[resources.AccessReviewer](),
 	"AccessDescriber": reflect.TypeFor[resources.AccessDescriber](),
+	"InputChecker":    reflect.TypeFor[resources.InputChecker](),
+	"PlanChecker":     reflect.TypeFor[resources.PlanChecker](),
 }
 
 // TestCapabilitiesAsserted checks that every driver and lookup of the

@@ -149,6 +149,9 @@ func (c *cli) readSpec() (*specs.Spec, diag.Diagnostics, error) {
 	lenient := c.cmd == "destroy" || c.cmd == "drift" || c.cmd == "graph"
 	opts := specs.LoadOptions{UnsetConfigUnknown: lenient, Project: ws.project.Name, Stack: ws.stack, RootDir: root, Checked: c.planSpecHash, Skip: c.planCuts}
 	if !lenient {
+		opts.Checkers = inputCheckers()
+	}
+	if !lenient {
 		if opts.StackConfig, err = ws.stackConfig(); err != nil {
 			return nil, nil, err
 		}

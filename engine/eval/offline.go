@@ -1,12 +1,14 @@
 package eval
 
 import (
+	"context"
 	"errors"
 	"slices"
 
 	"github.com/reconcile-dev/reconcile/engine/diag"
 	"github.com/reconcile-dev/reconcile/engine/specs"
 	"github.com/reconcile-dev/reconcile/engine/value"
+	"github.com/reconcile-dev/reconcile/resources"
 )
 
 // Offline evaluates what the specs alone give, with no cloud and no state,
@@ -21,7 +23,12 @@ import (
 // over the size limit. The values are not checked against the types'
 // schemas; plan does that. A node whose expression fails counts as Unknown
 // to those that depend on it, which so report nothing more.
-func Offline(s *specs.Spec) diag.Diagnostics {
+//
+// The inputs of each resource whose type has a check in checkers (by type
+// token; nil for none) are given to it, as far as they are known offline,
+// and what it finds is reported at its place: the refusals of the
+// vendor's API that the specs alone show (CheckInputs).
+func Offline(s *specs.Spec, checkers map[string]resources.InputChecker) diag.Diagnostics {
 	env := make(map[string]any, len(s.Config)+len(s.Variables))
 	for name, v := range s.Values {
 		env[name] = v
@@ -68,8 +75,13 @@ func Offline(s *specs.Spec) diag.Diagnostics {
 		if r.Inputs() == nil {
 			continue // let go already (not in a Spec fresh from the loader)
 		}
-		if _, err := newEv().Inputs(r); err != nil {
+		vals, err := newEv().Inputs(r)
+		if err != nil {
 			report(err, r.Pos)
+			continue
+		}
+		if c, ok := checkers[r.Type]; ok {
+			ds = append(ds, CheckInputs(context.Background(), c, nil, r, r.Inputs(), vals, nil)...)
 		}
 	}
 	for _, name := range sortedOutputs(s) {

@@ -55,7 +55,7 @@ outputs:
   fine: ${afterPick}
 `, map[string]string{"note.txt": "a note"})
 	var got []string
-	for _, d := range eval.Offline(s) {
+	for _, d := range eval.Offline(s, nil) {
 		got = append(got, d.String())
 	}
 	want := []string{
@@ -70,7 +70,7 @@ outputs:
 		t.Errorf("Offline:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	if ds := eval.Offline(load(t, "variables:\n  v: {fn::select: [1, [a, b]]}\noutputs:\n  o: ${v}\n", nil)); len(ds) != 0 {
+	if ds := eval.Offline(load(t, "variables:\n  v: {fn::select: [1, [a, b]]}\noutputs:\n  o: ${v}\n", nil), nil); len(ds) != 0 {
 		t.Errorf("Offline of valid specs: %v, want nothing", ds)
 	}
 }

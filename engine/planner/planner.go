@@ -608,6 +608,7 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) (err erro
 		return errReported
 	}
 	p.iam.Add(r, desired)
+	inputs, given := r.Inputs(), desired // for the driver's checks (checkInputs)
 	if p.opts.ShowOnly {
 		r.LetInputsGo()
 	}
@@ -638,6 +639,9 @@ func (p *planner) planResource(ctx context.Context, r *specs.Resource) (err erro
 			return p.failDetail(r.TypePos, "rename the new resource, or remove the old one from state with `reconcile state rm`", "resource %q changed type from %s to %s", r.Name, prior.Type, r.Type)
 		}
 		hasPrior = false
+	}
+	if p.checkInputs(ctx, r, inputs, given, prior, hasPrior) {
+		return errReported
 	}
 	if !hasPrior || prior.ID == "" {
 		if r.Options.Import != "" {

@@ -67,6 +67,7 @@ func (l *loader) check() {
 		l.checkInvokes(s.Outputs[name].Expr)
 	}
 	l.checkIAMConflicts()
+	l.checkInputs()
 	// Cycles are looked for even when other errors were found, so that all
 	// are reported at once; names that failed to load are not in the graph.
 	g := buildGraph(s)
@@ -458,6 +459,15 @@ func descend(e Expr, path []string) (Expr, int) {
 		e = next
 	}
 	return e, len(path)
+}
+
+// InputPos returns the position in the specs of the input at path (field
+// names and list indexes) inside inputs, a resource's inputs expression:
+// where the value at path is written, or, when an expression computes
+// part of the path (a reference, a function), where that expression is.
+func InputPos(inputs Expr, path []string) diag.Pos {
+	pos, _ := exprPos(inputs, path)
+	return pos
 }
 
 // exprPos returns the position of the expression at path inside e, or of

@@ -20,6 +20,7 @@ import (
 	"github.com/reconcile-dev/reconcile/engine/value"
 	"github.com/reconcile-dev/reconcile/internal/boundedfile"
 	"github.com/reconcile-dev/reconcile/internal/intern"
+	"github.com/reconcile-dev/reconcile/resources"
 	"github.com/reconcile-dev/reconcile/schemas"
 )
 
@@ -145,6 +146,12 @@ type LoadOptions struct {
 	// Hash, the literal values of resources and lookups are taken as valid
 	// without validating them again. Everything else is checked as always.
 	Checked string
+	// Checkers are the drivers' checks of inputs their API would refuse
+	// (resources.InputChecker), by type token: Load gives each the inputs
+	// of the resources of its type as far as the specs alone give them
+	// (literals, config values, the project and stack names) and reports
+	// what it finds at the inputs' places. Nil checks nothing.
+	Checkers map[string]resources.InputChecker
 	// whole parses every file in one piece, not in chunks (see
 	// loadChunks); chunkMin and chunkEntries, when not 0, replace
 	// defaultChunkMin and defaultChunkEntries.

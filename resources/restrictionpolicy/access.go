@@ -146,25 +146,11 @@ func accessLevel(rels []string, bindings []Binding, mine func(string) bool) leve
 }
 
 // relationsOf lists the relations of a resource type, least access
-// first: viewer and editor, but for the types of Datadog's API
-// specification (v2.67.0) that have a relation between, or whose highest
-// is manager.
+// first: those Relations lists, or viewer and editor, what most types
+// have, for a type it does not know.
 func relationsOf(typ string) []string {
-	switch typ {
-	case "workflow":
-		return []string{"viewer", "runner", "editor"}
-	case "connection":
-		return []string{"viewer", "resolver", "editor"}
-	case "on-call-schedule":
-		return []string{"viewer", "overrider", "editor"}
-	case "logs-pipeline":
-		return []string{"viewer", "processors_editor", "editor"}
-	case "case-management-project":
-		return []string{"viewer", "contributor", "manager"}
-	case "status-page":
-		return []string{"viewer", "responder", "manager"}
-	case "feature-flag":
-		return []string{"viewer", "contributor", "editor"}
+	if rels, ok := Relations[typ]; ok {
+		return rels
 	}
 	return []string{"viewer", "editor"}
 }

@@ -74,7 +74,7 @@ func (d *Driver) Read(ctx context.Context, id string) (resources.Attrs, error) {
 // (5xx, connection lost, throttled past the deadline) leave the outcome
 // unknown, for Recover to resolve.
 func (d *Driver) Create(ctx context.Context, want resources.Attrs) (string, resources.Attrs, error) {
-	rid, bindings, err := parseInputs(want)
+	rid, bindings, err := d.parseInputs(want)
 	if err != nil {
 		return "", nil, err
 	}
@@ -164,7 +164,7 @@ func (d *Driver) Recover(ctx context.Context, req resources.RecoverRequest) (str
 // AttrError, as it does an empty binding set (which would delete the
 // policy).
 func (d *Driver) Update(ctx context.Context, id string, prior, want resources.Attrs) (resources.Attrs, error) {
-	rid, bindings, err := parseInputs(want)
+	rid, bindings, err := d.parseInputs(want)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +305,18 @@ func bindingsAttr(bs []Binding) []any {
 
 // parseInputs checks and extracts resourceId and bindings, of which there
 // must be at least one: the API cannot tell a policy without bindings from
-// no policy.
+// no policy. Relations the resource type lacks are refused as CheckInputs
+// refuses them (a value known only at apply was not checked at plan).
+func (d *Driver) parseInputs(want resources.Attrs) (string, []Binding, error) {
+	rid, bindings, err := parseInputs(want)
+	if err == nil {
+		err = d.CheckInputs(want)
+	}
+	return rid, bindings, err
+}
+
+// parseInputs checks and extracts resourceId and bindings, as the method
+// does, without the check of the relations.
 func parseInputs(want resources.Attrs) (string, []Binding, error) {
 	rid, ok := want["resourceId"].(string)
 	if !ok || rid == "" {

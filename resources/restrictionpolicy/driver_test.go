@@ -400,14 +400,14 @@ func TestAPIErrors(t *testing.T) {
 			},
 			wantStatus: 400, wantMsg: "Invalid resource type: 'gizmo' does not support restriction policies", wantRefused: true,
 		},
-		"relation not valid for type, and bad principal": {
+		"principal not in the valid format": {
 			call: func() error {
 				_, _, err := d.Create(t.Context(), attrs{"resourceId": "dashboard:1",
-					"bindings": []any{binding("runner", roleA), binding("viewer", "bob")}})
+					"bindings": []any{binding("editor", roleA), binding("viewer", "role:bob")}})
 				return err
 			},
 			wantStatus:  400,
-			wantMsg:     "Invalid relation: 'runner' is not a supported relation for resource type 'dashboard' (supported: viewer, editor)",
+			wantMsg:     "Invalid principal: 'role:bob' is not in a valid format",
 			wantRefused: true,
 		},
 		"principal of an unknown type": {

@@ -28,8 +28,12 @@ const DefaultRateLimit = 1000
 
 const ratePeriod = 60 // seconds
 
-// relations lists the relations each resource type supports, from the
-// restriction-policy API reference (v2.67.0 of the Go client's spec).
+// relations lists the relations each resource type supports, least access
+// first, from the restriction-policy API reference ("Supported relations
+// for resources" of UpdateRestrictionPolicy; the doc comment of
+// datadog-api-client-go's RestrictionPoliciesApi at its commit 1f7e702,
+// August 2026). The driver keeps the same table
+// (restrictionpolicy.Relations), from the same source, for its checks.
 var relations = map[string][]string{
 	"dashboard":                   {"viewer", "editor"},
 	"integration-service":         {"viewer", "editor"},
@@ -58,7 +62,6 @@ var relations = map[string][]string{
 	"monitor-notification-rule":   {"viewer", "editor"},
 	"status-page":                 {"viewer", "responder", "manager"},
 	"feature-flag":                {"viewer", "contributor", "editor"},
-	"network-path-config":         {"viewer", "editor"},
 }
 
 // Emulator serves the Datadog calls the datadog:RestrictionPolicy driver and

@@ -60,8 +60,11 @@
 //     ignored (the path names the resource).
 //   - Bindings are stored and returned as given (no merging of duplicate
 //     relations, no sorting of bindings or principals).
-//   - The relations of each resource type are those of the v2.67.0
-//     specification; a type added to Datadog since is refused.
+//   - The relations of each resource type are those of Datadog's API
+//     reference (as of August 2026); a type added to Datadog since is
+//     refused. (For a relation the type does not support, no recording
+//     of Datadog's answer was found: public cassettes record only the
+//     refusals of a resource type and of a principal type.)
 //
 // Known simplifications: the current user is always an admin (its role
 // carries user_access_manage, so allow_self_lockout always lets it
