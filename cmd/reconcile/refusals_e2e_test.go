@@ -96,3 +96,63 @@ func TestE2EUnknownResourceType(t *testing.T) {
 		t.Errorf("plan called %v, want one GET", calls)
 	}
 }
+
+// TestE2EIAMMemberRefused: a member string IAM would refuse is an error
+// of validate and plan at the member, saying why; a binding's members
+// given by a lookup are checked at plan; nothing is written.
+func TestE2EIAMMemberRefused(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	src := `resources:
+  viewer:
+    type: gcp:endpoints:ServiceIamMember
+    properties:
+      serviceName: orders.endpoints.acme-prod.cloud.goog
+      role: roles/viewer
+      member: users:bob@acme.example
+  readers:
+    type: gcp:endpoints:ServiceIamBinding
+    properties:
+      serviceName: orders.endpoints.acme-prod.cloud.goog
+      role: roles/servicemanagement.serviceConsumer
+      members: [group:readers@acme.example, "serviceAccount:reader"]
+`
+	w.write("main.yaml", src)
+	wantMember := []string{posOf(t, "main.yaml", src, "users:bob") + `: error: gcp:endpoints:ServiceIamMember "viewer": field "member": "users:bob@acme.example" is not an IAM member: IAM knows no principal type "users" (did you mean "user"?)`,
+		posOf(t, "main.yaml", src, `"serviceAccount:reader"`) + `: error: gcp:endpoints:ServiceIamBinding "readers": field "members[1]"`, "serviceAccount: takes an email address"}
+	r := w.rc("validate")
+	if r.code != 1 {
+		t.Fatalf("validate: want exit 1, got:\n%s", r)
+	}
+	wantStderr(t, r, wantMember...)
+	mark := e.mark()
+	r = w.must(1, "plan")
+	wantStderr(t, r, wantMember...)
+
+	// A member the specs take from a lookup is known at plan only.
+	src = `variables:
+  me:
+    fn::invoke:
+      function: datadog:getCurrentUser
+resources:
+  viewer:
+    type: gcp:endpoints:ServiceIamMember
+    properties:
+      serviceName: orders.endpoints.acme-prod.cloud.goog
+      role: roles/viewer
+      member: user:${me.id}
+`
+	w.write("main.yaml", src)
+	if r := w.rc("validate"); r.code != 0 {
+		t.Fatalf("validate: want exit 0 (the member is not known offline), got:\n%s", r)
+	}
+	r = w.must(1, "plan")
+	wantStderr(t, r, posOf(t, "main.yaml", src, "user:${me.id}")+`: error: gcp:endpoints:ServiceIamMember "viewer": field "member"`, "user: takes an email address")
+	for _, c := range e.callsSince(mark, "") {
+		if strings.Contains(c.Path, ":setIamPolicy") {
+			t.Errorf("a refused plan wrote an IAM policy: %v", c)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package gcpiam
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"slices"
@@ -210,23 +209,6 @@ func ParseCondition(v any, path []string) (*Expr, error) {
 		return nil, err
 	}
 	return &c, nil
-}
-
-// CheckMember checks an IAM member as the provider does: "TYPE:ID", or one
-// of allUsers, allAuthenticatedUsers, projectOwners, projectReaders and
-// projectWriters; deleted principals ("deleted:...") are refused.
-func CheckMember(m string) error {
-	if strings.HasPrefix(m, "deleted") {
-		return errors.New("deleted principals cannot be granted roles")
-	}
-	switch m {
-	case "allUsers", "allAuthenticatedUsers", "projectOwners", "projectReaders", "projectWriters":
-		return nil
-	}
-	if typ, id, ok := strings.Cut(m, ":"); !ok || typ == "" || id == "" {
-		return fmt.Errorf("%q is not an IAM member: want TYPE:ID (user:, group:, serviceAccount:, domain:, principal:...), allUsers or allAuthenticatedUsers", m)
-	}
-	return nil
 }
 
 func parseAuditConfig(v any, path []string) (AuditConfig, error) {
