@@ -44,28 +44,29 @@ type PlanChecker interface {
 	CheckPlan(ctx context.Context, want, prior Attrs) error
 }
 
-// AttrErrors returns the *AttrError values err holds: err itself, or those
-// errors.Join joined, in order; and the rest of err (nil when every part
-// is an *AttrError). It is how the engine reads what an InputChecker or a
-// PlanChecker returns.
+// AttrErrors returns the *AttrError values err holds: err itself, or
+// those errors.Join joined (at any depth), in order; and the rest of err
+// (nil when every part is an *AttrError). It is how the engine reads what
+// an InputChecker or a PlanChecker returns.
 func AttrErrors(err error) ([]*AttrError, error) {
-	if err == nil {
-		return nil, nil
-	}
-	var parts []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		parts = j.Unwrap()
-	} else {
-		parts = []error{err}
-	}
 	var out []*AttrError
 	var rest []error
-	for _, e := range parts {
-		if ae, ok := e.(*AttrError); ok {
-			out = append(out, ae)
-			continue
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
 		}
-		rest = append(rest, e)
+		if ae, ok := err.(*AttrError); ok {
+			out = append(out, ae)
+			return
+		}
+		if err != nil {
+			rest = append(rest, err)
+		}
 	}
+	walk(err)
 	return out, errors.Join(rest...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,5 +112,27 @@ func TestAPIErrorIsOneLine(t *testing.T) {
 	want := `datadog API: 400 Bad\nCode: Invalid principal: 'role:x\n::error::pwned\r\nNo changes.'`
 	if got := err.Error(); got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+func TestAttrErrors(t *testing.T) {
+	a := &resources.AttrError{Path: []string{"a"}, Err: errors.New("bad a")}
+	b := &resources.AttrError{Path: []string{"b"}, Err: errors.New("bad b")}
+	other := errors.New("read failed")
+	for name, tc := range map[string]struct {
+		err      error
+		want     []*resources.AttrError
+		wantRest error
+	}{
+		"nil":    {},
+		"one":    {err: a, want: []*resources.AttrError{a}},
+		"joined": {err: errors.Join(a, nil, errors.Join(b)), want: []*resources.AttrError{a, b}},
+		"mixed":  {err: errors.Join(a, other), want: []*resources.AttrError{a}, wantRest: other},
+		"other":  {err: other, wantRest: other},
+	} {
+		got, rest := resources.AttrErrors(tc.err)
+		if !slices.Equal(got, tc.want) || (rest == nil) != (tc.wantRest == nil) || rest != nil && !errors.Is(rest, tc.wantRest) {
+			t.Errorf("%s: AttrErrors(%v) = %v, %v; want %v, %v", name, tc.err, got, rest, tc.want, tc.wantRest)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/oracle/oci-go-sdk/v65/ailanguage"
 )
 
 // posOf returns "FILE:LINE:COL" of the first occurrence of needle in text,
@@ -154,5 +156,48 @@ resources:
 		if strings.Contains(c.Path, ":setIamPolicy") {
 			t.Errorf("a refused plan wrote an IAM policy: %v", c)
 		}
+	}
+}
+
+// TestE2EOCIPlanReadsRefusals: what OCI would refuse of an endpoint, and
+// only a read tells, fails the plan (validate cannot know it): defined
+// tags naming a tag namespace or key the tenancy lacks, read from OCI
+// Identity, and a model deleted while the endpoint would deploy it. The
+// plan reads and writes nothing.
+func TestE2EOCIPlanReadsRefusals(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	e := startEmulator(t)
+	w := newWS(t, e)
+	oci := e.ociClient(t.TempDir())
+	model := e.activeModel(t.TempDir())
+	src := spec(endpointSpec("ep", model, "refusals-ep", "      definedTags:\n        Opertions.CostCenter: \"42\"\n        Operations.Team: nlp\n"))
+	w.write("main.yaml", src)
+	if r := w.rc("validate"); r.code != 0 {
+		t.Fatalf("validate: want exit 0 (tags need a read), got:\n%s", r)
+	}
+	mark := e.mark()
+	r := w.must(1, "plan")
+	wantStderr(t, r, posOf(t, "main.yaml", src, "Opertions.CostCenter")+": error:",
+		`oci:AiLanguage:Endpoint "ep": field "definedTags.Opertions.CostCenter": the tenancy has no tag namespace "Opertions"`, `(did you mean "Operations"?)`,
+		`field "definedTags.Operations.Team": tag namespace "Operations" has no key "Team"`, "its keys: CostCenter, Environment, Owner")
+	calls := e.callsSince(mark, "/20160918/tagNamespaces")
+	if len(calls) == 0 || countMethod(calls, "GET") != len(calls) {
+		t.Errorf("the plan's calls to OCI Identity: %v, want the tag namespaces read", calls)
+	}
+	if calls := e.callsSince(mark, "/20221001/"); countMethod(calls, "POST")+countMethod(calls, "PUT")+countMethod(calls, "DELETE") != 0 {
+		t.Errorf("the plan wrote to OCI: %v", calls)
+	}
+
+	// Tags fixed, and the model deleted: the endpoint cannot deploy it.
+	src = spec(endpointSpec("ep", model, "refusals-ep", "      definedTags: {\"Operations.CostCenter\": \"42\"}\n"))
+	w.write("main.yaml", src)
+	if _, err := oci.DeleteModel(t.Context(), ailanguage.DeleteModelRequest{ModelId: &model}); err != nil {
+		t.Fatalf("OCI delete model: %v", err)
+	}
+	r = w.must(1, "apply", "--auto-approve")
+	wantStderr(t, r, posOf(t, "main.yaml", src, model)+": error:", `field "modelId": model `+model)
+	if calls := e.callsSince(mark, "/20221001/endpoints"); countMethod(calls, "POST") != 0 {
+		t.Errorf("the refused apply created an endpoint: %v", calls)
 	}
 }

@@ -70,6 +70,8 @@ type Client struct {
 	once sync.Once
 	sdk  ailanguage.AIServiceLanguageClient // set by once; not to be used before SDK()
 	err  error                              // set by once
+
+	tags tagCache // the tenancy's tag namespaces, for CheckDefinedTags
 }
 
 // NewClient returns the client of a driver for cfg. It reads no file and

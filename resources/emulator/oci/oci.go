@@ -235,12 +235,16 @@ func (e *Emulator) serve(r *http.Request) (*response, error) {
 	if err := e.authenticate(r, body); err != nil {
 		return nil, err
 	}
+	routes := e.routes()
 	rest, ok := strings.CutPrefix(r.URL.Path, apiPrefix+"/")
 	if !ok {
-		return nil, errorf(http.StatusNotFound, "NotFound", "no such route: %s %s", r.Method, r.URL.Path)
+		if rest, ok = strings.CutPrefix(r.URL.Path, identityPrefix+"/"); !ok {
+			return nil, errorf(http.StatusNotFound, "NotFound", "no such route: %s %s", r.Method, r.URL.Path)
+		}
+		routes = e.identityRoutes()
 	}
 	segs := strings.Split(rest, "/")
-	for _, rt := range e.routes() {
+	for _, rt := range routes {
 		args, ok := match(rt.pattern, segs)
 		if !ok {
 			continue

@@ -1,5 +1,6 @@
 // Package server runs the emulator of the three cloud APIs on one loopback
-// address: OCI AI Language under /20221001/, GCP Service Management under
+// address: OCI AI Language under /20221001/ (and the tag namespaces of OCI
+// Identity under /20160918/), GCP Service Management under
 // /v1/ and Datadog under /api/v2/, plus the /_emulator/ admin API for
 // credentials, latency and fault injection. State persists in a bbolt file.
 package server
@@ -293,6 +294,7 @@ type CredentialsDoc struct {
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/20221001/", s.cloud(s.oci))
+	mux.Handle("/20160918/", s.cloud(s.oci)) // OCI Identity: the tag namespaces
 	mux.Handle("/v1/", s.cloud(s.gcp))
 	mux.Handle("/api/v2/", s.cloud(s.dd))
 	mux.Handle("/tokeninfo", s.cloud(http.HandlerFunc(s.gcp.TokenInfo)))
@@ -403,7 +405,7 @@ func injectFault(w http.ResponseWriter, r *http.Request, status int) {
 	}
 	text := http.StatusText(status)
 	switch {
-	case strings.HasPrefix(r.URL.Path, "/20221001/"):
+	case strings.HasPrefix(r.URL.Path, "/20221001/"), strings.HasPrefix(r.URL.Path, "/20160918/"):
 		code := map[int]string{429: "TooManyRequests", 500: "InternalServerError", 503: "ServiceUnavailable"}[status]
 		if code == "" {
 			code = strings.ReplaceAll(text, " ", "")
