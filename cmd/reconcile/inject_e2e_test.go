@@ -181,8 +181,8 @@ func TestE2EErrorsNameTypeAndResource(t *testing.T) {
   ep:
     type: oci:AiLanguage:Endpoint
     properties:
-      compartmentId: `+server.Tenancy+`
-      modelId: ocid1.ailanguagemodel.oc1.iad.nosuch
+      compartmentId: ocid1.compartment.oc1..nosuch
+      modelId: `+e.activeModel(t.TempDir())+`
   sa:
     type: gcp:endpoints:ServiceIamBinding
     properties:

@@ -28,6 +28,15 @@
 // (see Driver.Create): refused, an endpoint made but unusable (FAILED), or
 // unknown.
 //
+// # Plan-time checks
+//
+// CheckPlan (resources.PlanChecker) reads, for a plan, what OCI would
+// refuse of what the apply would send: a model that does not exist or is
+// not ACTIVE, and defined tags naming a tag namespace or key the tenancy
+// lacks (ailanguage.Client.CheckDefinedTags). It cannot know what changes
+// between the plan and the apply, permissions, or the tenancy's limits
+// (inferenceUnits): the create tells those.
+//
 // # Tests
 //
 // The tests run the driver over HTTP against the emulator of the AI

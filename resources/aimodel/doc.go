@@ -31,4 +31,9 @@
 // service fills when it is not given: modelDetails.languageCode "en" and a
 // text classifier's classificationMode MULTI_CLASS, so that leaving them
 // out is no change.
+//
+// CheckPlan (resources.PlanChecker) reads, for a plan, the project a
+// model would be made in (it must exist and be ACTIVE) and the tenancy's
+// tag namespaces for its defined tags. Whether the training data can be
+// read and trains only the training tells.
 package aimodel

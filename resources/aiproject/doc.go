@@ -11,4 +11,7 @@
 // timeCreated and timeUpdated. Every input updates in place: compartmentId
 // through ChangeProjectCompartment, the others through UpdateProject.
 // Create, update and delete wait for their work requests.
+//
+// CheckPlan (resources.PlanChecker) reads, for a plan, the tenancy's tag
+// namespaces for the project's defined tags.
 package aiproject

@@ -120,6 +120,14 @@
 // role has; to change a condition and keep its title, replace with
 // deleteBeforeReplace.
 //
+// # Checks of inputs
+//
+// The policy, binding and member drivers are resources.InputCheckers: the
+// members of their inputs are checked offline, as IAM reads them
+// (gcpiam.CheckMember), so that validate and plan report a member IAM
+// would refuse at its place. Whether an account, group or service account
+// exists, and whether the caller may set the policy, only IAM tells.
+//
 // # Tests
 //
 // The tests run the lookups and drivers over HTTP against the emulator of Service

@@ -55,6 +55,19 @@
 // resources.ErrNotFound. Bindings are a set: Normalize and Read put them in
 // one canonical order.
 //
+// # Checks of inputs
+//
+// Relations keeps, from Datadog's API reference, the relations of each
+// resource type. CheckInputs (resources.InputChecker) refuses, offline, a
+// relation the type of resourceId does not have, at the relation, naming
+// those it has; Create and Update refuse it too, before any request, for
+// values known only at apply. CheckPlan (resources.PlanChecker) asks the
+// API about a type Relations lacks, for a policy to be made: Datadog
+// refuses types without restriction policies even to a GET, and its
+// refusal is reported at resourceId. Not checked before the apply: the
+// relations of a type Datadog added since the table, and whether the
+// roles, teams and users named exist (it would take a read of each).
+//
 // # Tests
 //
 // The tests run the client, the driver and the lookup over HTTP against the

@@ -2,7 +2,9 @@
 // 20221001) that the drivers of reconcile/resources/aiendpoint, aiproject
 // and aimodel and their users call: projects, models (whose create trains
 // them) and endpoints (create, get, list, update, delete, change of
-// compartment each), and their work requests (get, list, errors, logs).
+// compartment each), and their work requests (get, list, errors, logs);
+// and the two calls of OCI Identity (version 20160918) that list the
+// tenancy's tag namespaces and their keys, which plans read.
 //
 // Emulator serves them under /20221001/ with the real paths, JSON bodies,
 // headers (etag, if-match, opc-request-id, opc-retry-token,
@@ -56,6 +58,12 @@
 //     until they finish, then CREATED, UPDATED or DELETED (RELATED when the
 //     work failed). Lists default to 100 items (limit 1 to 1000); listing an
 //     unknown compartment is 404 NotAuthorizedOrNotFound.
+//   - OCI Identity's ListTagNamespaces and ListTags are answered under
+//     /20160918/ (JSON arrays, paged as the AI Language lists are) from the
+//     same tag namespaces, all in the tenancy's root compartment: listing
+//     another compartment gives none, an unknown one is 404
+//     NotAuthorizedOrNotFound. Their OCIDs are made from their names; none
+//     is retired.
 //   - Defined tags are checked against the tenancy's tag namespaces, as OCI
 //     does: a namespace that does not exist is 400
 //     RelatedResourceNotAuthorizedOrNotFound "The following tag namespaces
