@@ -63,6 +63,13 @@
 //   - services.list's deprecated consumerId filter ("project:ID") keeps the
 //     services on which that project has a consumer policy; page tokens are
 //     opaque.
+//   - A member whose type prefix is not one of IAM's (user:, group:,
+//     serviceAccount:, domain:, principal://, principalSet://, deleted:...,
+//     the basic-role conveniences) or that has none is 400
+//     INVALID_ARGUMENT with IAM's text, as observed from Google on other
+//     services' setIamPolicy: "The member X is of an unknown type. Please
+//     set a valid type prefix for the member." Members are not checked to
+//     exist, nor their ids to be well formed.
 //   - testIamPermissions grants every servicemanagement.* permission asked
 //     for: the caller owns everything.
 //

@@ -701,7 +701,11 @@ func validatePolicy(p *iamPolicy) error {
 		var members []string
 		for _, m := range b.Members {
 			if m != "allUsers" && m != "allAuthenticatedUsers" && !hasMemberPrefix(m) {
-				return badRequest(field+".members", fmt.Sprintf("Invalid principal: %q.", m))
+				// IAM's text for a member without a known type prefix, as
+				// observed from Google on the setIamPolicy of service
+				// accounts (gRPC InvalidArgument) and of Cloud Storage
+				// buckets (400 "invalid"), public reports quote it.
+				return badRequest(field+".members", fmt.Sprintf("The member %s is of an unknown type. Please set a valid type prefix for the member.", m))
 			}
 			if !slices.Contains(members, m) {
 				members = append(members, m)

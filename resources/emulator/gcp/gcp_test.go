@@ -165,10 +165,11 @@ func TestEmulatorSetIamPolicyValidation(t *testing.T) {
 		wantStatus int
 		wantBody   string
 	}{
-		"no policy":      {`{}`, 400, "INVALID_ARGUMENT"},
-		"bad version":    {`{"policy":{"version":2}}`, 400, "INVALID_ARGUMENT"},
-		"bad role":       {`{"policy":{"bindings":[{"role":"owner","members":["user:a@b.c"]}]}}`, 400, "INVALID_ARGUMENT"},
-		"bad member":     {`{"policy":{"bindings":[{"role":"roles/viewer","members":["a@b.c"]}]}}`, 400, "INVALID_ARGUMENT"},
+		"no policy":   {`{}`, 400, "INVALID_ARGUMENT"},
+		"bad version": {`{"policy":{"version":2}}`, 400, "INVALID_ARGUMENT"},
+		"bad role":    {`{"policy":{"bindings":[{"role":"owner","members":["user:a@b.c"]}]}}`, 400, "INVALID_ARGUMENT"},
+		"bad member": {`{"policy":{"bindings":[{"role":"roles/viewer","members":["a@b.c"]}]}}`, 400,
+			`"message":"The member a@b.c is of an unknown type. Please set a valid type prefix for the member.","status":"INVALID_ARGUMENT"`},
 		"condition v1":   {`{"policy":{"bindings":[{"role":"roles/viewer","members":["user:a@b.c"],"condition":{"expression":"true"}}]}}`, 400, "INVALID_ARGUMENT"},
 		"bad mask":       {`{"policy":{},"updateMask":"owners"}`, 400, "INVALID_ARGUMENT"},
 		"unknown etag":   {`{"policy":{"etag":"BwAAAAAAAAA="}}`, 409, `"status":"ABORTED"`},

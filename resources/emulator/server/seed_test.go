@@ -400,7 +400,7 @@ func TestSeedFileRefused(t *testing.T) {
 		"not an OCID": {`{"oci": {"compartments": [{"id": "team", "name": "team"}]}}`, `oci.compartments[0] "team": id must be an OCID`},
 		"bad member": {
 			`{"gcp": {"services": [{"name": "` + seedService + `", "producerProjectId": "acme-prod", "policy": {"bindings": [{"role": "roles/viewer", "members": ["bob"]}]}}]}}`,
-			`gcp.services[0] "` + seedService + `": policy.bindings[0].members: Invalid principal: "bob"`,
+			`gcp.services[0] "` + seedService + `": policy.bindings[0].members: The member bob is of an unknown type. Please set a valid type prefix for the member.`,
 		},
 		"consumer of an unknown service": {
 			`{"gcp": {"consumerPolicies": [{"service": "nope.endpoints.acme-prod.cloud.goog", "consumer": "acme-other"}]}}`,
