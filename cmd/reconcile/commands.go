@@ -148,6 +148,13 @@ naming the caller, the role and the policy; --allow-self-lockout lets it, and a
 plan file records it. A Datadog policy that would lower the caller's own access
 is an error with the reason Datadog would refuse it at apply, flag or not.
 
+What an API would refuse of what the apply would send is an error of the plan, at
+its place in the specs, before anything is changed: a relation a Datadog resource type
+does not have, an IAM member string IAM rejects, OCI defined tags naming a tag
+namespace or key the tenancy lacks, a model an endpoint would deploy that is gone or
+not ACTIVE. The plan reads what it needs for that (the tenancy's tag namespaces, the
+model); docs/types.md says what each type checks.
+
 --out FILE saves the plan; 'reconcile apply FILE' applies exactly it, and refuses it
 if the state or the specs changed since. 'reconcile show FILE' prints it again.
 
