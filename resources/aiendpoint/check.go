@@ -28,17 +28,29 @@ var _ resources.PlanChecker = (*Driver)(nil)
 // the apply, capacity (inferenceUnits beyond the tenancy's limits) and
 // permissions, which only the create tells.
 func (d *Driver) CheckPlan(ctx context.Context, want, prior resources.Attrs) error {
-	model := ailanguage.CheckRelated(ctx, want, prior, attrModelID, "model", "OCI deploys only an ACTIVE model",
-		func(ctx context.Context, id string) (string, error) {
-			c, err := d.sdk()
-			if err != nil {
-				return "", err
-			}
-			resp, err := c.GetModel(sdkCtx(ctx), oci.GetModelRequest{ModelId: &id})
-			if err != nil {
-				return "", objectErr(err)
-			}
-			return string(resp.LifecycleState), nil
-		})
+	model := ailanguage.CheckRelated(ctx, want, prior, attrModelID, "model", "OCI deploys only an ACTIVE model", d.modelState)
 	return errors.Join(model, d.c.CheckDefinedTags(ctx, want, prior))
+}
+
+// modelState reads the lifecycle state of the model id, once per driver
+// for a model found ACTIVE: a plan of many endpoints deploying one model
+// reads it once. Other answers are not kept, so that a model still
+// training is read again.
+func (d *Driver) modelState(ctx context.Context, id string) (string, error) {
+	if _, ok := d.activeModels.Load(id); ok {
+		return ailanguage.StateActive, nil
+	}
+	c, err := d.sdk()
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.GetModel(sdkCtx(ctx), oci.GetModelRequest{ModelId: &id})
+	if err != nil {
+		return "", objectErr(err)
+	}
+	st := string(resp.LifecycleState)
+	if st == ailanguage.StateActive {
+		d.activeModels.Store(id, true)
+	}
+	return st, nil
 }

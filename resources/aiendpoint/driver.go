@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	oci "github.com/oracle/oci-go-sdk/v65/ailanguage"
@@ -33,6 +34,9 @@ type Driver struct {
 	// pageLimit is how many endpoints a ListEndpoints page of ReadMany
 	// asks for; 0 means listPageLimit. Tests lower it.
 	pageLimit int
+	// activeModels are the models CheckPlan found ACTIVE (id → true), so
+	// that it reads each once per run.
+	activeModels sync.Map
 }
 
 var (
