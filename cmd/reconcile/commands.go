@@ -153,7 +153,8 @@ its place in the specs, before anything is changed: a relation a Datadog resourc
 does not have, an IAM member string IAM rejects, OCI defined tags naming a tag
 namespace or key the tenancy lacks, a model an endpoint would deploy that is gone or
 not ACTIVE. The plan reads what it needs for that (the tenancy's tag namespaces, the
-model); docs/types.md says what each type checks.
+model), with --refresh=false too, and only for what the apply would send;
+docs/types.md says what each type checks.
 
 --out FILE saves the plan; 'reconcile apply FILE' applies exactly it, and refuses it
 if the state or the specs changed since. 'reconcile show FILE' prints it again.
