@@ -105,7 +105,9 @@ type View interface {
 	// Scan calls fn with every key that begins with prefix and is greater
 	// than after ("" for all), and its value, in key order, until fn
 	// returns an error, which Scan returns. With keysOnly, fn gets no
-	// values.
+	// values. A value fn gets may be the backend's own memory (a bbolt
+	// file's mapping): it is valid until the function given to Read
+	// returns, and must not be changed; a caller copies what it keeps.
 	Scan(prefix, after string, keysOnly bool, fn func(key string, value []byte) error) error
 }
 
