@@ -131,6 +131,16 @@ func historyKey(rest string) ([]byte, bool) {
 	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), serial), seq), true
 }
 
+// appendNumber appends n as 20 decimal digits.
+func appendNumber(b []byte, n uint64) []byte {
+	var d [20]byte
+	for i := len(d) - 1; i >= 0; i-- {
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, d[:]...)
+}
+
 // parseNumber parses 20 decimal digits.
 func parseNumber(s string) (uint64, bool) {
 	if len(s) != 20 {
@@ -161,11 +171,14 @@ func (sp *space) logical(k []byte) (string, bool) {
 		}
 	case versions:
 		if n := len(k) - 9; n >= 0 && k[n] == 0 && bytes.IndexByte(k[:n], 0) < 0 {
-			return fmt.Sprintf("versions/%s\x00%020d", k[:n], binary.BigEndian.Uint64(k[n+1:])), true
+			b := make([]byte, 0, len(sp.prefix)+n+21)
+			b = append(append(b, sp.prefix...), k[:n+1]...)
+			return string(appendNumber(b, binary.BigEndian.Uint64(k[n+1:]))), true
 		}
 	case history:
 		if len(k) == 16 {
-			return fmt.Sprintf("history/%020d/%020d", binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])), true
+			b := appendNumber(append(make([]byte, 0, len(sp.prefix)+41), sp.prefix...), binary.BigEndian.Uint64(k))
+			return string(appendNumber(append(b, '/'), binary.BigEndian.Uint64(k[8:]))), true
 		}
 	}
 	return sp.prefix + string(k), true
