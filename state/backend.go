@@ -2,9 +2,9 @@ package state
 
 import "fmt"
 
-// Backend is a state as the engine reads and writes it: a local bbolt file
-// (Store) or a stack on etcd (etcdstate.Store), with one model and one set
-// of guarantees. Every write is durable when it returns, and
+// Backend is a state as the engine reads and writes it: a Store, the
+// model over any kv backend (or etcdstate.Store), with one set of
+// guarantees. Every write is durable when it returns, and
 // concurrent writes may be coalesced. Errors wrap the sentinels of package
 // state (ErrNoRecord, ErrReadOnly, ErrCorrupt, ...).
 type Backend interface {

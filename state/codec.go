@@ -12,12 +12,12 @@ import (
 	"strconv"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/reconcile-dev/reconcile/internal/intern"
 )
 
-// Bucket names. They are part of the file format: never rename them.
+// Bucket names of the bbolt file's layout (see package state/bolt). Every
+// backend's values carry checks that cover the bucket and key they have in
+// it: never rename them.
 var (
 	bucketMeta     = []byte("meta")
 	bucketRecords  = []byte("records")
@@ -102,22 +102,6 @@ func openValue(bucket, key, value []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", describe(bucket, key), err)
 	}
 	return payload, nil
-}
-
-// getValue returns the checked payload stored at key in the bucket named
-// bucket of tx, or nil if there is none. The payload dies with tx.
-func getValue(tx *bolt.Tx, bucket, key []byte) ([]byte, error) {
-	v := tx.Bucket(bucket).Get(key)
-	if v == nil {
-		return nil, nil
-	}
-	return openValue(bucket, key, v)
-}
-
-// putValue stores payload and its check at key in the bucket named bucket
-// of tx.
-func putValue(tx *bolt.Tx, bucket, key, payload []byte) error {
-	return tx.Bucket(bucket).Put(key, seal(bucket, key, payload))
 }
 
 // readValue checks value, stored at key in bucket, and decodes its payload
@@ -330,4 +314,40 @@ func normalize(v any) any {
 		return v
 	}
 	return v
+}
+
+// placeOf returns the bucket and key of the bbolt layout that the check of
+// the value stored at key covers.
+func placeOf(key string) (bucket, k []byte, err error) {
+	switch {
+	case key == kvOutputs:
+		return bucketMeta, keyOutputs, nil
+	case strings.HasPrefix(key, prefixMeta):
+		return bucketMeta, []byte(key[len(prefixMeta):]), nil
+	case strings.HasPrefix(key, prefixRecords):
+		return bucketRecords, []byte(key[len(prefixRecords):]), nil
+	case strings.HasPrefix(key, prefixIntents):
+		return bucketIntents, []byte(key[len(prefixIntents):]), nil
+	case strings.HasPrefix(key, prefixVersions):
+		if name, serial, ok := parseVersion(key); ok {
+			return bucketVersions, versionKey(name, serial), nil
+		}
+		return nil, nil, fmt.Errorf("versions key %q: not a versions key", key[len(prefixVersions):])
+	case strings.HasPrefix(key, prefixHistory):
+		if serial, seq, ok := parseHistory(key); ok {
+			return bucketHistory, historyKey(serial, seq), nil
+		}
+		return nil, nil, fmt.Errorf("history key %q: not a history key", key[len(prefixHistory):])
+	}
+	return nil, nil, fmt.Errorf("key %q: not a key of a state", key)
+}
+
+// checkStored checks value, stored at key. Its error names the value; it
+// does not wrap ErrCorrupt.
+func checkStored(key string, value []byte) error {
+	bucket, k, err := placeOf(key)
+	if err == nil {
+		_, err = openValue(bucket, k, value)
+	}
+	return err
 }

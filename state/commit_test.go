@@ -66,7 +66,7 @@ func TestCommitGroupsWrites(t *testing.T) {
 
 	// Hold bbolt's write lock so that the first writer blocks inside its
 	// commit and all the others queue up behind it.
-	tx, err := s.db.Begin(true)
+	tx, err := s.rawDB().Begin(true)
 	if err != nil {
 		t.Fatal(err)
 	}

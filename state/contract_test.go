@@ -6,44 +6,31 @@ import (
 	"testing"
 
 	"github.com/reconcile-dev/reconcile/state"
+	"github.com/reconcile-dev/reconcile/state/bolt"
+	"github.com/reconcile-dev/reconcile/state/kv"
+	"github.com/reconcile-dev/reconcile/state/kv/kvtest"
 	"github.com/reconcile-dev/reconcile/state/statetest"
 )
 
-// Both stores have one method set: pin it.
+// The model has the method set of every store: pin it.
 var _ statetest.Store = (*state.Store)(nil)
 
-// boltStore is a *state.Store whose test can damage it and watch its
-// commits.
-type boltStore struct{ *state.Store }
-
-func (s boltStore) DamageRecord(t *testing.T, name string) {
-	t.Helper()
-	if err := state.DamageRecord(s.Store, name); err != nil {
-		t.Fatalf("damage record %q: %v", name, err)
-	}
+// newBolt returns a backend of bbolt files in a directory of t's.
+func newBolt(t *testing.T) kv.Backend {
+	return bolt.New(filepath.Join(t.TempDir(), "state.db"))
 }
 
-func (s boltStore) DeleteRecordKey(t *testing.T, name string) {
-	t.Helper()
-	if err := state.DeleteRecordKey(s.Store, name); err != nil {
-		t.Fatalf("delete record %q: %v", name, err)
-	}
-}
+// memLimits are the limits of the shared backend in memory: small, so
+// that copies and rewrites take several writes, and records of the limit
+// fit in a test.
+var memLimits = kv.Limits{Ops: 64, Bytes: 64 << 10, Value: 48 << 10, Why: "the test's backend takes writes of up to 64 KiB"}
 
-func (s boltStore) DeleteRecordCount(t *testing.T) {
-	t.Helper()
-	if err := state.DeleteRecordCount(s.Store); err != nil {
-		t.Fatalf("delete the record count: %v", err)
-	}
-}
+// newShared returns a shared backend in memory.
+func newShared(t *testing.T) kv.Backend { return newMem(t.Name(), memLimits) }
 
-func (s boltStore) ObserveCommits(queued func(n int), commit func(calls int)) {
-	state.SetCommitHooks(s.Store, queued, commit)
-}
-
-// openBolt returns a statetest.Opener of bbolt states, one file per test
-// in its own temporary directory.
-func openBolt() statetest.Opener {
+// openFile returns a statetest.Opener of local files opened with
+// state.Open, one file per test in its own temporary directory.
+func openFile() statetest.Opener {
 	var (
 		mu    sync.Mutex
 		paths = map[*testing.T]string{}
@@ -61,18 +48,40 @@ func openBolt() statetest.Opener {
 			return nil, err
 		}
 		t.Cleanup(func() { s.Close() })
-		return boltStore{s}, nil
+		return statetest.ModelStore{Store: s}, nil
 	}
 }
 
 func TestContract(t *testing.T) {
 	t.Parallel()
-	statetest.Run(t, openBolt())
+	statetest.Run(t, statetest.Model(newBolt))
 }
 
-func TestCopyBoltToBolt(t *testing.T) {
+func TestContractOpenPath(t *testing.T) {
 	t.Parallel()
-	statetest.RunCopy(t, openBolt(), openBolt())
+	statetest.Run(t, openFile())
+}
+
+func TestContractShared(t *testing.T) {
+	t.Parallel()
+	statetest.Run(t, statetest.Model(newShared))
+}
+
+// TestMemBackend checks that the shared backend the tests run the model
+// on keeps the kv contract.
+func TestMemBackend(t *testing.T) {
+	t.Parallel()
+	kvtest.Run(t, kvtest.Harness{
+		New:    newShared,
+		Expire: func(t *testing.T, b kv.Backend, stack string) { b.(*memBackend).expire(stack) },
+	})
+}
+
+func TestCopy(t *testing.T) {
+	t.Parallel()
+	t.Run("file to file", func(t *testing.T) { statetest.RunCopy(t, openFile(), openFile()) })
+	t.Run("file to shared", func(t *testing.T) { statetest.RunCopy(t, openFile(), statetest.Model(newShared)) })
+	t.Run("shared to file", func(t *testing.T) { statetest.RunCopy(t, statetest.Model(newShared), statetest.Model(newBolt)) })
 }
 
 // BenchmarkList10k lists 10,000 records from a read-only store.

@@ -1,29 +1,40 @@
 package state
 
-import bolt "go.etcd.io/bbolt"
+import (
+	"os"
 
-// SetCommitHooks makes s call queued each time a caller of a coalescing
-// write joins the queue (with its new length) and commit before each
-// transaction of such writes (with the number of calls in it). Set it
-// before any write.
-func SetCommitHooks(s *Store, queued func(n int), commit func(calls int)) {
-	s.hooks = &commitHooks{queued: queued, commit: commit}
+	"go.etcd.io/bbolt"
+
+	"github.com/reconcile-dev/reconcile/state/bolt"
+)
+
+// rawDB returns the bbolt database of s, a Store of a local file, for
+// tests that read or damage it below the model.
+func (s *Store) rawDB() *bbolt.DB { return s.kv.(*bolt.Store).DB() }
+
+// holderPath is the path of the holder file of the state file at path.
+func holderPath(path string) string { return path + ".lock" }
+
+// readHolder returns the holder that the holder file of the state file at
+// path names, as a waiter for its lock sees it.
+func readHolder(path string) Holder {
+	data, _ := os.ReadFile(holderPath(path))
+	return decodeHolder(data, true)
 }
 
-// DamageRecord inverts the last byte of the stored record name of the
-// open s, as a disk might.
-func DamageRecord(s *Store, name string) error {
-	return s.db.Update(flipByte(bucketRecords, []byte(name), -1))
+// putCheckedInt stores n as the 8-byte meta value key of the bbolt file
+// in b, and its check under checkKey, as the file keeps the format and
+// the serial.
+func putCheckedInt(b *bbolt.Bucket, key, checkKey []byte, n uint64) error {
+	raw := u64(n)
+	if err := b.Put(key, raw); err != nil {
+		return err
+	}
+	return b.Put(checkKey, checksum(bucketMeta, key, raw))
 }
 
-// DeleteRecordKey deletes the stored record name of the open s, as a hand
-// with bbolt's tools might, leaving its versions and the record count.
-func DeleteRecordKey(s *Store, name string) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketRecords).Delete([]byte(name)) })
-}
-
-// DeleteRecordCount deletes the record count of the open s, as a state
-// written by a reconcile that predates it is.
-func DeleteRecordCount(s *Store) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyCount) })
+// putValue stores payload and its check at key in the bucket named bucket
+// of the bbolt file's tx.
+func putValue(tx *bbolt.Tx, bucket, key, payload []byte) error {
+	return tx.Bucket(bucket).Put(key, seal(bucket, key, payload))
 }

@@ -171,7 +171,7 @@ func TestReadsFindDamage(t *testing.T) {
 			path := sampleState(t)
 			s := openStore(t, path, Options{})
 			// Damage the file under the open Store, as a disk might.
-			if err := s.db.Update(flipByte(tc.value.bucket, tc.value.key, 0)); err != nil {
+			if err := s.rawDB().Update(flipByte(tc.value.bucket, tc.value.key, 0)); err != nil {
 				t.Fatal(err)
 			}
 			before, err := os.ReadFile(path)
@@ -200,7 +200,7 @@ func TestCorruptRecord(t *testing.T) {
 			t.Parallel()
 			s := newStore(t)
 			mustPut(t, s, Record{Name: "a"})
-			err := s.db.Update(func(tx *bolt.Tx) error {
+			err := s.rawDB().Update(func(tx *bolt.Tx) error {
 				return tx.Bucket(bucketRecords).Put([]byte("a"), value)
 			})
 			if err != nil {
@@ -263,7 +263,7 @@ func TestSecretKeyNeverShown(t *testing.T) {
 			return putValue(tx, bucketMeta, keySecret, key[:31])
 		},
 	} {
-		if err := s.db.Update(edit); err != nil {
+		if err := s.rawDB().Update(edit); err != nil {
 			t.Fatal(err)
 		}
 		_, err := s.SecretKey()

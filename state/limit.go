@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/reconcile-dev/reconcile/state/kv"
 )
 
 // RecordLimit is how large a record a backend can write (see
@@ -19,22 +19,29 @@ type RecordLimit struct {
 	Why string
 }
 
-// boltRecordLimit is the largest record the bbolt store writes. bbolt
-// refuses a value above bolt.MaxValueSize (2 GiB - 2), but a value that
-// large makes its page (the value, its key and 32 bytes of headers) pass
-// bbolt's largest allocation, 2 GiB - 1, and bbolt panics at commit: the
-// limit leaves 64 KiB below MaxValueSize for the key and the headers, and
-// the value's check.
-const boltRecordLimit = bolt.MaxValueSize - 64<<10 - checkSize
+// keyReserve is the room RecordLimit leaves in a write of a backend that
+// limits its size, for what a record's write holds besides the record and
+// its version: their keys (with names of up to 1 KiB), the intent's
+// delete, the serial and the record count, and what each operation adds.
+const keyReserve = 4096
 
-// RecordLimit returns the largest record the Store can write: bbolt's
-// limit on one value, about 2 GiB. A transaction may hold any number of
-// values; memory runs out long before that limit is reached (writing a
-// record of 1 GiB, stored twice as record and version, takes tens of
-// seconds and several GiB), and reconcile's own bounds on evaluated values
-// and API responses keep records far below it.
-func (s *Store) RecordLimit() RecordLimit {
-	return RecordLimit{Bytes: boltRecordLimit, Why: "bbolt stores a value of up to 2 GiB"}
+// RecordLimit returns the largest record the Store can write: the largest
+// value its backend takes (bbolt's, about 2 GiB), and where one write of
+// the backend is limited in size, as an etcd transaction is, a little
+// under half of it, since a record's write holds the record and its
+// version. A transaction of a local file may hold any number of values;
+// memory runs out long before its limit is reached (writing a record of 1
+// GiB, stored twice as record and version, takes tens of seconds and
+// several GiB), and reconcile's own bounds on evaluated values and API
+// responses keep records far below it.
+func (s *Store) RecordLimit() RecordLimit { return recordLimit(s.limits) }
+
+// recordLimit is the RecordLimit of a backend of limits l.
+func recordLimit(l kv.Limits) RecordLimit {
+	if half := (l.Bytes - keyReserve) / 2; l.Bytes > 0 && (l.Value <= 0 || half < l.Value) {
+		return RecordLimit{Bytes: half, Why: "each write stores a record twice, as the record and as its version, in one write, and " + l.Why}
+	}
+	return RecordLimit{Bytes: l.Value, Why: l.Why}
 }
 
 // TooLargeError is the error of CheckRecordSize, and of a write of a

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -114,56 +113,37 @@ func (h Holder) String() string {
 	return b.String()
 }
 
-// holderPath is the path of the holder file of the state at path.
-func holderPath(path string) string { return path + ".lock" }
-
-// writeHolder records this process as the holder of path's lock and returns
-// the holder file's path, or "" if it could not be written. It is best
-// effort: the lock is already held, and the file only helps a waiter name
-// us. The file is written to a temporary name and renamed into place, so
-// that a waiter never reads half of it.
-func writeHolder(path, command string) string {
-	data, err := json.Marshal(NewHolder(command))
-	if err != nil {
-		return ""
+// encodeHolder returns what a writer records of h while it holds a
+// lock: on a shared backend, h's stored form with its check (see
+// EncodeHolder), as etcd stacks have always held it; in a local file's
+// holder file, its JSON on a line, as it always was.
+func encodeHolder(h Holder, shared bool) []byte {
+	if shared {
+		return EncodeHolder(h)
 	}
-	dst := holderPath(path)
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(dst)+".*.tmp") // mode 0600
-	if err != nil {
-		return ""
-	}
-	_, err = f.Write(append(data, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), dst)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return ""
-	}
-	return dst
+	data, _ := json.Marshal(h) // a Holder always encodes
+	return append(data, '\n')
 }
 
-// removeHolder removes the holder file written by writeHolder.
-func removeHolder(file string) {
-	_ = os.Remove(file)
-}
-
-// readHolder returns the holder recorded beside the state at path, or the
-// zero Holder if there is no readable record or it names a process on this
-// host that no longer runs (a holder killed before it could remove it).
-func readHolder(path string) Holder {
-	data, err := os.ReadFile(holderPath(path))
+// decodeHolder returns the holder that data records, the zero Holder if
+// it records none that can be read. For a local backend, a holder that
+// names a process of this host that no longer runs (one killed before it
+// could remove its record) is none either.
+func decodeHolder(data []byte, local bool) Holder {
+	if data == nil {
+		return Holder{}
+	}
+	h, err := DecodeHolder(data)
 	if err != nil {
+		h = Holder{}
+		if err := json.Unmarshal(data, &h); err != nil {
+			return Holder{}
+		}
+	}
+	if h.PID <= 0 {
 		return Holder{}
 	}
-	var h Holder
-	if err := json.Unmarshal(data, &h); err != nil || h.PID <= 0 {
-		return Holder{}
-	}
-	if host, _ := os.Hostname(); host != "" && host == h.Host && !processAlive(h.PID) {
+	if host, _ := os.Hostname(); local && host != "" && host == h.Host && !processAlive(h.PID) {
 		return Holder{}
 	}
 	return h

@@ -1,42 +1,60 @@
 package state
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/reconcile-dev/reconcile/state/kv"
 )
 
 // secretKeySize is the length of the secret key, in bytes.
 const secretKeySize = 32
 
-// readFormat returns the format version of the state whose meta bucket is
-// b, checking it. A version above FormatVersion yields an error wrapping
-// ErrNewerFormat.
-func readFormat(b *bolt.Bucket) (int, error) {
-	raw, check := b.Get(keyFormat), b.Get(keyFormatCheck)
-	if len(raw) != 8 {
-		return 0, fmt.Errorf("meta %q: bad format version %x", keyFormat, raw)
+// metaValues are the meta values of a stack as stored, nil where there is
+// none.
+type metaValues struct {
+	format, serial, lineage, key, count, incomplete []byte
+}
+
+// readMetaValues reads the meta values in vw.
+func readMetaValues(vw kv.View) (metaValues, error) {
+	vs, err := vw.GetMany(metaKeys)
+	if err != nil {
+		return metaValues{}, err
 	}
-	v := binary.BigEndian.Uint64(raw)
+	return metaValues{format: vs[0], serial: vs[1], lineage: vs[2], key: vs[3], count: vs[4], incomplete: vs[5]}, nil
+}
+
+// formatOf returns the format of the stored format value v. A format 1
+// value is its 8 bytes alone. A version above FormatVersion yields an
+// error wrapping ErrNewerFormat when the value has no check, or passes
+// it, or, when anyCheck is set (the layout of etcd stacks, where a later
+// format may check it some other way), whatever its check. Other errors
+// name the value and do not wrap ErrCorrupt.
+func formatOf(v []byte, anyCheck bool) (int, error) {
+	if len(v) < 8 {
+		return 0, fmt.Errorf("meta %q: bad format version %x", keyFormat, v)
+	}
+	n := binary.BigEndian.Uint64(v)
 	switch {
-	case v == 1 && check == nil:
+	case len(v) == 8 && n == 1:
 		return 1, nil // format 1 has no checks
-	case v > FormatVersion && check == nil:
-		// A later format may check its values some other way: what
-		// matters is to ask for a newer reconcile.
-		return 0, newerFormat(v)
-	case !bytes.Equal(check, checksum(bucketMeta, keyFormat, raw)):
-		return 0, fmt.Errorf("meta %q: %w", keyFormat, errChecksum)
-	case v > FormatVersion:
-		return 0, newerFormat(v)
-	case v < 2:
-		return 0, fmt.Errorf("meta %q: bad format version %d", keyFormat, v)
+	case n > FormatVersion && (len(v) == 8 || anyCheck):
+		return 0, newerFormat(n)
 	}
-	return int(v), nil
+	raw, err := openValue(bucketMeta, keyFormat, v)
+	switch {
+	case err != nil:
+		return 0, err
+	case len(raw) != 8:
+		return 0, fmt.Errorf("meta %q: bad format version %x", keyFormat, raw)
+	case n > FormatVersion:
+		return 0, newerFormat(n)
+	case n != FormatVersion:
+		return 0, fmt.Errorf("meta %q: bad format version %d", keyFormat, n)
+	}
+	return FormatVersion, nil
 }
 
 // newerFormat is the error for a state of format v, above FormatVersion.
@@ -44,121 +62,109 @@ func newerFormat(v uint64) error {
 	return fmt.Errorf("%w (file format %d, this one reads up to %d); upgrade reconcile to use it", ErrNewerFormat, v, FormatVersion)
 }
 
-// readMeta reads and checks the meta values of a state of the current
-// format in b.
-func readMeta(b *bolt.Bucket) (Meta, error) {
-	format, err := readFormat(b)
-	if err != nil {
-		return Meta{}, err
+// need returns v, the stored meta value name, or an error if there is
+// none.
+func need(v []byte, name string) ([]byte, error) {
+	if v == nil {
+		return nil, fmt.Errorf("meta %q: missing", name)
 	}
-	if format != FormatVersion {
-		return Meta{}, fmt.Errorf("meta %q: format %d where %d was expected", keyFormat, format, FormatVersion)
-	}
-	serial, err := getCheckedInt(b, keySerial, keySerialCheck)
-	if err != nil {
-		return Meta{}, err
-	}
-	lineage, err := getMeta(b, keyLineage)
-	if err != nil {
-		return Meta{}, err
-	}
-	switch {
-	case int64(serial) < 0:
-		return Meta{}, fmt.Errorf("meta %q: bad serial %d", keySerial, int64(serial))
-	case len(lineage) == 0:
-		return Meta{}, fmt.Errorf("meta %q: empty", keyLineage)
-	}
-	return Meta{Lineage: string(lineage), Serial: int64(serial), FormatVersion: format}, nil
+	return v, nil
 }
 
-// readMetaV1 reads and checks the meta values of a format 1 state in b.
-func readMetaV1(b *bolt.Bucket) (Meta, error) {
-	format, lineage, serial := b.Get(keyFormat), b.Get(keyLineage), b.Get(keySerial)
+// serialOf checks v, the stored serial, and returns it.
+func serialOf(v []byte) (int64, error) {
+	v, err := need(v, "serial")
+	if err != nil {
+		return 0, err
+	}
+	raw, err := openValue(bucketMeta, keySerial, v)
 	switch {
-	case len(format) != 8 || binary.BigEndian.Uint64(format) != 1:
-		return Meta{}, fmt.Errorf("bad format version %x", format)
-	case len(serial) != 8:
-		return Meta{}, fmt.Errorf("bad serial %x", serial)
-	case len(lineage) == 0:
+	case err != nil:
+		return 0, err
+	case len(raw) != 8:
+		return 0, fmt.Errorf("meta %q: %d bytes, want 8", keySerial, len(raw))
+	}
+	serial := int64(binary.BigEndian.Uint64(raw))
+	if serial < 0 {
+		return 0, fmt.Errorf("meta %q: bad serial %d", keySerial, serial)
+	}
+	return serial, nil
+}
+
+// lineageOf checks v, the stored lineage, and returns it.
+func lineageOf(v []byte) (string, error) {
+	v, err := need(v, "lineage")
+	if err != nil {
+		return "", err
+	}
+	raw, err := openValue(bucketMeta, keyLineage, v)
+	switch {
+	case err != nil:
+		return "", err
+	case len(raw) == 0:
+		return "", fmt.Errorf("meta %q: empty", keyLineage)
+	}
+	return string(raw), nil
+}
+
+// secretKeyOf checks v, the stored secret key, and returns a copy of the
+// key. Its errors never show the key.
+func secretKeyOf(v []byte) ([]byte, error) {
+	v, err := need(v, "key")
+	if err != nil {
+		return nil, err
+	}
+	raw, err := openValue(bucketMeta, keySecret, v)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(raw) != secretKeySize:
+		return nil, fmt.Errorf("meta %q: %d bytes, want %d", keySecret, len(raw), secretKeySize)
+	}
+	return append([]byte(nil), raw...), nil
+}
+
+// meta checks and returns the format, serial and lineage of mv, a state of
+// the current format.
+func (mv metaValues) meta() (Meta, error) {
+	serial, err := serialOf(mv.serial)
+	if err != nil {
+		return Meta{}, err
+	}
+	lineage, err := lineageOf(mv.lineage)
+	if err != nil {
+		return Meta{}, err
+	}
+	return Meta{Lineage: lineage, Serial: serial, FormatVersion: FormatVersion}, nil
+}
+
+// metaV1 checks and returns the meta values of mv, a state of format 1.
+func (mv metaValues) metaV1() (Meta, error) {
+	switch {
+	case len(mv.serial) != 8:
+		return Meta{}, fmt.Errorf("bad serial %x", mv.serial)
+	case len(mv.lineage) == 0:
 		return Meta{}, fmt.Errorf("no lineage")
+	case mv.key != nil:
+		// Only format 2 writes it: the format value was damaged.
+		return Meta{}, fmt.Errorf("meta %q: format 1, but there is a %q value", keyFormat, keySecret)
 	}
-	m := Meta{
-		FormatVersion: 1,
-		Lineage:       string(lineage),
-		Serial:        int64(binary.BigEndian.Uint64(serial)),
-	}
+	m := Meta{FormatVersion: 1, Lineage: string(mv.lineage), Serial: int64(binary.BigEndian.Uint64(mv.serial))}
 	if m.Serial < 0 {
 		return Meta{}, fmt.Errorf("bad serial %d", m.Serial)
-	}
-	for _, k := range [][]byte{keyFormatCheck, keySerialCheck, keySecret} {
-		if b.Get(k) != nil {
-			// Only format 2 writes these: the format value was damaged.
-			return Meta{}, fmt.Errorf("meta %q: format 1, but there is a %q value", keyFormat, k)
-		}
 	}
 	return m, nil
 }
 
-// readSecretKey returns a copy of the secret key in the meta bucket b.
-// Its errors never show the key.
-func readSecretKey(b *bolt.Bucket) ([]byte, error) {
-	key, err := getMeta(b, keySecret)
-	if err != nil {
-		return nil, err
+// countAt returns the record count of mv and whether it was counted at
+// serial (a count left at another serial was left by a reconcile that did
+// not keep it).
+func (mv metaValues) countAt(serial int64) (count int64, ok bool, err error) {
+	if mv.count == nil {
+		return 0, false, nil
 	}
-	if len(key) != secretKeySize {
-		return nil, fmt.Errorf("meta %q: %d bytes, want %d", keySecret, len(key), secretKeySize)
-	}
-	return bytes.Clone(key), nil
-}
-
-// getMeta returns the checked payload of the meta value key, which must
-// exist.
-func getMeta(b *bolt.Bucket, key []byte) ([]byte, error) {
-	v := b.Get(key)
-	if v == nil {
-		return nil, fmt.Errorf("meta %q: missing", key)
-	}
-	return openValue(bucketMeta, key, v)
-}
-
-// getCheckedInt returns the 8-byte meta value key, checked against the
-// check stored under checkKey.
-func getCheckedInt(b *bolt.Bucket, key, checkKey []byte) (uint64, error) {
-	raw := b.Get(key)
-	switch {
-	case raw == nil:
-		return 0, fmt.Errorf("meta %q: missing", key)
-	case !bytes.Equal(b.Get(checkKey), checksum(bucketMeta, key, raw)):
-		return 0, fmt.Errorf("meta %q: %w", key, errChecksum)
-	case len(raw) != 8:
-		return 0, fmt.Errorf("meta %q: %d bytes, want 8", key, len(raw))
-	}
-	return binary.BigEndian.Uint64(raw), nil
-}
-
-// putCheckedInt stores n as the 8-byte meta value key and its check under
-// checkKey.
-func putCheckedInt(b *bolt.Bucket, key, checkKey []byte, n uint64) error {
-	raw := u64(n)
-	if err := b.Put(key, raw); err != nil {
-		return err
-	}
-	return b.Put(checkKey, checksum(bucketMeta, key, raw))
-}
-
-// putMeta writes every meta value of a state of the current format in tx:
-// the format version, m's lineage and serial, key, and the count of
-// records, which are in tx already.
-func putMeta(tx *bolt.Tx, m Meta, key []byte) error {
-	b := tx.Bucket(bucketMeta)
-	return errors.Join(
-		putCheckedInt(b, keyFormat, keyFormatCheck, FormatVersion),
-		putCheckedInt(b, keySerial, keySerialCheck, uint64(m.Serial)),
-		putValue(tx, bucketMeta, keyLineage, []byte(m.Lineage)),
-		putValue(tx, bucketMeta, keySecret, key),
-		b.Put(keyCount, EncodeCount(countRecords(tx), m.Serial)),
-	)
+	count, at, err := countOf(mv.count)
+	return count, err == nil && at == serial, err
 }
 
 // newLineage returns a random version 4 UUID.
@@ -179,4 +185,28 @@ func newSecretKey() ([]byte, error) {
 		return nil, err
 	}
 	return key, nil
+}
+
+// initOps are the puts that make a new state: every meta value, and, for
+// the target of a copy, its mark.
+func initOps(mark *CopyMark) ([]kv.Op, error) {
+	lineage, err := newLineage()
+	if err != nil {
+		return nil, err
+	}
+	key, err := newSecretKey()
+	if err != nil {
+		return nil, err
+	}
+	ops := []kv.Op{
+		{Key: kvFormat, Value: EncodeFormat()},
+		{Key: kvSerial, Value: EncodeSerial(0)},
+		{Key: kvCount, Value: EncodeCount(0, 0)},
+		{Key: kvLineage, Value: EncodeLineage(lineage)},
+		{Key: kvSecret, Value: EncodeSecretKey(key)},
+	}
+	if mark != nil {
+		ops = append(ops, kv.Op{Key: kvIncomplete, Value: EncodeCopyMark(*mark)})
+	}
+	return ops, nil
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/reconcile-dev/reconcile/state/kv"
 )
 
 // Outputs are the stack outputs an apply recorded: the values of the
@@ -25,7 +25,8 @@ type Outputs struct {
 	Values map[string]any `json:"values"`
 }
 
-// keyOutputs is the key of the outputs in the meta bucket: one value,
+// keyOutputs is the key of the outputs in the bbolt file's meta bucket
+// (the key "outputs" of a stack): one value,
 // replaced whole by every PutOutputs. A reconcile that does not know it
 // checks it like any other value of the bucket and otherwise ignores it.
 var keyOutputs = []byte("outputs")
@@ -34,50 +35,48 @@ var keyOutputs = []byte("outputs")
 // returns an error wrapping ErrCorrupt if they fail their check or cannot
 // be decoded.
 func (s *Store) Outputs() (Outputs, bool, error) {
-	var (
-		o  Outputs
-		ok bool
-	)
-	err := s.view(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketMeta).Get(keyOutputs)
-		if v == nil {
-			return nil
-		}
+	var v []byte
+	err := s.read(func(vw kv.View) error {
 		var err error
-		o, err = readValue(bucketMeta, keyOutputs, v, decodeOutputs)
-		ok = err == nil
-		return corruptData(err)
+		v, err = vw.Get(kvOutputs)
+		return err
 	})
+	if err == nil && v != nil {
+		var o Outputs
+		if o, err = DecodeOutputs(v); err == nil {
+			return o, true, nil
+		}
+	}
 	if err != nil {
 		return Outputs{}, false, fmt.Errorf("read state outputs: %w", err)
 	}
-	return o, ok, nil
+	return Outputs{}, false, nil
 }
 
 // PutOutputs records o in place of the outputs recorded before, and
-// returns once that is synced. A zero o.Serial is set to the current
+// returns once that is durable. A zero o.Serial is set to the current
 // serial and a zero o.Time to now. Outputs do not change the serial. The
 // caller must have sealed every secret in o.Values.
 func (s *Store) PutOutputs(o Outputs) error {
-	if s.readOnly {
-		return fmt.Errorf("put outputs: %w", ErrReadOnly)
+	if err := s.checkWrite(); err != nil {
+		return fmt.Errorf("put outputs: %w", err)
 	}
 	if o.Time.IsZero() {
 		o.Time = now()
 	}
-	err := s.update(func(tx *bolt.Tx) error {
-		if o.Serial == 0 {
-			m, err := readMeta(tx.Bucket(bucketMeta))
-			if err != nil {
-				return corruptData(err)
-			}
-			o.Serial = m.Serial
+	err := s.write(func() (*txn, error) {
+		w := o
+		if w.Serial == 0 {
+			w.Serial = s.serial
 		}
-		data, err := encodeOutputs(o)
+		v, err := EncodeOutputs(w)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return putValue(tx, bucketMeta, keyOutputs, data)
+		t := &txn{serial: s.serial}
+		t.put(kvOutputs, v)
+		t.Marker = kvOutputs
+		return t, nil
 	})
 	if err != nil {
 		return fmt.Errorf("put outputs: %w", err)

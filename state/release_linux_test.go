@@ -57,7 +57,7 @@ func mappedRSS(t *testing.T, path string) int64 {
 func usedSize(t *testing.T, s *Store) int64 {
 	t.Helper()
 	var size int64
-	if err := s.view(func(tx *bolt.Tx) error { size = tx.Size(); return nil }); err != nil {
+	if err := s.rawDB().View(func(tx *bolt.Tx) error { size = tx.Size(); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return size

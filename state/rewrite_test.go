@@ -52,7 +52,7 @@ func secretHistory(t *testing.T) (*Store, []Record) {
 func storedValues(t *testing.T, s *Store) map[string][]byte {
 	t.Helper()
 	vs := map[string][]byte{}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.rawDB().View(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			return b.ForEach(func(k, v []byte) error {
 				vs[string(name)+"/"+string(k)] = bytes.Clone(v)

@@ -1,18 +1,18 @@
 package state
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
+	"unsafe"
 
 	"github.com/reconcile-dev/reconcile/internal/intern"
 	"github.com/reconcile-dev/reconcile/kind"
+	"github.com/reconcile-dev/reconcile/state/kv"
 )
 
 // FormatVersion is the version of the file layout this package writes. Open
@@ -53,10 +53,10 @@ var (
 	ErrNoState = errors.New("state does not exist")
 
 	// ErrLockLost is returned by every write of a store whose lock lapsed
-	// while it was open (an etcd lease that expired while the process was
-	// paused or cut off, or was revoked), after which another process may
-	// have taken the lock and written: the write was not made, and the
-	// caller must stop. The bbolt store never returns it: the kernel holds
+	// while it was open (a lease that expired while the process was paused
+	// or cut off, or was revoked), after which another process may have
+	// taken the lock and written: the write was not made, and the caller
+	// must stop. A local file's store never returns it: the kernel holds
 	// its lock until the process exits.
 	ErrLockLost = errors.New("state lock lost: another runner may hold it now; nothing more was written")
 
@@ -151,18 +151,31 @@ type Intent struct {
 
 // Options configures Open.
 type Options struct {
-	// ReadOnly opens the state for reading only, as plans do: the lock is
-	// shared with other readers, and every write method returns
-	// ErrReadOnly.
+	// ReadOnly opens the state for reading only, as plans do: on a local
+	// file, the lock is shared with other readers; on a shared backend no
+	// lock is taken, and the Store reads one snapshot. Every write method
+	// returns ErrReadOnly.
 	ReadOnly bool
-	// Create lets Open start a new, empty state when there is none at the
-	// path, also for a read-only Store (a plan may start a new state).
-	// Without it, Open of a missing state returns an error wrapping
-	// ErrNoState. Create never touches a state that exists.
+	// Create lets Open start a new, empty state when there is none, also
+	// for a read-only Store of a local file (a plan may start a new
+	// state). Without it, Open of a missing state returns an error
+	// wrapping ErrNoState. Create never touches a state that exists.
 	Create bool
+	// NoCreateShared makes a read-only Store of a shared backend opened
+	// with Create create nothing: a stack that does not exist is read as
+	// an empty state (see Store.Absent), as a plan of a new stack reads
+	// it, whose job may only read. A local file is created all the same:
+	// it is the user's own, and a plan file needs the key it holds.
+	NoCreateShared bool
 	// LockTimeout is how long to wait while another process holds a
 	// conflicting lock. Zero (or less) means try once and fail at once.
 	LockTimeout time.Duration
+	// LockTTL is how long the lock of a shared backend (a lease) outlives
+	// its holder's last renewal; zero means the backend's default.
+	LockTTL time.Duration
+	// Timeout bounds each read and write of a shared backend, its retries
+	// included; zero means 30 seconds.
+	Timeout time.Duration
 	// Command names the running command, e.g. "reconcile apply". A writer
 	// records it in the lock-holder information other processes see.
 	Command string
@@ -181,35 +194,59 @@ type Options struct {
 	Copy *CopyMark
 	// OnLoad, when set, is called by Load after each write it commits,
 	// with the number of writes made and their total: a copy too large
-	// for one transaction of the backend (etcd) takes several.
+	// for one write of the backend takes several.
 	OnLoad func(done, total int)
 }
 
-// Store is an open state file. Its methods are safe for concurrent use. A
-// Store holds the file's lock until Close.
+// defaultTimeout is Options.Timeout's default.
+const defaultTimeout = 30 * time.Second
+
+// Store is an open state: the model of package state over a stack of a
+// kv backend. Its methods are safe for concurrent use. A writer holds the
+// stack's lock until Close.
 type Store struct {
-	path     string
+	kv      kv.Store
+	backend kv.Backend // closed with the Store when owned
+	owned   bool
+	where   string // the stack, as its backend describes it
+	quoted  string // where, as messages name it: a local file's path quoted
+	local   bool   // the backend is not shared: a file of this machine
+	// remote is set for a backend whose every read is a round trip.
+	remote   bool
+	releaser kv.Releaser // nil unless the backend's reads map memory
+	limits   kv.Limits
+	timeout  time.Duration
 	readOnly bool
-	db       *database
-	lockFile string // path of the holder file this Store wrote, if any
-	closed   atomic.Bool
-	onWait   func(Holder) // Options.OnWait until called, during Open
-	copying  *CopyMark    // Options.Copy
-	onLoad   func(done, total int)
+	// absent is set for a read-only Store of a stack of a shared backend
+	// that does not exist; viewKey is the random key it gives.
+	absent  bool
+	viewKey []byte
+	closed  atomic.Bool
+	copying *CopyMark // Options.Copy
+	onLoad  func(done, total int)
 
 	mu         sync.Mutex // guards queue and committing
-	queue      []*call    // callers of commit waiting for the next commit
-	committing bool       // a caller of commit is committing
-	// released is the count of commits when commit last released the
-	// mapping's pages (see releaseSome); read and set by the caller
-	// committing.
-	released int64
-
+	queue      []*call    // callers of group waiting for the next commit
+	committing bool       // a caller of group is committing
 	// hooks lets tests watch commits; nil otherwise.
 	hooks *commitHooks
-	// commits counts the read-write transactions committed (each one
-	// sync of the file).
+	// commits counts the writes made (each one sync of a file).
 	commits atomic.Int64
+
+	// txMu serializes writes and guards the fields below it, which mirror
+	// the stack as this writer's last write left it: under its lock no
+	// one else writes.
+	txMu       sync.Mutex
+	serial     int64
+	historySeq uint64 // highest history sequence number in use, if seqKnown
+	seqKnown   bool
+	count      int64 // the record count, if countKnown
+	countKnown bool
+	unsure     bool  // a write failed without knowing whether it was made
+	released   int64 // s.commits when the mapping's pages were last released
+
+	knownMu sync.Mutex
+	kn      knowledge // which records exist (see count.go)
 
 	// prefetched holds the records Prefetch read, until List or ListLazy
 	// takes them.
@@ -219,9 +256,9 @@ type Store struct {
 }
 
 // Prefetch reads every record of a read-only Store now, as ListLazy does,
-// for the next List or ListLazy to return, and lets the kernel have the
-// file's pages back (Open's check read them all). A plan opens its state
-// while the specs load, and prefetches its records then: the file's
+// for the next List or ListLazy to return, and lets the kernel have a
+// local file's pages back (Open's check read them all). A plan opens its
+// state while the specs load, and prefetches its records then: the file's
 // pages and the loaded specs are then never in memory together. A
 // writable Store prefetches nothing, since its records may change; an
 // error is left for the next List to find again.
@@ -248,83 +285,151 @@ func (s *Store) takePrefetched() ([]LazyRecord, bool) {
 	return rs, ok
 }
 
-// Commits returns how many read-write transactions the Store has
-// committed since it was opened, each one sync of the file: what group
-// commit saves shows in it (see commit).
+// Commits returns how many writes the Store has made since it was opened,
+// each one sync of a local file: what group commit saves shows in it
+// (see group).
 func (s *Store) Commits() int64 { return s.commits.Load() }
 
-// commitHooks are called, when set, as commit groups calls.
-type commitHooks struct {
-	queued func(n int)     // a caller joined the queue, now n long (called under mu)
-	commit func(calls int) // a transaction of calls calls is about to run
+// ObserveCommits makes the Store call queued each time a caller of Put,
+// PutAndClearIntent, Delete, PutIntent or ClearIntent starts waiting for a
+// write another caller makes, with the number now waiting, and commit
+// before each write of such calls, with the number of calls in it. It is
+// for tests; call it before any write.
+func (s *Store) ObserveCommits(queued func(n int), commit func(calls int)) {
+	s.hooks = &commitHooks{queued: queued, commit: commit}
 }
 
-// never is a channel that is never closed.
-var never = make(chan struct{})
+// commitHooks are called, when set, as group groups calls.
+type commitHooks struct {
+	queued func(n int)     // a caller joined the queue, now n long (called under mu)
+	commit func(calls int) // a write of calls calls is about to be made
+}
 
-// Close removes the lock-holder file, releases the lock and closes the file.
-// Closing a closed Store does nothing.
+// KV returns the stack's store under the model, for tests and tools that
+// reach below it: what they write bypasses every rule of the model, and
+// what the Store knows of the stack.
+func (s *Store) KV() kv.Store { return s.kv }
+
+// Close releases the lock, if held, and closes the stack. Closing a closed
+// Store does nothing.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	// Remove the holder file while still holding the lock: once the lock
-	// is gone, the file may already be the next holder's.
-	if s.lockFile != "" {
-		removeHolder(s.lockFile)
-		s.lockFile = ""
+	err := mapErr(s.kv.Close())
+	if s.owned {
+		err = errors.Join(err, s.backend.Close())
 	}
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("close state %q: %w", s.path, err)
-	}
-	return nil
+	return err
 }
 
 // errClosed is returned by every method called after Close.
 func (s *Store) errClosed() error {
-	return fmt.Errorf("state %q is closed", s.path)
+	return fmt.Errorf("state %s is closed", s.quoted)
 }
 
-// Path returns the path the Store was opened with.
-func (s *Store) Path() string { return s.path }
+// Path returns where the state is, as Location does: for a local file,
+// its path.
+func (s *Store) Path() string { return s.where }
 
-// Location describes where the state is, for messages: its path. (The etcd
-// store says etcd://host:port/prefix (stack S).)
-func (s *Store) Location() string { return s.path }
+// Location describes where the state is, for messages: a local file's
+// path, or a shared backend's stack, e.g. `etcd://host:port/prefix (stack
+// S)`, without credentials.
+func (s *Store) Location() string { return s.where }
 
-// Lost returns a channel closed once the Store's lock is lost. The bbolt
-// store's lock lasts as long as the process, so the channel never closes;
-// it exists so that callers can treat every backend alike.
-func (s *Store) Lost() <-chan struct{} { return never }
+// Lost returns a channel closed once the Store's lock is lost: a lease
+// that lapsed, or was taken over. A local file's lock lasts as long as
+// the process, so its channel never closes, nor does a reader's.
+func (s *Store) Lost() <-chan struct{} { return s.kv.Lost() }
 
-// Held returns nil: the kernel holds a local file's lock until the process
-// ends, so it cannot be lost while the Store is open.
-func (s *Store) Held() error { return nil }
+// Held returns nil while the lock is surely still this Store's, and an
+// error wrapping ErrLockLost once it is lost or may have lapsed. It is
+// cheap, and nil for a reader or a local file.
+func (s *Store) Held() error {
+	if s.readOnly {
+		return nil
+	}
+	if err := s.kv.Held(); err != nil {
+		return fmt.Errorf("state %s: %w", s.quoted, mapErr(err))
+	}
+	return nil
+}
 
 // ReadOnly reports whether the Store was opened with Options.ReadOnly.
 func (s *Store) ReadOnly() bool { return s.readOnly }
 
-// view runs fn in a read transaction.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+// KeepsValues reports whether every read of the Store is a round trip to
+// a server, so that a caller should keep what it read rather than read it
+// again (as a plan keeps the records' values for the apply).
+func (s *Store) KeepsValues() bool { return s.remote }
+
+// Absent reports whether the Store is a reader's of a stack of a shared
+// backend that does not exist yet, opened with Options.Create and
+// NoCreateShared: it reads
+// as an empty state, with no lineage, serial 0, and a secret key that is
+// random and dies with it (it must never sign a plan file), and nothing
+// of it is written anywhere.
+func (s *Store) Absent() bool { return s.absent }
+
+// ctx returns the context of one read or write.
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	if s.local {
+		return context.Background(), func() {}
+	}
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// read runs fn with a view of the stack.
+func (s *Store) read(fn func(vw kv.View) error) error {
 	if s.closed.Load() {
 		return s.errClosed()
 	}
-	return s.db.View(fn)
+	ctx, cancel := s.ctx()
+	defer cancel()
+	return mapErr(s.kv.Read(ctx, fn))
+}
+
+// release hands the pages a local file's reads mapped back, if the
+// backend can.
+func (s *Store) release() {
+	if s.releaser != nil && !s.closed.Load() {
+		s.releaser.Release()
+	}
 }
 
 // Meta returns the state's lineage, serial and format version. It returns
 // an error wrapping ErrCorrupt if one of them fails its check.
 func (s *Store) Meta() (Meta, error) {
+	if s.absent {
+		return Meta{FormatVersion: FormatVersion}, nil
+	}
 	var m Meta
-	err := s.view(func(tx *bolt.Tx) error {
-		var err error
-		m, err = readMeta(tx.Bucket(bucketMeta))
-		return corruptData(err)
+	err := s.read(func(vw kv.View) error {
+		mv, err := readMetaValues(vw)
+		if err != nil {
+			return err
+		}
+		m, err = s.metaOf(mv)
+		return err
 	})
 	if err != nil {
-		return Meta{}, fmt.Errorf("read state meta %q: %w", s.path, err)
+		return Meta{}, fmt.Errorf("read state meta %s: %w", s.quoted, err)
 	}
 	return m, nil
+}
+
+// metaOf checks the meta values mv of a state of the current format, and
+// returns them.
+func (s *Store) metaOf(mv metaValues) (Meta, error) {
+	format, err := formatOf(mv.format, !s.local)
+	if err == nil && format != FormatVersion {
+		err = fmt.Errorf("meta %q: format %d where %d was expected", keyFormat, format, FormatVersion)
+	}
+	if err != nil {
+		return Meta{}, corruptData(err)
+	}
+	m, err := mv.meta()
+	return m, corruptData(err)
 }
 
 // SecretKey returns a copy of the state's secret key: 32 random bytes made
@@ -334,14 +439,20 @@ func (s *Store) Meta() (Meta, error) {
 // let it reach an error, a log or any output; no error of this package
 // shows it.
 func (s *Store) SecretKey() ([]byte, error) {
+	if s.absent {
+		return append([]byte(nil), s.viewKey...), nil
+	}
 	var key []byte
-	err := s.view(func(tx *bolt.Tx) error {
-		var err error
-		key, err = readSecretKey(tx.Bucket(bucketMeta))
-		return corruptData(err)
+	err := s.read(func(vw kv.View) error {
+		v, err := vw.Get(kvSecret)
+		if err == nil {
+			key, err = secretKeyOf(v)
+			err = corruptData(err)
+		}
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read state key %q: %w", s.path, err)
+		return nil, fmt.Errorf("read state key %s: %w", s.quoted, err)
 	}
 	return key, nil
 }
@@ -350,29 +461,30 @@ func (s *Store) SecretKey() ([]byte, error) {
 // returns an error wrapping ErrCorrupt if the record fails its check or
 // cannot be decoded.
 func (s *Store) Get(name string) (Record, bool, error) {
-	var (
-		r  Record
-		ok bool
-	)
-	err := s.view(func(tx *bolt.Tx) error {
-		key := []byte(name)
-		v := tx.Bucket(bucketRecords).Get(key)
-		if v == nil {
-			return nil
-		}
+	var v []byte
+	gen := s.readGen()
+	err := s.read(func(vw kv.View) error {
 		var err error
-		r, err = readValue(bucketRecords, key, v, decodeRecord)
-		ok = err == nil
-		return corruptData(err)
+		v, err = vw.Get(recordKey(name))
+		return err
 	})
 	if err != nil {
 		return Record{}, false, fmt.Errorf("get %q: %w", name, err)
 	}
-	return r, ok, nil
+	s.noteRead(gen, name, v != nil)
+	if v == nil {
+		return Record{}, false, nil
+	}
+	r, err := DecodeRecord(name, v)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("get %q: %w", name, err)
+	}
+	return r, true, nil
 }
 
-// List returns every record, sorted by name (byte-wise). It returns an error
-// wrapping ErrCorrupt if a record fails its check or cannot be decoded.
+// List returns every record, sorted by name (byte-wise). It returns an
+// error wrapping ErrCorrupt if a record fails its check or cannot be
+// decoded, and a *CountError if records are missing (see CountError).
 func (s *Store) List() ([]Record, error) {
 	if lazy, ok := s.takePrefetched(); ok {
 		return fullRecords(lazy)
@@ -401,32 +513,50 @@ func (s *Store) ListLazy() ([]LazyRecord, error) {
 	return listWith(s, decodeLazy)
 }
 
-// listWith decodes every record with decode, in order of name.
+// listWith decodes every record with decode, in order of name, read in one
+// view with the record count, which they must match.
 func listWith[T any](s *Store, decode func(in *intern.Table, data []byte) (T, error)) ([]T, error) {
-	var rs []T
-	err := s.view(func(tx *bolt.Tx) error {
-		var keys, values [][]byte // valid until the transaction ends
-		if err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+	var (
+		rs    []T
+		names map[string]bool // a writer's, to know which records exist
+	)
+	gen := s.readGen()
+	err := s.read(func(vw kv.View) error {
+		var keys []string
+		var values [][]byte // valid until the view ends
+		err := vw.Scan(prefixRecords, "", false, func(k string, v []byte) error {
 			keys, values = append(keys, k), append(values, v)
 			return nil
-		}); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		// Decoding is most of the work: on every CPU.
-		var err error
 		rs, err = decodeEach(len(keys), func(in *intern.Table) func(i int) (T, error) {
 			decodeIn := func(data []byte) (T, error) { return decode(in, data) }
-			return func(i int) (T, error) { return readValue(bucketRecords, keys[i], values[i], decodeIn) }
+			return func(i int) (T, error) {
+				return readValue(bucketRecords, bytesOf(keys[i][len(prefixRecords):]), values[i], decodeIn)
+			}
 		})
 		if err != nil {
 			return corruptData(err)
 		}
-		release(tx)
+		if err := s.checkCount(vw, int64(len(keys))); err != nil {
+			return err
+		}
+		if !s.readOnly {
+			names = make(map[string]bool, len(keys))
+			for _, k := range keys {
+				names[k[len(prefixRecords):]] = true
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list state: %w", err)
 	}
+	s.noteList(gen, names)
+	s.release()
 	return rs, nil
 }
 
@@ -472,6 +602,13 @@ func inParallel(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
+// bytesOf returns the bytes of s, without a copy: they must not be
+// changed.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// errStop ends a Scan early.
+var errStop = errors.New("stop")
+
 // Version returns the record named name as it stood at serial: the latest
 // version written at or before serial, and true. It returns false if the
 // record did not exist at serial, either because it was not yet written or
@@ -487,33 +624,30 @@ func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 	if serial < 0 {
 		return Record{}, false, nil
 	}
-	err := s.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketVersions).Cursor()
-		prefix := versionPrefix(name)
-		// The wanted version is at serial's key or the one before it.
-		key := versionKey(name, serial)
-		k, v := c.Seek(key)
-		switch {
-		case k == nil:
-			k, v = c.Last()
-		case !bytes.Equal(k, key):
-			k, v = c.Prev()
+	err := s.read(func(vw kv.View) error {
+		var (
+			at    int64 = -1
+			value []byte
+		)
+		err := vw.Scan(versionsOf(name), "", false, func(k string, v []byte) error {
+			n, sv, parsed := parseVersion(k)
+			switch {
+			case !parsed || n != name:
+				return nil // not a key of name's
+			case sv > serial:
+				return errStop
+			}
+			at, value = sv, v
+			return nil
+		})
+		if err != nil && err != errStop {
+			return err
 		}
-		if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+		if at < 0 {
 			return nil // never written
 		}
-		payload, err := openValue(bucketVersions, k, v)
-		switch {
-		case err != nil:
-			return corruptData(err)
-		case len(payload) == 0:
-			return nil // a tombstone: deleted by then
-		}
-		if r, err = decodeRecord(payload); err != nil {
-			return corruptData(fmt.Errorf("%s: %w", describe(bucketVersions, k), err))
-		}
-		ok = true
-		return nil
+		r, ok, err = DecodeVersion(name, at, value)
+		return err
 	})
 	if err != nil {
 		return Record{}, false, fmt.Errorf("get %q at serial %d: %w", name, serial, err)
@@ -526,14 +660,15 @@ func (s *Store) Version(name string, serial int64) (Record, bool, error) {
 // be decoded.
 func (s *Store) History() ([]HistoryEntry, error) {
 	var hs []HistoryEntry
-	err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketHistory).ForEach(func(k, v []byte) error {
-			h, err := readValue(bucketHistory, k, v, decodeHistory)
-			if err != nil {
-				return corruptData(err)
+	err := s.read(func(vw kv.View) error {
+		return vw.Scan(prefixHistory, "", false, func(k string, v []byte) error {
+			serial, seq, ok := parseHistory(k)
+			if !ok {
+				return corruptData(fmt.Errorf("history key %q: not a history key", k[len(prefixHistory):]))
 			}
+			h, err := DecodeHistory(serial, seq, v)
 			hs = append(hs, h)
-			return nil
+			return err
 		})
 	})
 	if err != nil {
@@ -546,14 +681,11 @@ func (s *Store) History() ([]HistoryEntry, error) {
 // wrapping ErrCorrupt if an intent fails its check or cannot be decoded.
 func (s *Store) Intents() ([]Intent, error) {
 	var ins []Intent
-	err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
-			in, err := readValue(bucketIntents, k, v, decodeIntent)
-			if err != nil {
-				return corruptData(err)
-			}
+	err := s.read(func(vw kv.View) error {
+		return vw.Scan(prefixIntents, "", false, func(k string, v []byte) error {
+			in, err := DecodeIntent(k[len(prefixIntents):], v)
 			ins = append(ins, in)
-			return nil
+			return err
 		})
 	})
 	if err != nil {

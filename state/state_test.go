@@ -40,14 +40,14 @@ func checkIntegrity(t testing.TB, s *Store) {
 	if s.closed.Load() {
 		return
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.rawDB().View(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
-			t.Errorf("integrity check of %q: %v", s.path, err)
+			t.Errorf("integrity check of %q: %v", s.Path(), err)
 		}
 		return nil
 	})
 	if err != nil {
-		t.Errorf("integrity check of %q: %v", s.path, err)
+		t.Errorf("integrity check of %q: %v", s.Path(), err)
 	}
 }
 

@@ -7,18 +7,18 @@ import (
 )
 
 // The functions below encode and decode, with their checks, the values of
-// a state exactly as the bbolt file stores them, for the other backends of
-// the same model (package etcdstate). A backend keeps each value under a key
-// of its own, but the check of a value always covers the bucket and the key
-// the value has in the bbolt layout (see the package documentation), so a
-// value has the same bytes in every backend and a value moved to another
-// record, serial or kind fails its check. Decoders check the value first;
+// a state exactly as every backend stores them, for the model and for
+// tools that read them (and package etcdstate). The check of a value
+// always covers the bucket and the key the value has in the bbolt layout
+// (see the package documentation), so a value has the same bytes in every
+// backend and a value moved to another record, serial or kind fails its
+// check. Decoders check the value first;
 // their errors wrap ErrCorrupt and name the value, e.g. `record "ep01":
 // checksum mismatch`.
 //
 // The meta format and serial values are sealed like the others (payload,
-// then check), not stored apart from their checks as in the bbolt file,
-// which does so only to stay readable by format 1.
+// then check); the bbolt file keeps the two apart, to stay readable by
+// format 1.
 
 // EncodeRecord returns the stored form of r as the current record r.Name.
 func EncodeRecord(r Record) ([]byte, error) {
