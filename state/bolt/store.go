@@ -164,80 +164,50 @@ func (v view) GetMany(keys []string) ([][]byte, error) {
 // space by space in key order, with the keys outside the layout merged in
 // where they sort.
 func (v view) Scan(prefix, after string, keysOnly bool, fn func(key string, value []byte) error) error {
-	layout := &layoutScan{tx: v.tx, prefix: prefix, after: after, keysOnly: keysOnly}
-	other := newCursor(v.tx, bucketOther, prefix, after, keysOnly)
-	if other == nil {
-		for {
-			k, val, ok := layout.next()
-			if !ok {
-				return nil
-			}
-			if err := fn(k, val); err != nil {
-				return err
+	type pair struct {
+		key   string
+		value []byte
+	}
+	var other []pair // the keys outside the layout, which the model never writes
+	if b := v.tx.Bucket(bucketOther); b != nil {
+		c := b.Cursor()
+		for k, val := c.Seek([]byte(max(prefix, after))); k != nil && strings.HasPrefix(string(k), prefix); k, val = c.Next() {
+			if string(k) > after {
+				other = append(other, pair{string(k), val})
 			}
 		}
 	}
-	lk, lv, lok := layout.next()
-	ok, ov, ook := other.next()
-	for lok || ook {
-		var err error
-		if lok && (!ook || lk < ok) {
-			err = fn(lk, lv)
-			lk, lv, lok = layout.next()
-		} else {
-			err = fn(ok, ov)
-			ok, ov, ook = other.next()
+	emit := func(key string, value []byte) error {
+		for len(other) > 0 && (key == "" || other[0].key < key) {
+			if err := emit1(fn, other[0].key, other[0].value, keysOnly); err != nil {
+				return err
+			}
+			other = other[1:]
 		}
-		if err != nil {
+		if key == "" {
+			return nil
+		}
+		return emit1(fn, key, value, keysOnly)
+	}
+	for i := range spaces {
+		if err := scanSpace(v.tx, &spaces[i], prefix, after, emit); err != nil {
 			return err
 		}
 	}
-	return nil
+	return emit("", nil)
 }
 
-// layoutScan reads the keys of the layout that begin with prefix and
-// sort after after, in key order.
-type layoutScan struct {
-	tx            *bbolt.Tx
-	prefix, after string
-	keysOnly      bool
-	i             int // the space being read
-	c             *cursor
-}
-
-func (l *layoutScan) next() (string, []byte, bool) {
-	for {
-		if l.c == nil {
-			if l.i == len(spaces) {
-				return "", nil, false
-			}
-			sp := &spaces[l.i]
-			l.i++
-			l.c = spaceCursor(l.tx, sp, l.prefix, l.after, l.keysOnly)
-			continue
-		}
-		if k, v, ok := l.c.next(); ok {
-			return k, v, true
-		}
-		l.c = nil
+// emit1 calls fn with key and value, or no value with keysOnly.
+func emit1(fn func(string, []byte) error, key string, value []byte, keysOnly bool) error {
+	if keysOnly {
+		value = nil
 	}
+	return fn(key, value)
 }
 
-// cursor reads one bucket from a key on, while its keys begin with stop.
-type cursor struct {
-	c             *bbolt.Cursor
-	sp            *space // nil for bucketOther
-	stop          []byte
-	prefix, after string
-	keysOnly      bool
-	started       bool
-	seek          []byte
-	tx            *bbolt.Tx
-}
-
-// spaceCursor returns a cursor of the keys of sp that begin with prefix
-// and sort after after, or nil if there are none.
-func spaceCursor(tx *bbolt.Tx, sp *space, prefix, after string, keysOnly bool) *cursor {
+// scanSpace calls fn with the keys of sp that begin with prefix and sort
+// after after, in order, and their values.
+func scanSpace(tx *bbolt.Tx, sp *space, prefix, after string, fn func(string, []byte) error) error {
 	var stop []byte
 	switch {
 	case sp.form == outputs:
@@ -260,55 +230,24 @@ func spaceCursor(tx *bbolt.Tx, sp *space, prefix, after string, keysOnly bool) *
 			seek = k
 		}
 	case after > sp.prefix:
-		// after is past every key of sp (or is the outputs key itself).
-		return nil
+		return nil // after is past every key of sp
 	}
 	b := tx.Bucket(sp.bucket)
 	if b == nil {
 		return nil
 	}
-	return &cursor{c: b.Cursor(), sp: sp, stop: stop, seek: seek, prefix: prefix, after: after, keysOnly: keysOnly, tx: tx}
-}
-
-// newCursor returns a cursor of the keys of bucketOther that begin with
-// prefix and sort after after, or nil if there is no such bucket.
-func newCursor(tx *bbolt.Tx, bucket []byte, prefix, after string, keysOnly bool) *cursor {
-	b := tx.Bucket(bucket)
-	if b == nil {
-		return nil
-	}
-	seek := []byte(max(prefix, after))
-	return &cursor{c: b.Cursor(), stop: []byte(prefix), seek: seek, prefix: prefix, after: after, keysOnly: keysOnly, tx: tx}
-}
-
-func (c *cursor) next() (string, []byte, bool) {
-	for {
-		var k, v []byte
-		if !c.started {
-			c.started = true
-			k, v = c.c.Seek(c.seek)
-		} else {
-			k, v = c.c.Next()
-		}
-		if k == nil || !bytes.HasPrefix(k, c.stop) {
-			return "", nil, false
-		}
-		key := string(k)
-		if c.sp != nil {
-			var ok bool
-			if key, ok = c.sp.logical(k); !ok {
-				continue
-			}
-			if c.sp.form == meta && (key == "meta/"+metaFormat || key == "meta/"+metaSerial) && !c.keysOnly {
-				v = get(c.tx, locate(key))
-			}
-		}
-		if !strings.HasPrefix(key, c.prefix) || key <= c.after {
+	c := b.Cursor()
+	for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, stop); k, v = c.Next() {
+		key, ok := sp.logical(k)
+		if !ok || !strings.HasPrefix(key, prefix) || key <= after {
 			continue
 		}
-		if c.keysOnly {
-			v = nil
+		if sp.form == meta && (key == "meta/"+metaFormat || key == "meta/"+metaSerial) {
+			v = get(tx, locate(key))
 		}
-		return key, v, true
+		if err := fn(key, v); err != nil {
+			return err
+		}
 	}
+	return nil
 }
