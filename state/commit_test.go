@@ -65,25 +65,36 @@ func TestCommitGroupsWrites(t *testing.T) {
 	mustPut(t, s, Record{Name: "doomed"})
 
 	// Hold bbolt's write lock so that the first writer blocks inside its
-	// commit and all the others queue up behind it.
+	// write and all the others queue up behind it.
 	tx, err := s.rawDB().Begin(true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	started := make(chan struct{})
+	s.ObserveCommits(func(int) {}, func(int) {
+		select {
+		case <-started:
+		default:
+			close(started)
+		}
+	})
 	const n = 20
 	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			switch i % 4 {
-			case 0, 1:
-				_, errs[i] = s.Put(Record{Name: fmt.Sprintf("r%02d", i)})
-			case 2:
-				errs[i] = s.Delete(fmt.Sprintf("missing%02d", i)) // fails inside the group
-			case 3:
-				errs[i] = s.PutIntent(Intent{Name: fmt.Sprintf("i%02d", i), Token: "t"})
-			}
-		})
+	write := func(i int) {
+		switch i % 4 {
+		case 0, 1:
+			_, errs[i] = s.Put(Record{Name: fmt.Sprintf("r%02d", i)})
+		case 2:
+			errs[i] = s.Delete(fmt.Sprintf("missing%02d", i)) // fails inside the group
+		case 3:
+			errs[i] = s.PutIntent(Intent{Name: fmt.Sprintf("i%02d", i), Token: "t"})
+		}
+	}
+	wg.Go(func() { write(0) })
+	<-started // the first writer's write waits for the lock
+	for i := 1; i < n; i++ {
+		wg.Go(func() { write(i) })
 	}
 	for queued := 0; queued < n-1; {
 		runtime.Gosched()

@@ -157,6 +157,7 @@ func (o *opening) openError(err error) error {
 		return &LockedError{Path: locked.Where, Holder: decodeHolder(locked.Holder, o.local)}
 	case errors.Is(err, kv.ErrNotFound):
 		where := fmt.Sprintf("%s (stack %s)", o.b.Describe(), o.stack)
+		// A backend of local files names the file of a stack.
 		if p, ok := o.b.(interface{ Path(stack string) string }); ok {
 			where = fmt.Sprintf("%q", p.Path(o.stack))
 		}

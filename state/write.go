@@ -188,7 +188,8 @@ var formatValue = EncodeFormat()
 // txMu. It returns errStale if the stack changed under s.
 func (s *Store) commit(t *txn) error {
 	b := kv.Batch{Ops: t.Ops, Conds: t.Conds, Marker: t.Marker}
-	b.Ops = b.Ops[:len(b.Ops):len(b.Ops)] // appends copy: t may be built again
+	// Appends copy: t's own slices stay as they are.
+	b.Ops, b.Conds = b.Ops[:len(b.Ops):len(b.Ops)], b.Conds[:len(b.Conds):len(b.Conds)]
 	b.Expect(kvFormat, formatValue)
 	if t.serial != s.serial || t.countSet {
 		count, err := s.countAfter(t)
