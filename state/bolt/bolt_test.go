@@ -346,12 +346,16 @@ func TestRemoveWaits(t *testing.T) {
 }
 
 // TestReplacedWhileWaiting checks that a writer that waited for the lock
-// of a file removed meanwhile does not write into the removed file.
+// of a file removed meanwhile does not write into the removed file, but
+// into the one at the path.
 func TestReplacedWhileWaiting(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.db")
 	b := bolt.New(path)
-	w := open(t, b, bolt.DefaultStack, kv.Options{Write: true, Init: meta})
+	open(t, b, bolt.DefaultStack, kv.Options{Write: true, Init: meta}).Close()
+	// A reader: the writer checks the file beside it, and then waits for
+	// the write lock.
+	w := open(t, b, bolt.DefaultStack, kv.Options{})
 	done := make(chan error, 1)
 	waiting := make(chan struct{})
 	go func() {
